@@ -1,0 +1,42 @@
+"""The ``sgcc`` entry point: a tool command, or a gcc command line.
+
+``sgcc <command> ...`` runs one of sgcc's own commands when ``<command>`` is one of the fixed
+words in :data:`COMMANDS` and sgcc was called by its own name; everything else is a gcc
+command line and goes to the drop-in (:mod:`sgcc.dropin`). A file literally named like a
+command word can still be compiled as ``./optimize`` or with prefix use (``sgcc gcc optimize``).
+
+Only this dispatch runs before the drop-in, so it imports nothing but ``os`` and ``sys``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+#: sgcc's own command words. A gcc command line never starts with one of these bare words
+#: unless it compiles a file of that exact name with no suffix, which gcc itself would treat
+#: as a linker input.
+COMMANDS = frozenset(
+    ["functions", "optimize", "check", "stats", "cache", "config", "models", "bench", "dataset", "help", "version"]
+)
+
+
+def is_command(argv: list[str]) -> bool:
+    """Whether ``argv`` asks for a tool command rather than a compile."""
+    if len(argv) < 2 or argv[1] not in COMMANDS:
+        return False
+    base = os.path.basename(argv[0])
+    # Masquerading as gcc/cc, sgcc must be gcc and nothing else.
+    return base.startswith("sgcc") or base in ("__main__.py", "-m", "python", "python3")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``sgcc`` console script."""
+    argv = list(sys.argv if argv is None else argv)
+    if is_command(argv):
+        from sgcc.commands import run_command
+
+        return run_command(argv[1:])
+    from sgcc import dropin
+
+    return dropin.main(argv)

@@ -1,0 +1,139 @@
+"""How sgcc was invoked and which real compiler stands behind it.
+
+Three ways to use sgcc, as with ccache:
+
+* plain: ``sgcc <gcc args>`` (``CC=sgcc make``): the real compiler is ``gcc`` from PATH;
+* prefix: ``sgcc gcc <gcc args>`` or ``sgcc /usr/bin/cc <args>`` (``CC="sgcc gcc"``, CMake's
+  ``CMAKE_C_COMPILER_LAUNCHER``): the first argument names the compiler;
+* masquerade: a symlink named ``gcc``/``cc``/``gcc-12``... pointing at sgcc, early in PATH: the
+  real compiler is the next program of that name in PATH that is not sgcc.
+
+``SGCC_COMPILER`` overrides the choice in every mode. sgcc never runs itself as "the
+compiler": candidates that resolve to sgcc are skipped, and a compiler that runs sgcc again
+is caught through an environment marker and reported.
+
+Standard library only: this runs on every compile.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from sgcc.errors import RecursionDetected, SgccError
+
+#: Set in the environment of every real compiler sgcc starts; seeing it on entry means the
+#: "real" compiler ran sgcc again.
+RECURSION_MARKER = "SGCC_INSIDE_COMPILER"
+
+_COMPILER_NAME = re.compile(r"^(?:[\w.+-]+-)?(?:gcc|cc|c89|c99|clang)(?:-\d+(?:\.\d+)*)?$")
+_SELF_NAMES = ("sgcc",)
+
+
+@dataclass
+class Invoked:
+    """The outcome of looking at argv[0] and argv[1]."""
+
+    mode: str  # "plain", "prefix" or "masquerade"
+    compiler: str  # absolute path of the real compiler
+    args: list[str]  # the gcc arguments (without any compiler name)
+
+
+def looks_like_compiler(word: str) -> bool:
+    """Whether an argument in first position names a compiler rather than a gcc argument."""
+    if not word or word.startswith("-") or word.startswith("@"):
+        return False
+    base = os.path.basename(word)
+    if _COMPILER_NAME.match(base):
+        return True
+    # An explicit path to an executable with no source-like suffix (e.g. /opt/x/bin/mycc).
+    return "/" in word and "." not in base and os.path.isfile(word) and os.access(word, os.X_OK)
+
+
+def _self_paths(argv0: str) -> set[str]:
+    paths = {os.path.realpath(argv0)}
+    import sys
+
+    if sys.argv and sys.argv[0]:
+        paths.add(os.path.realpath(sys.argv[0]))
+    return paths
+
+
+def is_sgcc(path: str, self_paths: set[str]) -> bool:
+    """Whether ``path`` is sgcc itself: the same file, a link to it, or a copy of its launcher."""
+    real = os.path.realpath(path)
+    if real in self_paths or os.path.basename(real) in _SELF_NAMES:
+        return True
+    try:
+        if os.path.getsize(real) > 4096:
+            return False
+        with open(real, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    # pip's console-script launcher for sgcc imports sgcc.cli.
+    return b"sgcc.cli" in head or b"from sgcc" in head
+
+
+def find_in_path(name: str, self_paths: set[str]) -> str | None:
+    """The first executable called ``name`` in PATH that is not sgcc."""
+    if "/" in name:
+        if os.path.isfile(name) and os.access(name, os.X_OK) and not is_sgcc(name, self_paths):
+            return os.path.abspath(name)
+        return None
+    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(directory or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            if is_sgcc(candidate, self_paths):
+                continue
+            return os.path.abspath(candidate)
+    return None
+
+
+def resolve(argv: list[str]) -> Invoked:
+    """Work out the invocation mode and the real compiler from sgcc's own argv.
+
+    Raises :class:`RecursionDetected` when a compiler sgcc started has started sgcc again, and
+    :class:`SgccError` when no real compiler can be found.
+    """
+    if os.environ.get(RECURSION_MARKER):
+        raise RecursionDetected(
+            f"the compiler sgcc runs ({os.environ[RECURSION_MARKER]}) runs sgcc again",
+            hint="set SGCC_COMPILER to the real gcc (e.g. SGCC_COMPILER=/usr/bin/gcc)",
+        )
+    argv0 = argv[0] if argv else "sgcc"
+    selfs = _self_paths(argv0)
+    base = os.path.basename(argv0)
+    rest = list(argv[1:])
+    override = os.environ.get("SGCC_COMPILER")
+
+    if base not in _SELF_NAMES and not base.startswith("sgcc") and _COMPILER_NAME.match(base):
+        mode, wanted = "masquerade", base
+    elif rest and looks_like_compiler(rest[0]):
+        mode, wanted = "prefix", rest[0]
+        rest = rest[1:]
+    else:
+        mode, wanted = "plain", "gcc"
+
+    if override:
+        wanted = override
+    found = find_in_path(wanted, selfs)
+    if found is None:
+        if (override or wanted) and find_in_path(wanted, set()) is not None:
+            raise RecursionDetected(
+                f"the only '{wanted}' sgcc can find is sgcc itself",
+                hint="put the real compiler in PATH after sgcc, or set SGCC_COMPILER=/usr/bin/gcc",
+            )
+        raise SgccError(
+            f"cannot find the real compiler '{wanted}'",
+            hint="install gcc, or set SGCC_COMPILER to its path",
+        )
+    return Invoked(mode=mode, compiler=found, args=rest)
+
+
+def child_env(compiler: str, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for a real compiler run by sgcc: the caller's plus the recursion marker."""
+    env = dict(os.environ if base is None else base)
+    env[RECURSION_MARKER] = compiler
+    return env

@@ -1,0 +1,231 @@
+"""The drop-in compile: what ``sgcc <gcc args>`` does on every compile of a build.
+
+Anything sgcc does not fully handle is *replaced* by the real gcc with the original argv
+(``os.execv``), so exit status, output, side files and timing are gcc's own. An eligible
+compile runs as gcc itself does, in two steps through the same gcc driver:
+
+1. ``gcc <user flags> -S -o <the user's output> src.c``: using the user's own output name
+   makes gcc derive dependency files (-MD/-MMD) and their targets exactly as the one-step
+   compile would; the assembly is read back and the file removed at once;
+2. the assembly, with any proven-faster function units substituted, goes to
+   ``gcc <user flags> -c -x assembler tmp.s -o <output>`` (or into the link for executables).
+
+With nothing to substitute the result is byte-identical to gcc's. Diagnostics are buffered
+and printed once at the end; if any step fails, sgcc discards what it did and hands the
+original command to gcc, which then reports exactly what it would have.
+
+Kept lean: no heavy imports here; this is the cost every ``make`` pays.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from sgcc import compiler as compilermod
+from sgcc import gccargs
+from sgcc.errors import RecursionDetected, SgccError
+
+
+def _truthy(value: str | None) -> bool:
+    return bool(value) and value.strip().lower() not in ("0", "no", "false", "off", "")
+
+
+def warn(message: str) -> None:
+    """One line on stderr, prefixed so it is never mistaken for a gcc diagnostic."""
+    sys.stderr.write(f"sgcc: warning: {message}\n")
+    sys.stderr.flush()
+
+
+def log(message: str) -> None:
+    """Append one line to $SGCC_LOGFILE when it is set (like ccache's log file)."""
+    path = os.environ.get("SGCC_LOGFILE")
+    if path:
+        try:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(f"[{os.getpid()}] {message}\n")
+        except OSError:
+            pass
+
+
+def exec_compiler(compiler: str, args: list[str]) -> None:
+    """Replace this process with the real compiler running ``args`` (never returns)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(compiler, [compiler, *args], compilermod.child_env(compiler))
+
+
+class _Fallback(Exception):
+    """A step of the eligible path failed: run the original command with gcc instead."""
+
+
+class EligibleCompile:
+    """Carries out one eligible invocation; see the module docstring for the steps."""
+
+    def __init__(self, compiler: str, inv: gccargs.Invocation, tmpdir: str):
+        self.compiler = compiler
+        self.inv = inv
+        self.tmpdir = tmpdir
+        self.env = compilermod.child_env(compiler)
+        self.stdout: list[bytes] = []
+        self.stderr: list[bytes] = []
+
+    def _gcc(self, args: list[str]) -> None:
+        from sgcc import proc
+
+        result = proc.run([self.compiler, *args], env=self.env)
+        self.stdout.append(result.stdout)
+        self.stderr.append(result.stderr)
+        if result.returncode != 0:
+            raise _Fallback(f"{' '.join(args[:3])}...: {result.describe()}")
+
+    def run(self) -> int:
+        inv = self.inv
+        s_flags = inv.flags_without_inputs()
+        asm_flags = inv.flags_without_inputs(drop_dependency_flags=True)
+        objects: dict[int, str] = {}
+        for n, src in enumerate(inv.sources):
+            lang = ["-x", "c"] if src.explicit_lang else []
+            if inv.mode == "link":
+                s_out = os.path.join(self.tmpdir, f"{n}.s")
+            else:
+                s_out = inv.output_for(src)
+            self._gcc([*s_flags, "-S", "-o", s_out, *lang, src.path, *(["-x", "none"] if lang else [])])
+            text = _read_and_remove(s_out) if inv.mode != "assemble-only" else None
+            if inv.mode == "assemble-only":
+                new = self.rewrite(_read(s_out), src)
+                if new is not None:
+                    _write_atomic(s_out, new)
+                continue
+            new = self.rewrite(text, src)
+            asm_path = os.path.join(self.tmpdir, f"{n}.s")
+            _write(asm_path, new if new is not None else text)
+            obj = inv.output_for(src) if inv.mode == "compile" else os.path.join(self.tmpdir, f"{n}.o")
+            self._gcc([*asm_flags, "-c", "-x", "assembler", asm_path, "-o", obj])
+            objects[src.index] = obj
+        if inv.mode == "link":
+            self._gcc(_link_args(inv, objects))
+        _emit(self.stdout, sys.stdout)
+        _emit(self.stderr, sys.stderr)
+        return 0
+
+    def rewrite(self, asm: str, src: gccargs.Source) -> str | None:
+        """The assembly with cached winners substituted, or None when nothing changes.
+
+        The drop-in substitutes only what a search proved and stored; with no store
+        configured there is nothing to do, and the unit parser is not even imported.
+        """
+        return None
+
+
+def _link_args(inv: gccargs.Invocation, objects: dict[int, str]) -> list[str]:
+    """The user's argv with each C source replaced by its object, and -x removed.
+
+    Sources are replaced in place so link order (which matters for libraries) is kept.
+    """
+    out: list[str] = []
+    args = inv.args
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if i in objects:
+            out.append(objects[i])
+        elif a == "-x":
+            i += 2
+            continue
+        elif a.startswith("-x"):
+            pass
+        else:
+            out.append(a)
+        i += 1
+    return out
+
+
+def _read(path: str) -> str:
+    with open(path, "rb") as fh:
+        return fh.read().decode("utf-8", "surrogateescape")
+
+
+def _read_and_remove(path: str) -> str:
+    # The -S step wrote assembly under the user's object name; remove it at once so an
+    # interrupted build never leaves assembly text where make expects an object.
+    text = _read(path)
+    os.unlink(path)
+    return text
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "wb") as fh:
+        fh.write(text.encode("utf-8", "surrogateescape"))
+
+
+def _write_atomic(path: str, text: str) -> None:
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".sgcc-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8", "surrogateescape"))
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _emit(chunks: list[bytes], stream) -> None:
+    data = b"".join(chunks)
+    if data:
+        stream.flush()
+        stream.buffer.write(data)
+        stream.flush()
+
+
+def main(argv: list[str]) -> int:
+    """Run one compiler invocation as gcc would, intercepting it when it is eligible."""
+    try:
+        invoked = compilermod.resolve(argv)
+    except RecursionDetected as exc:
+        sys.stderr.write(exc.render() + "\n")
+        return 1
+    except SgccError as exc:
+        sys.stderr.write(exc.render() + "\n")
+        return 1
+    if _truthy(os.environ.get("SGCC_DISABLE")):
+        log(f"disabled: {invoked.compiler}")
+        exec_compiler(invoked.compiler, invoked.args)
+    inv = gccargs.parse(invoked.args)
+    if not inv.eligible:
+        log(f"pass-through ({inv.reason}): {invoked.mode} {invoked.compiler}")
+        exec_compiler(invoked.compiler, invoked.args)
+    log(f"eligible: {invoked.mode} {invoked.compiler} {inv.mode} {' '.join(s.path for s in inv.sources)}")
+    import tempfile
+
+    keep = _truthy(os.environ.get("SGCC_KEEP_TEMPS"))
+    tmpdir = tempfile.mkdtemp(prefix="sgcc-")
+    try:
+        status = EligibleCompile(invoked.compiler, inv, tmpdir).run()
+    except _Fallback as exc:
+        log(f"fallback to gcc: {exc}")
+        # gcc itself failed (a compile error, usually): let it run the original command and
+        # report exactly what it reports, once.
+        _cleanup(tmpdir, keep)
+        exec_compiler(invoked.compiler, invoked.args)
+    except Exception as exc:  # sgcc's own failure must never break the build
+        warn(f"internal error ({type(exc).__name__}: {exc}); compiling with plain gcc")
+        _cleanup(tmpdir, keep)
+        exec_compiler(invoked.compiler, invoked.args)
+    _cleanup(tmpdir, keep)
+    return status
+
+
+def _cleanup(tmpdir: str, keep: bool) -> None:
+    if keep:
+        sys.stderr.write(f"sgcc: kept temporary files in {tmpdir}\n")
+        return
+    import shutil
+
+    shutil.rmtree(tmpdir, ignore_errors=True)

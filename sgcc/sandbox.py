@@ -1,0 +1,586 @@
+"""Running test binaries (possibly built from hostile, model-written assembly) safely.
+
+A :class:`Sandbox` runs one binary on one stdin at a time, each run in a fresh scratch
+directory, with a fixed minimal environment, resource limits, a wall-clock timeout, captured
+and capped output, its own process group (killed when the run returns), no network where the
+kernel allows a private network namespace, and, when sgcc runs as root, as user ``nobody``.
+
+Tests follow the papers: a test is a stdin and the stdout (and exit status) the *original*
+program produces on it. :func:`load_tests` reads them from a directory, :meth:`Sandbox.record`
+fills in what is missing by running the baseline, :meth:`Sandbox.check` runs a candidate on
+all of them and describes the first failure in a form that can be fed back to a model.
+
+What this does not contain, and why: without a mount namespace a program running as
+``nobody`` can still read world-readable files and write to world-writable directories such
+as ``/tmp`` (bounded by the file-size limit); a process that calls ``setsid`` leaves the
+process group, so after every run the sandbox also kills any process still executing a
+binary from its scratch tree, but one that has ``exec``'d something else escapes that sweep.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import threading
+import weakref
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from sgcc import proc
+from sgcc.errors import SgccError
+
+#: Largest test file :func:`load_tests` accepts.
+MAX_TEST_FILE = 64 << 20
+#: Largest total size of one test directory.
+MAX_TEST_TOTAL = 256 << 20
+#: Bytes of stdin / expected / actual output quoted in a :class:`Failure`.
+EXCERPT = 400
+
+_NOBODY = 65534
+#: The environment variable whose size varies from run to run (see :meth:`Sandbox.run`).
+PAD_VARIABLE = "SGCC_PAD"
+#: Name of the binary inside each run's scratch directory (also its argv[0]).
+_PROG = "prog"
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """One test: the program's stdin and what it must do with it.
+
+    ``expected_stdout`` / ``expected_status`` are ``None`` until known: from ``NAME.out`` /
+    ``NAME.status`` files, or recorded from the baseline by :meth:`Sandbox.record`. A test
+    whose status is still ``None`` when checked must exit with status 0.
+    """
+
+    __test__ = False  # not a pytest test class, despite its name
+
+    name: str
+    stdin: bytes
+    expected_stdout: bytes | None = None
+    expected_status: int | None = None
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a binary failed a test, with excerpts small enough to show a model."""
+
+    test: str
+    reason: str
+    stdin: str
+    expected: str
+    actual: str
+    stderr: str = ""
+
+    def render(self) -> str:
+        """A short multi-line account, e.g. for an iterative-refinement prompt."""
+        lines = [f"test {self.test}: {self.reason}", f"input:\n{self.stdin}"]
+        if self.expected or self.actual:
+            lines += [f"expected output:\n{self.expected}", f"actual output:\n{self.actual}"]
+        if self.stderr:
+            lines.append(f"stderr:\n{self.stderr}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """How many tests a binary passed, and the first one it failed (if any)."""
+
+    __test__ = False
+
+    passed: int
+    total: int
+    first_failure: Failure | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when every test passed."""
+        return self.passed == self.total and self.first_failure is None
+
+    @property
+    def fraction(self) -> float:
+        """Fraction of tests passed (the papers' correctness-guided reward term)."""
+        return self.passed / self.total if self.total else 1.0
+
+
+# --------------------------------------------------------------------------- loading tests
+
+
+def load_tests(directory: Path, *, max_file: int = MAX_TEST_FILE, max_total: int = MAX_TEST_TOTAL) -> list[TestCase]:
+    """Read the tests in ``directory``, sorted by name.
+
+    Each test is ``NAME.in`` (its stdin), with an optional ``NAME.out`` (expected stdout,
+    compared byte for byte) and an optional ``NAME.status`` (expected exit status, a decimal
+    number 0-255). Missing expectations are recorded from the baseline by
+    :meth:`Sandbox.record`. Other files are ignored; a ``.out`` or ``.status`` without its
+    ``.in`` is an error, since it is almost certainly a misnamed test.
+
+    The directory may come from anywhere, so it is read defensively: only regular files,
+    symlinks only if they stay inside the directory, each file at most ``max_file`` bytes and
+    all of them together at most ``max_total``.
+    """
+    directory = Path(directory)
+    try:
+        base = directory.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise SgccError(f"test directory {directory} does not exist", cause=exc) from exc
+    if not base.is_dir():
+        raise SgccError(f"test directory {directory} is not a directory")
+    try:
+        names = sorted(entry.name for entry in os.scandir(base))
+    except OSError as exc:
+        raise SgccError(f"cannot read test directory {directory}", cause=exc) from exc
+
+    inputs = {n[: -len(".in")] for n in names if n.endswith(".in")}
+    for n in names:
+        for suffix in (".out", ".status"):
+            if n.endswith(suffix) and n[: -len(suffix)] not in inputs:
+                raise SgccError(
+                    f"test file {directory / n} has no matching {n[: -len(suffix)]}.in",
+                    hint="each test is NAME.in (stdin) with optional NAME.out and NAME.status",
+                )
+    if "" in inputs:
+        raise SgccError(f"test file {directory / '.in'} has an empty test name")
+    if not inputs:
+        raise SgccError(
+            f"no tests in {directory}",
+            hint="put one NAME.in file (the program's stdin) per test there, optionally with "
+            "NAME.out (expected stdout); missing outputs are recorded from gcc -O3's binary",
+        )
+
+    budget = [max_total]
+    tests = []
+    for name in sorted(inputs):
+        stdin = _read_test_file(base, f"{name}.in", max_file, budget)
+        out = _read_test_file(base, f"{name}.out", max_file, budget, optional=True)
+        status_text = _read_test_file(base, f"{name}.status", 64, budget, optional=True)
+        status = None
+        if status_text is not None:
+            try:
+                status = int(status_text.decode("ascii").strip())
+            except (UnicodeDecodeError, ValueError):
+                status = -1
+            if not 0 <= status <= 255:
+                raise SgccError(f"{directory / (name + '.status')} must hold an exit status from 0 to 255")
+        tests.append(TestCase(name, stdin, out, status))
+    return tests
+
+
+def _read_test_file(base: Path, name: str, limit: int, budget: list[int], *, optional: bool = False) -> bytes | None:
+    """Read ``base/name`` under the rules of :func:`load_tests`; None if optional and absent."""
+    path = base / name
+    try:
+        real = path.resolve(strict=True)
+    except FileNotFoundError:
+        if optional:
+            return None
+        raise SgccError(f"test file {path} is missing or a dangling symlink") from None
+    except (OSError, RuntimeError) as exc:
+        raise SgccError(f"cannot resolve test file {path}", cause=exc) from exc
+    if real.parent != base:
+        # A symlink pointing out of the directory would let a test directory read any file
+        # (and then show it to a model in failure feedback).
+        raise SgccError(f"test file {path} is a symlink leading outside {base}")
+    try:
+        # O_NONBLOCK: opening a FIFO must not hang; the fstat below then rejects it.
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise SgccError(f"cannot open test file {path}", cause=exc) from exc
+    with os.fdopen(fd, "rb") as f:
+        # Checked on the open descriptor, so a file swapped after the checks above is caught.
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise SgccError(f"test file {path} is not a regular file")
+        if st.st_size > limit:
+            raise SgccError(f"test file {path} is too large ({st.st_size} bytes, limit {limit})")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise SgccError(f"test file {path} is too large (over {limit} bytes)")
+    budget[0] -= len(data)
+    if budget[0] < 0:
+        raise SgccError(f"the tests in {base} are too large together")
+    return data
+
+
+# --------------------------------------------------------------------------- the sandbox
+
+_warned_network = False
+_warn_lock = threading.Lock()
+
+
+def _warn_no_network_isolation() -> None:
+    global _warned_network
+    with _warn_lock:
+        if _warned_network:
+            return
+        _warned_network = True
+    print(
+        "sgcc: warning: no network isolation here: the kernel refused a private network "
+        "namespace (unshare), so test binaries can reach the network",
+        file=sys.stderr,
+    )
+
+
+class Sandbox:
+    """Runs binaries under limits in throw-away directories; one per sgcc run.
+
+    ``timeout`` is wall-clock seconds per run; ``cpu`` CPU seconds (default: the timeout
+    rounded up, plus one, a backstop for what the wall clock misses); ``memory`` the
+    address-space limit; ``file_size`` the largest file a run may write; ``processes`` how
+    many processes it may add; ``open_files`` its descriptor limit; ``output_limit`` the most
+    stdout (and stderr) kept, past which the run is killed. ``keep=True`` leaves the scratch
+    tree in place on :meth:`close` (for debugging); its path is :attr:`root`.
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout: float = 10.0,
+        cpu: int | None = None,
+        memory: int = 2 << 30,
+        file_size: int = 64 << 20,
+        processes: int = 64,
+        open_files: int = 64,
+        output_limit: int = 64 << 20,
+        keep: bool = False,
+    ):
+        self.timeout = timeout
+        self.cpu = cpu if cpu is not None else math.ceil(timeout) + 1
+        self.memory = memory
+        self.file_size = file_size
+        self.processes = processes
+        self.open_files = open_files
+        self.output_limit = output_limit
+        self.keep = keep
+        # RLIMIT_NPROC does not bind root, and root can write anywhere: as root, runs happen
+        # as nobody.
+        self.drop_privileges = os.geteuid() == 0
+        self.isolate_network = proc.network_isolation_available()
+        if not self.isolate_network:
+            _warn_no_network_isolation()
+
+        self.root = Path(tempfile.mkdtemp(prefix="sgcc-sandbox-"))
+        self._finalizer = None if keep else weakref.finalize(self, _rmtree, str(self.root))
+        self._bin = self.root / "bin"
+        self._runs = self.root / "run"
+        # 0711: nobody may pass through to its run directory and binary, but not list them.
+        for d in (self.root, self._bin, self._runs):
+            d.mkdir(exist_ok=True)
+            os.chmod(d, 0o711)
+        if self.drop_privileges:
+            self._check_reachable_by_nobody()
+        self._copies: dict[tuple, Path] = {}
+        self._free: list[Path] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # -- lifecycle
+
+    def close(self) -> None:
+        """Kill anything left running from this sandbox and delete its scratch tree."""
+        if self._closed:
+            return
+        self._closed = True
+        self._sweep()
+        if self._finalizer is not None:
+            self._finalizer()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- running
+
+    def run(self, binary: Path, stdin: bytes, *, env_pad: int = 0) -> proc.Result:
+        """Run ``binary`` once on ``stdin`` in a fresh scratch directory and return the result.
+
+        The binary runs as ``./prog`` in that directory (a private copy, so that argv[0]
+        and the executable's path are the same for every binary compared, and so that
+        ``nobody`` can execute it), with only ``PATH=/usr/bin:/bin``, ``LANG=C`` and
+        ``SGCC_PAD`` in its environment. ``SGCC_PAD`` holds ``env_pad`` bytes: the
+        environment sits at the top of the stack, so its size shifts the stack's alignment,
+        which alone can move timings by several percent; timing varies it on purpose.
+        """
+        if self._closed:
+            raise SgccError("sandbox used after close")
+        if env_pad < 0:
+            raise ValueError("env_pad must be >= 0")
+        copy = self._copy_of(Path(binary))
+        run_dir = self._scratch_dir()
+        try:
+            os.link(copy, run_dir / _PROG)
+            if self.drop_privileges:
+                # The program may write in its own directory, and nowhere of sgcc's.
+                os.chown(run_dir, _NOBODY, _NOBODY)
+            os.chmod(run_dir, 0o700)
+            env = {"PATH": "/usr/bin:/bin", "LANG": "C", PAD_VARIABLE: "x" * env_pad}
+            limits = proc.Limits(
+                cpu=self.cpu,
+                address_space=self.memory,
+                file_size=self.file_size,
+                processes=self._process_limit(),
+                open_files=self.open_files,
+                core=0,
+            )
+            return proc.run(
+                [f"./{_PROG}"],
+                stdin=stdin,
+                cwd=run_dir,
+                env=env,
+                timeout=self.timeout,
+                limits=limits,
+                capture_limit=self.output_limit,
+                isolate_network=self.isolate_network,
+                drop_privileges=self.drop_privileges,
+            )
+        finally:
+            self._sweep()
+            self._release_scratch_dir(run_dir)
+
+    def record(self, binary: Path, tests: list[TestCase]) -> list[TestCase]:
+        """Return ``tests`` with missing expectations filled in from running ``binary``.
+
+        As in the papers, expected outputs are what the original (gcc -O3) program prints.
+        Each such test runs twice, with different environment sizes: output that changes
+        between the two (uninitialised memory, addresses, time) cannot judge a candidate,
+        so it is an error, as is a baseline that times out, crashes or floods its output.
+        Tests that already have both expectations are returned unchanged.
+        """
+        recorded = []
+        for test in tests:
+            if test.expected_stdout is not None and test.expected_status is not None:
+                recorded.append(test)
+                continue
+            first = self.run(binary, test.stdin, env_pad=0)
+            _require_clean_baseline(test, first)
+            second = self.run(binary, test.stdin, env_pad=4000)
+            _require_clean_baseline(test, second)
+            if (first.stdout, first.returncode) != (second.stdout, second.returncode):
+                raise SgccError(
+                    f"the baseline's output on test {test.name} is not deterministic",
+                    hint="it changed between two runs; a test must always produce the same output",
+                )
+            recorded.append(
+                replace(
+                    test,
+                    expected_stdout=first.stdout if test.expected_stdout is None else test.expected_stdout,
+                    expected_status=first.returncode if test.expected_status is None else test.expected_status,
+                )
+            )
+        return recorded
+
+    def check(self, binary: Path, tests: list[TestCase], *, stop_on_first_failure: bool = True) -> TestOutcome:
+        """Run ``binary`` on every test; compare stdout and exit status exactly.
+
+        stderr is ignored for correctness (but quoted in the failure). Stops at the first
+        failure unless ``stop_on_first_failure=False``, in which case ``passed`` counts all
+        tests passed (the papers' partial-credit reward needs it).
+        """
+        passed = 0
+        first: Failure | None = None
+        for test in tests:
+            if test.expected_stdout is None:
+                raise SgccError(
+                    f"test {test.name} has no expected output",
+                    hint="record the baseline's outputs first (Sandbox.record)",
+                )
+            result = self.run(binary, test.stdin)
+            failure = _judge(test, result, self.timeout)
+            if failure is None:
+                passed += 1
+                continue
+            if first is None:
+                first = failure
+            if stop_on_first_failure:
+                break
+        return TestOutcome(passed=passed, total=len(tests), first_failure=first)
+
+    # -- internals
+
+    def _copy_of(self, binary: Path) -> Path:
+        """The sandbox's private, root-owned 0755 copy of ``binary`` (made once per version)."""
+        try:
+            st = os.stat(binary)
+        except OSError as exc:
+            raise SgccError(f"cannot run {binary}", cause=exc) from exc
+        if not stat.S_ISREG(st.st_mode):
+            raise SgccError(f"cannot run {binary}: not a regular file")
+        key = (os.path.realpath(binary), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        with self._lock:
+            copy = self._copies.get(key)
+            if copy is None:
+                copy = self._bin / f"{len(self._copies):06d}"
+                try:
+                    shutil.copyfile(binary, copy)
+                except OSError as exc:
+                    raise SgccError(f"cannot copy {binary} into the sandbox", cause=exc) from exc
+                os.chmod(copy, 0o755)
+                self._copies[key] = copy
+        return copy
+
+    def _scratch_dir(self) -> Path:
+        """An empty directory for one run: a reused one if available, else a new one."""
+        with self._lock:
+            if self._free:
+                return self._free.pop()
+        return Path(tempfile.mkdtemp(dir=self._runs))
+
+    def _release_scratch_dir(self, run_dir: Path) -> None:
+        """Keep ``run_dir`` for the next run if the program left nothing in it, else delete it.
+
+        Reuse is only an optimisation (rmdir costs milliseconds on some file systems, which
+        adds up over the thousands of timing runs); a directory is only reused empty, and
+        :meth:`run` resets its owner and mode before each run.
+        """
+        try:
+            os.unlink(run_dir / _PROG)
+            empty = not os.listdir(run_dir)
+        except OSError:
+            empty = False
+        if empty and not self._closed:
+            with self._lock:
+                self._free.append(run_dir)
+        else:
+            _rmtree(str(run_dir))
+
+    def _process_limit(self) -> int | None:
+        """RLIMIT_NPROC for the next run.
+
+        The kernel counts *all* processes of the user against it, not only the child's, so
+        the limit is what that user already runs plus what the child may add.
+        """
+        if self.processes is None:
+            return None
+        uid = _NOBODY if self.drop_privileges else os.getuid()
+        return _count_processes(uid) + self.processes
+
+    def _sweep(self) -> None:
+        """Kill processes still executing a binary from this sandbox (e.g. after ``setsid``)."""
+        prefix = str(self.root) + os.sep
+        for pid in _pids():
+            try:
+                exe = os.readlink(f"/proc/{pid}/exe")
+            except OSError:
+                continue
+            if exe.startswith(prefix):
+                try:
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
+
+    def _check_reachable_by_nobody(self) -> None:
+        """Fail early if ``nobody`` cannot reach the scratch tree (e.g. TMPDIR under /root)."""
+        for parent in self.root.parents:
+            try:
+                mode = os.stat(parent).st_mode
+            except OSError:
+                continue
+            if not mode & stat.S_IXOTH:
+                self.close()
+                raise SgccError(
+                    f"the sandbox directory {self.root} is not reachable by user nobody "
+                    f"({parent} is not searchable by others)",
+                    hint="point TMPDIR at a directory such as /tmp",
+                )
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(e.name) for e in os.scandir("/proc") if e.name.isdigit()]
+    except OSError:
+        return []
+
+
+def _count_processes(uid: int) -> int:
+    n = 0
+    for pid in _pids():
+        try:
+            if os.stat(f"/proc/{pid}").st_uid == uid:
+                n += 1
+        except OSError:
+            pass
+    return n
+
+
+def _rmtree(path: str) -> None:
+    """Delete ``path`` even if a program made parts of it unreadable or unwritable."""
+
+    def fix(func, p, _exc):
+        # A program may chmod its own directories to 0; take them back and retry once.
+        try:
+            os.chmod(os.path.dirname(p), 0o700)
+            if os.path.isdir(p) and not os.path.islink(p):
+                os.chmod(p, 0o700)
+            func(p)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=fix)
+    if os.path.lexists(path):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _require_clean_baseline(test: TestCase, result: proc.Result) -> None:
+    if result.timed_out or result.truncated or result.returncode < 0:
+        raise SgccError(
+            f"the baseline program fails on test {test.name}: {result.describe()}",
+            hint="a test the original program cannot pass cannot judge candidates; fix or remove it",
+        )
+
+
+def _judge(test: TestCase, result: proc.Result, timeout: float) -> Failure | None:
+    """None if ``result`` passes ``test``, else the :class:`Failure` describing why not."""
+    expected_status = 0 if test.expected_status is None else test.expected_status
+    expected = test.expected_stdout or b""
+    actual = result.stdout
+    start = 0
+    if result.timed_out:
+        reason = f"timed out (after {timeout:g} s)"
+    elif result.truncated:
+        reason = f"output over the limit ({len(actual)} bytes kept)"
+    elif result.returncode < 0:
+        reason = result.describe()
+    elif result.returncode != expected_status:
+        reason = f"exit status {result.returncode}, expected {expected_status}"
+    elif actual != expected:
+        reason = "wrong output"
+        # Quote both outputs from a little before where they first differ.
+        start = max(0, _first_difference(expected, actual) - 100)
+    else:
+        return None
+    return Failure(
+        test=test.name,
+        reason=reason,
+        stdin=excerpt(test.stdin),
+        expected=excerpt(expected, start),
+        actual=excerpt(actual, start),
+        stderr=excerpt(result.stderr),
+    )
+
+
+def _first_difference(a: bytes, b: bytes) -> int:
+    n = min(len(a), len(b))
+    step = 1 << 16
+    # Chunk by chunk, then byte by byte: linear, and quick on outputs of many megabytes.
+    i = 0
+    while i < n and a[i : i + step] == b[i : i + step]:
+        i += step
+    while i < n and a[i] == b[i]:
+        i += 1
+    return min(i, n)
+
+
+def excerpt(data: bytes, start: int = 0, limit: int = EXCERPT) -> str:
+    """Up to ``limit`` bytes of ``data`` from ``start``, as text, saying what was left out."""
+    piece = data[start : start + limit].decode("utf-8", errors="replace")
+    if start:
+        piece = f"[{start} bytes before] " + piece
+    rest = len(data) - start - limit
+    if rest > 0:
+        piece += f" [{rest} more bytes]"
+    return piece

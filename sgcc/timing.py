@@ -1,0 +1,353 @@
+"""Deciding honestly whether a candidate binary is faster than the baseline.
+
+The papers time the baseline, then the candidate (hyperfine: 3 warm-ups, 10 runs, mean wall
+time), clip each ratio at 1 and pick the best of N on those numbers. On a shared machine that
+"finds" speedups in byte-identical binaries. sgcc instead:
+
+* measures per-process CPU time (user + system, from ``wait4``), far steadier than wall time;
+* makes every sample long enough (``reps`` consecutive runs summed, calibrated so a sample
+  lasts at least ``min_sample_seconds``), so that short programs are not all loader noise;
+* interleaves A and B in a random order within each of many rounds, so drifts in machine
+  state (frequency, a noisy neighbour) hit both alike, and pairs the two samples of a round;
+* gives every single run a fresh random environment size, because stack alignment alone
+  moves timings by a few percent and would otherwise be "gained" or "lost" once for all;
+* puts a bootstrap confidence interval on the ratio and accepts a candidate only if the
+  *lower* end clears a minimum gain (:func:`decide`), then re-measures a winner on fresh
+  rounds before believing it (:func:`confirm`): the best of N screened candidates is biased
+  upwards by selection alone;
+* times one thing at a time on the machine (:func:`timing_lock`); building and testing do not
+  take the lock and can run in parallel.
+
+``bench/aa_timing.py`` checks the whole procedure against A-vs-A comparisons.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import random
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from sgcc.errors import SgccError
+
+#: Largest environment padding (bytes) drawn for a run; a page, so all stack alignments occur.
+MAX_ENV_PAD = 4096
+#: Fraction trimmed from *each* end of the paired log-ratios before averaging.
+TRIM = 0.2
+#: Bootstrap resamples for the interval.
+RESAMPLES = 10000
+#: Upper bound on ``reps`` (a program that takes no measurable CPU at all).
+MAX_REPS = 10000
+
+
+@dataclass
+class Estimate:
+    """How much faster B is than A, with an interval.
+
+    ``speedup`` is t(A)/t(B) (above 1 means B is faster): the exponential of the 20%-trimmed
+    mean of the per-round log ratios log(a_i / b_i), i.e. a robust geometric mean of the
+    paired ratios. ``low``/``high`` bound a ``confidence`` (e.g. 95%) two-sided percentile
+    bootstrap interval for it: resampling the rounds, the statistic fell below ``low`` in
+    2.5% of resamples and above ``high`` in 2.5%. Read it as "on this machine, under this
+    load, with these inputs, B's CPU time is between 1/high and 1/low of A's", with about
+    the stated confidence; ``low > 1 + gain`` is then a one-sided test at 97.5% that B is
+    more than ``gain`` faster. The interval covers measurement noise between rounds, not
+    systematic effects shared by all rounds (another CPU, other inputs, a layout effect that
+    the environment padding does not reach, such as code alignment fixed at link time).
+
+    ``samples_a``/``samples_b`` are CPU seconds per sample (``reps`` runs each), round by
+    round; ``order`` says which ran first in each round ("AB" or "BA"); ``calibration`` is
+    the shorter of the last calibration samples of A and B, at least ``min_sample_seconds``
+    unless ``reps`` hit its cap.
+    """
+
+    speedup: float
+    low: float
+    high: float
+    rounds: int
+    reps: int
+    samples_a: list[float]
+    samples_b: list[float]
+    order: list[str] = field(default_factory=list)
+    calibration: float = 0.0
+    confidence: float = 0.95
+
+    @property
+    def ratios(self) -> list[float]:
+        """Per-round paired ratios a_i / b_i."""
+        return [a / b for a, b in zip(self.samples_a, self.samples_b)]
+
+    def __str__(self) -> str:
+        pct = round(self.confidence * 100)
+        return (
+            f"{self.speedup:.3f}x [{self.low:.3f}, {self.high:.3f}] ({pct}% CI, "
+            f"{self.rounds} rounds x {self.reps} reps)"
+        )
+
+
+# --------------------------------------------------------------------------- the lock
+
+_locks: dict[str, object] = {}
+_locks_guard = threading.Lock()
+
+
+def timing_lock_path() -> Path:
+    """Where the machine-wide timing lock lives: ``$SGCC_TIMING_LOCK``, else the user cache dir."""
+    override = os.environ.get("SGCC_TIMING_LOCK")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("sgcc")) / "timing.lock"
+
+
+@contextlib.contextmanager
+def timing_lock(timeout: float | None = None) -> Iterator[None]:
+    """Hold the timing lock: only one sgcc process (or thread) times anything at a time.
+
+    Timings taken while another benchmark runs are noise, so every measurement takes it;
+    compiling and testing do not. Re-entrant within a thread. ``timeout`` (seconds) raises
+    :class:`SgccError` if the lock is not free in time; ``None`` waits as long as needed.
+    """
+    import filelock
+
+    path = timing_lock_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SgccError(f"cannot create the timing lock's directory {path.parent}", cause=exc) from exc
+    key = str(path)
+    with _locks_guard:
+        # One FileLock per path in this process: it is re-entrant per thread, whereas two
+        # FileLock objects on one file in one thread would deadlock each other.
+        lock = _locks.get(key)
+        if lock is None:
+            lock = _locks[key] = filelock.FileLock(key)
+    try:
+        lock.acquire(timeout=-1 if timeout is None else timeout)
+    except filelock.Timeout as exc:
+        raise SgccError(
+            f"the timing lock {path} is busy",
+            hint="another sgcc is timing programs; wait, or set SGCC_TIMING_LOCK to a different file",
+            cause=exc,
+        ) from exc
+    except OSError as exc:
+        raise SgccError(f"cannot take the timing lock {path}", cause=exc) from exc
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def measure(
+    run_a: Callable[[int], float],
+    run_b: Callable[[int], float],
+    *,
+    rounds: int = 20,
+    min_sample_seconds: float = 0.05,
+    confidence: float = 0.95,
+    seed: int | None = None,
+    lock: bool = True,
+) -> Estimate:
+    """Estimate t(A)/t(B) from interleaved, paired, randomly padded runs.
+
+    ``run_a(env_pad)`` / ``run_b(env_pad)`` run the program once on all its timing inputs
+    with ``env_pad`` bytes of environment padding and return the CPU seconds it used (see
+    :func:`runner`). After one discarded warm-up run each, ``reps`` is calibrated so that a
+    sample (``reps`` consecutive runs, CPU summed) of either lasts at least
+    ``min_sample_seconds``; then ``rounds`` rounds each take one sample of A and one of B,
+    in a random order, every run with a fresh padding in 0..4096 bytes. See
+    :class:`Estimate` for what the result means. ``seed`` makes the order and the padding
+    (and the bootstrap) reproducible. ``lock=False`` skips :func:`timing_lock` (for callers
+    already holding it or timing on purpose under load).
+    """
+    if rounds < 2:
+        raise ValueError("measure needs at least 2 rounds")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be between 0 and 1")
+    rng = random.Random(seed)
+
+    def sample(run: Callable[[int], float], reps: int) -> float:
+        return sum(run(rng.randint(0, MAX_ENV_PAD)) for _ in range(reps))
+
+    with timing_lock() if lock else contextlib.nullcontext():
+        # Warm-up: the first run of a binary pays for page cache and cold caches.
+        run_a(rng.randint(0, MAX_ENV_PAD))
+        run_b(rng.randint(0, MAX_ENV_PAD))
+
+        reps, shortest = _calibrate(sample, run_a, run_b, min_sample_seconds, rng)
+
+        samples_a: list[float] = []
+        samples_b: list[float] = []
+        order: list[str] = []
+        for _ in range(rounds):
+            if rng.random() < 0.5:
+                order.append("AB")
+                a = sample(run_a, reps)
+                b = sample(run_b, reps)
+            else:
+                order.append("BA")
+                b = sample(run_b, reps)
+                a = sample(run_a, reps)
+            samples_a.append(a)
+            samples_b.append(b)
+
+    speedup, low, high = _interval(samples_a, samples_b, confidence, random.Random(rng.random()))
+    return Estimate(
+        speedup=speedup,
+        low=low,
+        high=high,
+        rounds=rounds,
+        reps=reps,
+        samples_a=samples_a,
+        samples_b=samples_b,
+        order=order,
+        calibration=shortest,
+        confidence=confidence,
+    )
+
+
+def _calibrate(sample, run_a, run_b, min_sample_seconds: float, rng: random.Random) -> tuple[int, float]:
+    """Smallest-ish ``reps`` whose samples of both A and B last ``min_sample_seconds``.
+
+    Grows ``reps`` from 1 by the observed shortfall (with a 20% margin, so that later
+    samples, which vary a little, stay above the target) until one pass meets it.
+    """
+    reps = 1
+    while True:
+        if rng.random() < 0.5:
+            ta, tb = sample(run_a, reps), sample(run_b, reps)
+        else:
+            tb, ta = sample(run_b, reps), sample(run_a, reps)
+        shortest = min(ta, tb)
+        if shortest >= min_sample_seconds or reps >= MAX_REPS:
+            return reps, shortest
+        if shortest <= 0:
+            grown = reps * 10  # below the clock's resolution: nothing to extrapolate from
+        else:
+            grown = math.ceil(reps * min_sample_seconds * 1.2 / shortest)
+        reps = min(MAX_REPS, max(reps + 1, grown))
+
+
+def _trimmed_mean(values: Sequence[float], trim: float = TRIM) -> float:
+    xs = sorted(values)
+    k = int(len(xs) * trim)
+    kept = xs[k : len(xs) - k] or xs
+    return sum(kept) / len(kept)
+
+
+def _interval(
+    samples_a: Sequence[float], samples_b: Sequence[float], confidence: float, rng: random.Random
+) -> tuple[float, float, float]:
+    """Point estimate and percentile-bootstrap interval of the trimmed mean of log ratios.
+
+    Why this statistic: per-round ratios are paired (A and B of a round share the machine's
+    state), logs make "2x faster" and "2x slower" symmetric, and the noise is heavy-tailed
+    (a round where a neighbour woke up inflates one sample a lot). Trimming 20% from each
+    end discards those rounds whichever side they hit, which the random order makes equally
+    likely, so it does not bias the estimate. The plain mean would let one bad round move
+    the interval; the median's bootstrap distribution is lumpy with 20 rounds (it can only
+    take a few order statistics), which makes percentile intervals ragged. The percentile
+    bootstrap needs no normality assumption.
+    """
+    # A zero sample would be a clock failure; the floor only keeps the logs finite.
+    logs = [math.log(max(a, 1e-9) / max(b, 1e-9)) for a, b in zip(samples_a, samples_b)]
+    point = _trimmed_mean(logs)
+    n = len(logs)
+    stats = sorted(_trimmed_mean(rng.choices(logs, k=n)) for _ in range(RESAMPLES))
+    alpha = (1 - confidence) / 2
+    lo = stats[int(math.floor(alpha * (RESAMPLES - 1)))]
+    hi = stats[int(math.ceil((1 - alpha) * (RESAMPLES - 1)))]
+    # The percentile interval nearly always contains the point estimate; make it always.
+    lo, hi = min(lo, point), max(hi, point)
+    return math.exp(point), math.exp(lo), math.exp(hi)
+
+
+def decide(est: Estimate, min_gain: float = 0.03) -> bool:
+    """Accept B as faster only if the interval's lower end exceeds ``1 + min_gain``.
+
+    Requiring the *lower* bound to clear a margin (not the point estimate to exceed 1)
+    is what keeps layout and scheduling noise from being shipped as a speedup.
+    """
+    return est.low > 1 + min_gain
+
+
+def confirm(
+    run_a: Callable[[int], float],
+    run_b: Callable[[int], float],
+    *,
+    min_gain: float = 0.03,
+    rounds: int = 20,
+    min_sample_seconds: float = 0.05,
+    confidence: float = 0.95,
+    seed: int | None = None,
+    lock: bool = True,
+) -> tuple[bool, Estimate]:
+    """Re-measure a winner on fresh rounds; return (still accepted?, the fresh estimate).
+
+    A candidate picked as the best of several screened ones looks faster partly because it
+    was lucky in its screening rounds. Only fresh measurements, independent of the choice,
+    say how fast it is, so the screening estimate is deliberately not pooled in. Use the
+    fresh estimate's ``speedup`` as the figure to report.
+    """
+    est = measure(
+        run_a,
+        run_b,
+        rounds=rounds,
+        min_sample_seconds=min_sample_seconds,
+        confidence=confidence,
+        seed=seed,
+        lock=lock,
+    )
+    return decide(est, min_gain), est
+
+
+# --------------------------------------------------------------------------- run functions
+
+
+class TimingRunFailed(SgccError):
+    """A binary being timed did not behave as in its tests (crash, timeout, other output)."""
+
+
+def runner(sandbox, binary: Path, tests) -> Callable[[int], float]:
+    """A run function for :func:`measure`: ``binary`` on every test input, CPU summed.
+
+    ``sandbox`` is a :class:`sgcc.sandbox.Sandbox`, ``tests`` a list of
+    :class:`sgcc.sandbox.TestCase`. Every timed run is also checked against the test's
+    expectations where known, and a mismatch raises :class:`TimingRunFailed`: a run that
+    crashed or printed something else took a different path, so its time means nothing, and
+    since each run sees a different environment size these runs double as extra tests
+    (reads of uninitialised stack often change with it).
+    """
+    binary = Path(binary)
+    cases = list(tests)
+    if not cases:
+        raise SgccError("nothing to time: no test inputs")
+
+    def run(env_pad: int) -> float:
+        total = 0.0
+        for test in cases:
+            result = sandbox.run(binary, test.stdin, env_pad=env_pad)
+            problem = None
+            if result.timed_out or result.truncated or result.returncode < 0:
+                problem = result.describe()
+            elif test.expected_status is not None and result.returncode != test.expected_status:
+                problem = f"exit status {result.returncode}, expected {test.expected_status}"
+            elif test.expected_stdout is not None and result.stdout != test.expected_stdout:
+                problem = "wrong output"
+            if problem is not None:
+                raise TimingRunFailed(
+                    f"{binary.name} failed while being timed on test {test.name} "
+                    f"(environment padding {env_pad} bytes): {problem}"
+                )
+            total += result.cpu
+        return total
+
+    return run

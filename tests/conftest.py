@@ -1,0 +1,42 @@
+"""Shared fixtures: the real sgcc executable, the real gcc, scratch directories."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+@pytest.fixture(scope="session")
+def sgcc_exe() -> str:
+    """Path of the installed ``sgcc`` console script (tests run the real program)."""
+    exe = Path(sys.executable).parent / "sgcc"
+    if not exe.exists():
+        found = shutil.which("sgcc")
+        if not found:
+            pytest.fail("the sgcc console script is not installed; run the README's set-up command")
+        exe = Path(found)
+    return str(exe)
+
+
+@pytest.fixture(scope="session")
+def real_gcc() -> str:
+    gcc = shutil.which("gcc")
+    assert gcc, "gcc is required"
+    return os.path.realpath(gcc)
+
+
+@pytest.fixture
+def masquerade_bin(tmp_path, sgcc_exe) -> Path:
+    """A directory with ``gcc`` and ``cc`` symlinks to sgcc, to put first in PATH."""
+    bindir = tmp_path / "masq-bin"
+    bindir.mkdir()
+    for name in ("gcc", "cc"):
+        (bindir / name).symlink_to(sgcc_exe)
+    return bindir

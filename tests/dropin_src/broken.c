@@ -1,0 +1,4 @@
+int broken(int x)
+{
+    return x +;
+}

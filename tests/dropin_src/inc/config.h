@@ -1,0 +1,3 @@
+#ifndef SCALE_BIAS
+#define SCALE_BIAS 2.25
+#endif

@@ -1,0 +1,7 @@
+int warns(int x)
+{
+    int unused;
+    if (x = 3)
+        return x;
+    return 0;
+}
