@@ -17,7 +17,7 @@ import sys
 #: unless it compiles a file of that exact name with no suffix, which gcc itself would treat
 #: as a linker input.
 COMMANDS = frozenset(
-    ["functions", "optimize", "check", "stats", "cache", "config", "models", "bench", "dataset", "help", "version"]
+    ["functions", "optimize", "stats", "cache", "config", "models", "bench", "dataset", "help", "version"]
 )
 
 

@@ -8,7 +8,9 @@ exit with 2, as click does.
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -84,8 +86,6 @@ def functions(asm_file: str, as_json: bool, show: str | None, extract: str | Non
             ) from None
         return
     if extract is not None:
-        import os
-
         os.makedirs(extract, exist_ok=True)
         for unit in asm.units:
             with open(os.path.join(extract, f"{unit.name}.s"), "w", encoding="utf-8", errors="surrogateescape") as fh:
@@ -95,6 +95,74 @@ def functions(asm_file: str, as_json: bool, show: str | None, extract: str | Non
     else:
         for unit in asm.units:
             click.echo(f"{unit.name} {unit.lines}")
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True})
+@click.argument("source", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("gcc_flags", nargs=-1, type=click.UNPROCESSED)
+@click.option("--tests", "tests", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory of NAME.in (stdin) and optional NAME.out (expected stdout) files.")
+@click.option("-o", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the optimized program (the baseline if nothing is proven better).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the full report as JSON to this file.")
+@click.option("--candidates", "candidates", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Replay candidates: DIR/FUNC.s or DIR/FUNC/*.s (may be repeated).")
+@click.option("--isa", type=click.Choice(["flags", "native"]), default=None,
+              help="Instructions candidates may use: what the flags promise (default) or all this CPU has.")
+@click.option("--min-gain", type=float, default=None, help="Minimum speedup the lower confidence bound must clear (0.03 = 3%).")
+@click.option("--rounds", type=int, default=None, help="Paired timing rounds per comparison.")
+@click.option("--test-timeout", type=float, default=None, help="Seconds one test run may take.")
+@click.option("--jobs", "-j", type=int, default=None, help="Parallel builds and tests (default: one per core).")
+@click.option("--seed", type=int, default=None, help="Seed for the timing order (reproducible runs).")
+@click.option("--keep-temps", is_flag=True, default=None, help="Keep the work directory for debugging.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display and no summary.")
+def optimize(source, gcc_flags, tests, output, report_path, candidates, isa, min_gain, rounds, test_timeout,
+             jobs, seed, keep_temps, quiet):
+    """Optimize one C program against its tests: prove each candidate correct and faster, or drop it.
+
+    GCC_FLAGS are the flags of the baseline build (default -O3), e.g. `-O3 -lm`. The result
+    OUT always passes every test: it is the baseline with every proven-faster function
+    substituted, or the baseline itself.
+    """
+    from sgcc import config as configmod
+    from sgcc.optimize import Request, optimize as run_optimize
+    from sgcc.progress import Progress
+
+    cfg = configmod.load({"isa": isa, "min_gain": min_gain, "rounds": rounds, "test_timeout": test_timeout,
+                          "jobs": jobs, "keep_temps": keep_temps})
+    flags = list(gcc_flags)
+    if not any(f.startswith("-O") for f in flags):
+        flags.insert(0, "-O3")
+    for bad in ("-c", "-S", "-E", "-o"):
+        if bad in flags:
+            raise click.UsageError(f"{bad} is not a baseline flag here (sgcc optimize builds the program itself)")
+    generators = []
+    if candidates:
+        from sgcc.candidates.replay import ReplayGenerator
+
+        generators.extend(ReplayGenerator(d) for d in candidates)
+    request = Request(source=source, flags=flags, tests=tests, output=output, generators=generators,
+                      isa=cfg.isa, min_gain=cfg.min_gain, rounds=cfg.rounds, test_timeout=cfg.test_timeout,
+                      jobs=cfg.jobs, keep_temps=cfg.keep_temps, seed=seed,
+                      compiler=cfg.compiler or "gcc")
+    progress = Progress(enabled=not quiet)
+    try:
+        report = run_optimize(request, progress)
+    finally:
+        progress.done()
+    if report_path is not None:
+        _write_atomic(report_path, report.to_json() + "\n")
+    if not quiet:
+        click.echo(report.summary(), err=True)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def run_command(args: list[str]) -> int:

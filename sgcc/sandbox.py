@@ -22,10 +22,12 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import signal
 import stat
 import sys
 import tempfile
 import threading
+import time
 import weakref
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -189,14 +191,24 @@ def _read_test_file(base: Path, name: str, limit: int, budget: list[int], *, opt
         fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise SgccError(f"cannot open test file {path}", cause=exc) from exc
-    with os.fdopen(fd, "rb") as f:
+    try:
         # Checked on the open descriptor, so a file swapped after the checks above is caught.
-        st = os.fstat(f.fileno())
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise SgccError(f"test file {path} is not a regular file")
         if st.st_size > limit:
             raise SgccError(f"test file {path} is too large ({st.st_size} bytes, limit {limit})")
-        data = f.read(limit + 1)
+        os.set_blocking(fd, True)
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        data = b"".join(chunks)
+    finally:
+        os.close(fd)
     if len(data) > limit:
         raise SgccError(f"test file {path} is too large (over {limit} bytes)")
     budget[0] -= len(data)
@@ -460,18 +472,29 @@ class Sandbox:
         return _count_processes(uid) + self.processes
 
     def _sweep(self) -> None:
-        """Kill processes still executing a binary from this sandbox (e.g. after ``setsid``)."""
+        """Kill processes still executing a binary from this sandbox (e.g. after ``setsid``).
+
+        Repeats until none is left (up to a second): processes killed a moment ago may still
+        be exiting, and one may have forked just before the kill.
+        """
         prefix = str(self.root) + os.sep
-        for pid in _pids():
-            try:
-                exe = os.readlink(f"/proc/{pid}/exe")
-            except OSError:
-                continue
-            if exe.startswith(prefix):
+        deadline = time.monotonic() + 1.0
+        while True:
+            found = False
+            for pid in _pids():
                 try:
-                    os.kill(pid, 9)
+                    exe = os.readlink(f"/proc/{pid}/exe")
                 except OSError:
-                    pass
+                    continue  # gone, a zombie, or not ours to see
+                if exe.startswith(prefix):
+                    found = True
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+            if not found or time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
 
     def _check_reachable_by_nobody(self) -> None:
         """Fail early if ``nobody`` cannot reach the scratch tree (e.g. TMPDIR under /root)."""

@@ -172,23 +172,26 @@ def measure(
         raise ValueError("measure needs at least 2 rounds")
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")
-    rng = random.Random(seed)
+    # Separate streams, so that the order of the rounds depends on the seed alone and not
+    # on how many draws a (timing-dependent) calibration happened to take.
+    base = random.Random(seed)
+    order_rng, pad_rng, boot_rng = (random.Random(base.getrandbits(64)) for _ in range(3))
 
     def sample(run: Callable[[int], float], reps: int) -> float:
-        return sum(run(rng.randint(0, MAX_ENV_PAD)) for _ in range(reps))
+        return sum(run(pad_rng.randint(0, MAX_ENV_PAD)) for _ in range(reps))
 
     with timing_lock() if lock else contextlib.nullcontext():
         # Warm-up: the first run of a binary pays for page cache and cold caches.
-        run_a(rng.randint(0, MAX_ENV_PAD))
-        run_b(rng.randint(0, MAX_ENV_PAD))
+        run_a(pad_rng.randint(0, MAX_ENV_PAD))
+        run_b(pad_rng.randint(0, MAX_ENV_PAD))
 
-        reps, shortest = _calibrate(sample, run_a, run_b, min_sample_seconds, rng)
+        reps, shortest = _calibrate(sample, run_a, run_b, min_sample_seconds, pad_rng)
 
         samples_a: list[float] = []
         samples_b: list[float] = []
         order: list[str] = []
         for _ in range(rounds):
-            if rng.random() < 0.5:
+            if order_rng.random() < 0.5:
                 order.append("AB")
                 a = sample(run_a, reps)
                 b = sample(run_b, reps)
@@ -199,7 +202,7 @@ def measure(
             samples_a.append(a)
             samples_b.append(b)
 
-    speedup, low, high = _interval(samples_a, samples_b, confidence, random.Random(rng.random()))
+    speedup, low, high = _interval(samples_a, samples_b, confidence, boot_rng)
     return Estimate(
         speedup=speedup,
         low=low,

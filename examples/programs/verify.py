@@ -17,7 +17,12 @@ does not use it.  For each program directory examples/programs/<name>/:
   4. with --time, time the -O3 baseline against every passing candidate on the
      test named `large` (else the biggest input): ROUNDS interleaved pairs in
      random order within each pair, CPU time (user+sys from wait4), reporting
-     the median of the paired ratios base/candidate.  This is a quick sanity check, not sgcc's measurement.
+     the median of the paired ratios base/candidate.  This is a quick sanity
+     check, not sgcc's measurement.
+  5. warn when a candidate mentions caller-saved registers that gcc's own body
+     of the function never touches: gcc -O3 enables -fipa-ra, so a caller in
+     the same file may keep live values in them across the call (see
+     popcount/bad/clobbers_r8.s, which is ABI-correct yet breaks main).
 
 Usage: python3 examples/programs/verify.py [--time] [--rounds N] [name ...]
 Exit status is 1 if any expectation above is not met.
@@ -65,10 +70,8 @@ def splice(base_asm, func, candidate_text):
     size_re = re.compile(r"^\s*\.size\s+" + re.escape(func) + r"\s*,")
     end = next(i for i in range(label, len(lines)) if size_re.match(lines[i]))
     text = candidate_text if candidate_text.endswith("\n") else candidate_text + "\n"
-    # keep the section state gcc expects after the function: if the replaced
-    # region started with a section directive we re-emit nothing; the next
-    # function in gcc's output brings its own directive or lives in .text,
-    # and candidates are required to end in .text.
+    # Candidates start with their own section directive and must end in .text
+    # (what gcc's text after the function assumes when it emits none).
     return "".join(lines[:start]) + text + "".join(lines[end + 1:])
 
 
@@ -94,12 +97,13 @@ def regs_used(asm_text):
 def function_text(asm, func):
     lines = asm.splitlines()
     i = lines.index(func + ":")
-    j = next(k for k in range(i, len(lines)) if re.match(r"\s*\.size\s+" + re.escape(func) + ",", lines[k]))
+    size_re = re.compile(r"\s*\.size\s+" + re.escape(func) + r"\s*,")
+    j = next(k for k in range(i, len(lines)) if size_re.match(lines[k]))
     return "\n".join(lines[i:j + 1])
 
 
 def run(binary, infile):
-    """Run binary on infile; return (stdout bytes or None on failure, cpu seconds)."""
+    """Run binary on infile; return (stdout bytes, None) or (None, reason)."""
     with open(infile, "rb") as f:
         p = subprocess.Popen([binary], stdin=f, stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, start_new_session=True)
@@ -167,7 +171,9 @@ def check_program(name, tmp, do_time, rounds):
         # gcc -O3 enables -fipa-ra: callers in the same file may keep values in
         # caller-saved registers that gcc's own body of `func` leaves alone.  A
         # candidate touching more of them can break the caller; flag it.
-        extra = regs_used(text) - regs_used(function_text(base_asm, func))
+        # (a gcc body that calls out already clobbers all of them)
+        body = function_text(base_asm, func)
+        extra = set() if re.search(r"^\s*call", body, re.M) else regs_used(text) - regs_used(body)
         tag = re.sub(r"\W", "_", rel)
         cs, cb = os.path.join(tmp, f"{name}.{tag}.s"), os.path.join(tmp, f"{name}.{tag}")
         with open(cs, "w") as f:

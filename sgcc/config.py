@@ -1,0 +1,193 @@
+"""Layered configuration: command line > SGCC_* environment > project sgcc.toml > user file > defaults.
+
+Every effective value remembers where it came from, so ``sgcc config`` can show it. The
+project file is the nearest ``sgcc.toml`` at or above the working directory; the user file is
+``config.toml`` in the platform's user configuration directory for sgcc (``SGCC_CONFIG``
+names another). Both use an ``[sgcc]`` table or top-level keys.
+
+A bad value (wrong type, unknown choice) is an error that names its source, never a
+silent default.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from sgcc.errors import SgccError
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "yes", "true", "on"):
+        return True
+    if text in ("0", "no", "false", "off", ""):
+        return False
+    raise ValueError(f"expected a boolean, got {value!r}")
+
+
+def _float(value: Any) -> float:
+    return float(value)
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("expected an integer")
+    return int(value)
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, (str, int, float)):
+        raise ValueError(f"expected a string, got {type(value).__name__}")
+    return str(value)
+
+
+def _choice(*choices: str) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        text = str(value).strip().lower()
+        if text not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}")
+        return text
+
+    return convert
+
+
+def _list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [v for v in (p.strip() for p in value.split(",")) if v]
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    raise ValueError(f"expected a list, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One configuration key: its type, default and meaning."""
+
+    key: str
+    convert: Callable[[Any], Any]
+    default: Any
+    help: str
+
+    @property
+    def env(self) -> str:
+        return "SGCC_" + self.key.upper().replace("-", "_")
+
+
+SETTINGS: dict[str, Setting] = {
+    s.key: s
+    for s in [
+        Setting("isa", _choice("flags", "native"), "flags",
+                "which instructions candidates may use: what the compile flags promise, or all this CPU has"),
+        Setting("min_gain", _float, 0.03, "a candidate must be at least this much faster (lower CI bound)"),
+        Setting("rounds", _int, 20, "paired timing rounds per comparison"),
+        Setting("min_sample", _float, 0.05, "seconds of CPU one timing sample must last"),
+        Setting("test_timeout", _float, 10.0, "wall-clock seconds one test run may take"),
+        Setting("jobs", _int, 0, "parallel builds and tests (0: one per core)"),
+        Setting("keep_temps", _bool, False, "keep temporary directories for debugging"),
+        Setting("generators", _list, ["replay"], "candidate generators to use"),
+        Setting("compiler", _str, "", "the real compiler (default: gcc from PATH)"),
+        Setting("disable", _bool, False, "make sgcc a pure pass-through to gcc"),
+        Setting("cache_dir", _str, "", "where verdicts are cached"),
+    ]
+}
+
+
+@dataclass
+class Value:
+    value: Any
+    source: str
+
+
+class Config:
+    """Effective settings with their sources."""
+
+    def __init__(self, values: dict[str, Value], files: list[Path]):
+        self._values = values
+        self.files = files
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self._values[key].value
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def source(self, key: str) -> str:
+        return self._values[key].source
+
+    def items(self):
+        return [(k, v.value, v.source) for k, v in self._values.items()]
+
+
+def user_config_path() -> Path:
+    """The user's configuration file (SGCC_CONFIG overrides the platform location)."""
+    override = os.environ.get("SGCC_CONFIG")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("sgcc")) / "config.toml"
+
+
+def project_config_path(start: Path | None = None) -> Path | None:
+    """The nearest sgcc.toml at or above ``start`` (the working directory by default)."""
+    here = (start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        candidate = directory / "sgcc.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SgccError(f"cannot read configuration file {path}", cause=exc,
+                        hint="fix or remove the file") from exc
+    table = data.get("sgcc", data)
+    if not isinstance(table, dict):
+        raise SgccError(f"{path}: [sgcc] must be a table")
+    return table
+
+
+def load(cli: dict[str, Any] | None = None, *, cwd: Path | None = None) -> Config:
+    """Resolve every setting through the layers; ``cli`` holds values given on the command line
+    (None means "not given")."""
+    layers: list[tuple[str, dict[str, Any]]] = []
+    files: list[Path] = []
+    user = user_config_path()
+    if user.is_file():
+        layers.append((f"user file {user}", _read_toml(user)))
+        files.append(user)
+    project = project_config_path(cwd)
+    if project is not None:
+        layers.append((f"project file {project}", _read_toml(project)))
+        files.append(project)
+    env = {s.key: os.environ[s.env] for s in SETTINGS.values() if s.env in os.environ}
+    layers.append(("environment", env))
+    layers.append(("command line", {k: v for k, v in (cli or {}).items() if v is not None}))
+
+    values = {key: Value(s.default, "default") for key, s in SETTINGS.items()}
+    for source, table in layers:
+        for raw_key, raw in table.items():
+            key = raw_key.replace("-", "_")
+            setting = SETTINGS.get(key)
+            if setting is None:
+                if source.startswith(("user", "project")):
+                    raise SgccError(f"{source}: unknown setting '{raw_key}'",
+                                    hint="`sgcc config` lists the settings")
+                continue
+            try:
+                values[key] = Value(setting.convert(raw), source)
+            except (TypeError, ValueError) as exc:
+                where = setting.env if source == "environment" else source
+                raise SgccError(f"bad value for {raw_key} in {where}: {exc}") from exc
+    return Config(values, files)

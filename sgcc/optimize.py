@@ -1,0 +1,364 @@
+"""The engine: prove each candidate correct and faster, safely, or drop it.
+
+For one C program (the papers' setting) and its tests:
+
+1. build the baseline exactly as gcc does with the user's flags (``-S``, assemble, link) and
+   split its assembly into function units;
+2. record expected outputs the tests lack by running the baseline (and check it passes the
+   ones it has);
+3. for every candidate from every generator: screen its text (``check``), substitute it into
+   the baseline assembly and assemble (``assemble``), compare the object with the baseline's
+   and apply the instruction-set policy (``check``), link (``link``), run all tests in the
+   sandbox (``test``), then time it against the baseline on paired, interleaved rounds
+   (``time``); only a lower confidence bound above the minimum gain is ``accepted``;
+4. per function, re-measure the best accepted candidate on fresh rounds before believing it;
+5. combine the winners, validate and time the combined program once more, and ship it, or
+   the baseline when anything is in doubt.
+
+Builds and tests run in parallel; timing runs one at a time, machine-wide.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sgcc import gccargs, proc
+from sgcc.candidates import Candidate
+from sgcc.errors import SgccError
+from sgcc.report import CandidateResult, Report, estimate_dict
+
+STAGES = ("check", "assemble", "link", "test", "time", "accepted")
+
+
+@dataclass
+class Request:
+    """What the user asked ``sgcc optimize`` to do."""
+
+    source: Path
+    flags: list[str]
+    tests: Path
+    output: Path
+    generators: list = field(default_factory=list)
+    isa: str = "flags"
+    min_gain: float = 0.03
+    rounds: int = 20
+    min_sample: float = 0.05
+    test_timeout: float = 10.0
+    jobs: int = 0
+    keep_temps: bool = False
+    max_generator_rounds: int = 1
+    compiler: str = "gcc"
+    seed: int | None = None
+
+
+@dataclass
+class Program:
+    """The baseline: the source, its flags, its assembly split into units, its binary."""
+
+    source: Path
+    source_text: str
+    flags: list[str]
+    asm: object  # sgcc.asm.units.AsmFile
+    asm_text: str
+    obj: Path
+    binary: Path
+    target: object  # sgcc.isa.Target
+
+
+class Engine:
+    """Runs one optimization request; see the module docstring."""
+
+    def __init__(self, request: Request, progress=None):
+        self.req = request
+        self.progress = progress
+        self.workdir = Path(tempfile.mkdtemp(prefix="sgcc-opt-"))
+        self._counter = 0
+        self._lock = threading.Lock()
+        self.jobs = request.jobs or os.cpu_count() or 1
+
+    # -- building -------------------------------------------------------------------------
+
+    def _note(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress.status(message)
+
+    def _gcc(self, args: list[str], *, timeout: float = 300) -> proc.Result:
+        return proc.run([self.req.compiler, *args], timeout=timeout)
+
+    def _compile_flags(self) -> list[str]:
+        return [f for f in self.req.flags]
+
+    def build_baseline(self) -> Program:
+        from sgcc import isa
+        from sgcc.asm.units import AsmFile
+
+        src = self.req.source
+        if not src.is_file():
+            raise SgccError(f"no such source file: {src}")
+        inv = gccargs.parse([*self.req.flags, "-c", str(src)])
+        if inv.opt_level not in gccargs.ELIGIBLE_OPT_LEVELS:
+            raise SgccError(f"sgcc optimizes -O2/-O3/-Ofast builds; the flags say -O{inv.opt_level}",
+                            hint="add -O3 (or leave the optimization level out: -O3 is the default)")
+        base_s = self.workdir / "base.s"
+        r = self._gcc([*self.req.flags, "-S", "-o", str(base_s), str(src)])
+        if not r.ok:
+            raise SgccError(f"gcc cannot compile {src}:\n{r.stderr.decode(errors='replace').strip()}")
+        asm_text = base_s.read_text(encoding="utf-8", errors="surrogateescape")
+        obj = self.workdir / "base.o"
+        self._assemble_trusted(base_s, obj)
+        binary = self.workdir / "base"
+        r = self._gcc([*self.req.flags, str(obj), "-o", str(binary)])
+        if not r.ok:
+            raise SgccError(f"gcc cannot link {src}:\n{r.stderr.decode(errors='replace').strip()}")
+        if self.req.isa == "native":
+            target = isa.native_target(self.req.compiler)
+        else:
+            target = isa.target_from_flags(self.req.compiler, inv.target_flags)
+        return Program(src, src.read_text(errors="replace"), list(self.req.flags), AsmFile.parse(asm_text),
+                       asm_text, obj, binary, target)
+
+    def _assemble_trusted(self, asm: Path, obj: Path) -> None:
+        flags = gccargs.parse([*self.req.flags, "-c", "x.c"]).flags_without_inputs(drop_dependency_flags=True)
+        r = self._gcc([*flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)])
+        if not r.ok:
+            raise SgccError(f"gcc's own assembly for {self.req.source} does not assemble:\n"
+                            f"{r.stderr.decode(errors='replace')[-2000:]}")
+
+    def _asm_flags(self) -> list[str]:
+        return gccargs.parse([*self.req.flags, "-c", "x.c"]).flags_without_inputs(drop_dependency_flags=True)
+
+    # -- one candidate, up to the tests -----------------------------------------------------
+
+    def _new_dir(self) -> tuple[str, Path]:
+        with self._lock:
+            self._counter += 1
+            cid = f"c{self._counter:03d}"
+        path = self.workdir / cid
+        path.mkdir()
+        return cid, path
+
+    def build_candidate(self, program: Program, replacements: dict[str, str], where: Path,
+                        result: CandidateResult) -> Path | None:
+        """Substitute, assemble, check and link; return the binary or None (result says why)."""
+        from sgcc import screen
+
+        for name, text in replacements.items():
+            verdict = screen.screen_text(text)
+            if not verdict.ok:
+                result.stop("check", verdict.reason, verdict.detail)
+                return None
+        try:
+            asm_text = program.asm.join(replacements)
+        except KeyError as exc:
+            result.stop("check", f"no function named {exc.args[0]} in the program")
+            return None
+        asm = where / "cand.s"
+        asm.write_text(asm_text, encoding="utf-8", errors="surrogateescape")
+        obj = where / "cand.o"
+        verdict = screen.assemble(asm, obj, gcc=self.req.compiler, flags=self._asm_flags())
+        if not verdict.ok:
+            result.stop("assemble", verdict.reason, verdict.detail)
+            return None
+        verdict = screen.check_object(obj, program.obj, isa=program.target)
+        if not verdict.ok:
+            result.stop("check", verdict.reason, verdict.detail)
+            return None
+        binary = where / "cand"
+        r = proc.run([self.req.compiler, *self.req.flags, str(obj), "-o", str(binary)], timeout=120,
+                     limits=proc.Limits(cpu=60, file_size=256 << 20))
+        if not r.ok:
+            lines = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error" in ln.lower()]
+            result.stop("link", "does not link", "\n".join(lines[:5])[:800])
+            return None
+        return binary
+
+    def evaluate(self, program: Program, candidate: Candidate, sandbox, tests) -> tuple[CandidateResult, Path | None]:
+        """Everything but timing for one candidate (safe to run in parallel)."""
+        cid, where = self._new_dir()
+        candidate.id = cid
+        result = CandidateResult(id=cid, function=candidate.function, generator=candidate.generator,
+                                 origin=candidate.origin)
+        started = time.perf_counter()
+        binary = self.build_candidate(program, {candidate.function: candidate.text}, where, result)
+        if binary is not None:
+            outcome = sandbox.check(binary, tests)
+            result.tests_passed, result.tests_total = outcome.passed, outcome.total
+            if outcome.first_failure is not None:
+                f = outcome.first_failure
+                result.stop("test", f"test {f.test} failed: {f.reason}", _failure_detail(f))
+                binary = None
+        result.seconds = time.perf_counter() - started
+        return result, binary
+
+    # -- timing ---------------------------------------------------------------------------
+
+    def measure(self, sandbox, tests, base: Path, cand: Path):
+        from sgcc import timing
+
+        return timing.measure(
+            timing.runner(sandbox, base, tests),
+            timing.runner(sandbox, cand, tests),
+            rounds=self.req.rounds,
+            min_sample_seconds=self.req.min_sample,
+            seed=self.req.seed,
+        )
+
+    # -- the whole run --------------------------------------------------------------------
+
+    def run(self) -> Report:
+        from sgcc import sandbox as sandboxmod
+        from sgcc import timing
+
+        req = self.req
+        started = time.perf_counter()
+        self._note("building the baseline")
+        program = self.build_baseline()
+        report = Report(source=str(req.source), flags=list(req.flags), isa=program.target.name,
+                        min_gain=req.min_gain, functions=[u.name for u in program.asm.units])
+        tests = sandboxmod.load_tests(req.tests)
+        with sandboxmod.Sandbox(timeout=req.test_timeout, keep=req.keep_temps) as sandbox:
+            self._note(f"recording expected outputs ({len(tests)} tests)")
+            tests = sandbox.record(program.binary, tests)
+            base_outcome = sandbox.check(program.binary, tests)
+            if base_outcome.first_failure is not None:
+                f = base_outcome.first_failure
+                raise SgccError(f"the baseline program fails its own test {f.test}: {f.reason}",
+                                hint="the tests' .out files must be what the program prints")
+            report.tests = len(tests)
+
+            # Candidates for functions the program does not have are refused up front.
+            names = {u.name for u in program.asm.units}
+            for gen in req.generators:
+                for fn in sorted(getattr(gen, "functions", set()) - names):
+                    res = CandidateResult(id="-", function=fn, generator=gen.name, origin=str(getattr(gen, "directory", "")))
+                    res.stop("check", f"no function named {fn} in {req.source.name}")
+                    report.candidates.append(res)
+
+            winners: dict[str, tuple[CandidateResult, Path, Candidate]] = {}
+            history: dict[tuple[str, str], list] = {}
+            for round_no in range(max(1, req.max_generator_rounds)):
+                batch: list[Candidate] = []
+                for gen in req.generators:
+                    for unit in program.asm.units:
+                        past = history.setdefault((gen.name, unit.name), [])
+                        batch.extend(gen.propose(program, unit, round_no, past))
+                if not batch:
+                    break
+                self._note(f"round {round_no}: building and testing {len(batch)} candidates")
+                with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+                    evaluated = list(pool.map(lambda c: (c, *self.evaluate(program, c, sandbox, tests)), batch))
+                for n, (cand, res, binary) in enumerate(evaluated, 1):
+                    report.candidates.append(res)
+                    if binary is not None:
+                        self._note(f"timing {res.id} ({res.function}, {res.generator}) [{n}/{len(evaluated)}]")
+                        est = self.measure(sandbox, tests, program.binary, binary)
+                        res.set_estimate(est)
+                        if timing.decide(est, req.min_gain):
+                            res.stage, res.reason = "accepted", f"{est.speedup:.3f}x faster"
+                            best = winners.get(res.function)
+                            if best is None or est.speedup > best[0].speedup:
+                                winners[res.function] = (res, binary, cand)
+                        else:
+                            res.stop("time", f"not significantly faster (lower bound {est.low:.3f} "
+                                             f"<= {1 + req.min_gain:.3f})")
+                    history.setdefault((cand.generator, cand.function), []).append(res)
+
+            # Believe a winner only after fresh rounds agree.
+            confirmed: dict[str, tuple[CandidateResult, Path, Candidate]] = {}
+            for fn, (res, binary, cand) in winners.items():
+                self._note(f"re-measuring the winner for {fn}")
+                est = self.measure(sandbox, tests, program.binary, binary)
+                res.confirm = estimate_dict(est)
+                if timing.decide(est, req.min_gain):
+                    confirmed[fn] = (res, binary, cand)
+                else:
+                    res.stop("time", f"not confirmed on fresh rounds ({est.speedup:.3f}x, "
+                                     f"lower bound {est.low:.3f})")
+
+            final_binary = program.binary
+            shipped: list[CandidateResult] = []
+            if confirmed:
+                final_binary, shipped = self._combine(program, confirmed, sandbox, tests, report)
+            report.paper = _paper_figures(report)
+            if shipped:
+                report.shipped = [r.id for r in shipped]
+            self._ship(final_binary)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _combine(self, program, confirmed, sandbox, tests, report):
+        """Validate and time the program with every confirmed winner; fall back to the best one."""
+        from sgcc import timing
+
+        ordered = sorted(confirmed.values(), key=lambda t: -t[0].speedup)
+        attempts = [ordered] if len(ordered) > 1 else []
+        attempts += [[w] for w in ordered]
+        for attempt in attempts:
+            self._note(f"validating the combined program ({len(attempt)} function(s))")
+            _, where = self._new_dir()
+            res = CandidateResult(id="combined", function="+".join(r.function for r, _, _ in attempt),
+                                  generator="+".join(sorted({r.generator for r, _, _ in attempt})))
+            binary = self.build_candidate(program, {c.function: c.text for _, _, c in attempt}, where, res)
+            if binary is None:
+                report.notes.append(f"combination {res.function} refused at {res.stage}: {res.reason}")
+                continue
+            outcome = sandbox.check(binary, tests)
+            if outcome.first_failure is not None:
+                report.notes.append(f"combination {res.function} fails test {outcome.first_failure.test}")
+                continue
+            est = self.measure(sandbox, tests, program.binary, binary)
+            if not timing.decide(est, self.req.min_gain):
+                report.notes.append(f"combination {res.function} not significantly faster ({est.speedup:.3f}x)")
+                continue
+            report.final = {"functions": [r.function for r, _, _ in attempt], **estimate_dict(est),
+                            "tests_passed": outcome.passed, "tests_total": outcome.total}
+            return binary, [r for r, _, _ in attempt]
+        return program.binary, []
+
+    def _ship(self, binary: Path) -> None:
+        out = self.req.output
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.sgcc-tmp")
+        shutil.copyfile(binary, tmp)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, out)
+
+    def close(self) -> None:
+        if self.req.keep_temps:
+            return
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _failure_detail(f) -> str:
+    parts = [f"input: {f.stdin_excerpt!r}"] if getattr(f, "stdin_excerpt", None) is not None else []
+    if getattr(f, "expected_excerpt", None) is not None:
+        parts.append(f"expected: {f.expected_excerpt!r}")
+    if getattr(f, "actual_excerpt", None) is not None:
+        parts.append(f"actual: {f.actual_excerpt!r}")
+    return "\n".join(parts)
+
+
+def _paper_figures(report: Report) -> dict:
+    """The papers' per-program figures: best-of-N over candidates, speedup clipped at 1."""
+    real = [c for c in report.candidates if c.id != "-"]
+    compiled = any(c.stage not in ("check", "assemble", "link") for c in real)
+    passed = [c for c in real if c.stage in ("time", "accepted")]
+    speedup = max([1.0, *(c.speedup for c in passed if c.speedup is not None)])
+    return {"compiled": compiled, "passed": bool(passed), "speedup": speedup}
+
+
+def optimize(request: Request, progress=None) -> Report:
+    """Run the engine for one program and return its report (the output is always written:
+    the optimized program, or the baseline)."""
+    engine = Engine(request, progress)
+    try:
+        return engine.run()
+    finally:
+        engine.close()

@@ -1,0 +1,118 @@
+"""What an optimization run found: per candidate, per run, as JSON for tools and a summary for people."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class CandidateResult:
+    """The fate of one candidate: where it stopped, why, and what was measured."""
+
+    id: str
+    function: str
+    generator: str
+    origin: str = ""
+    stage: str = "pending"  # check, assemble, link, test, time, accepted
+    reason: str = ""
+    detail: str = ""
+    tests_passed: int | None = None
+    tests_total: int | None = None
+    speedup: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    rounds: int | None = None
+    reps: int | None = None
+    confirm: dict | None = None
+    seconds: float = 0.0
+
+    def stop(self, stage: str, reason: str, detail: str = "") -> None:
+        self.stage, self.reason, self.detail = stage, reason, detail
+
+    def set_estimate(self, est) -> None:
+        self.speedup, self.ci_low, self.ci_high = est.speedup, est.low, est.high
+        self.rounds, self.reps = est.rounds, est.reps
+
+
+@dataclass
+class Report:
+    """One ``sgcc optimize`` run."""
+
+    source: str
+    flags: list[str]
+    isa: str
+    min_gain: float
+    functions: list[str] = field(default_factory=list)
+    tests: int = 0
+    candidates: list[CandidateResult] = field(default_factory=list)
+    paper: dict = field(default_factory=dict)
+    final: dict | None = None
+    shipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def honest(self) -> dict:
+        """The shipped program's re-measured speedup, unclipped, with its interval."""
+        if self.final:
+            return {"speedup": self.final["speedup"], "ci_low": self.final["low"], "ci_high": self.final["high"],
+                    "functions": self.final["functions"]}
+        return {"speedup": 1.0, "ci_low": 1.0, "ci_high": 1.0, "functions": []}
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["honest"] = self.honest
+        data["stages"] = self.stage_counts()
+        return _finite(data)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def stage_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for c in self.candidates:
+            counts[c.stage] = counts.get(c.stage, 0) + 1
+        return counts
+
+    def summary(self) -> str:
+        """A few lines for stderr."""
+        lines = [f"sgcc: {self.source}: {len(self.functions)} function(s), {self.tests} test(s), "
+                 f"{len(self.candidates)} candidate(s), isa {self.isa}"]
+        for c in self.candidates:
+            timing = ""
+            if c.speedup is not None:
+                timing = f" {c.speedup:.3f}x [{c.ci_low:.3f}, {c.ci_high:.3f}]"
+            tests = f" tests {c.tests_passed}/{c.tests_total}" if c.tests_total is not None else ""
+            lines.append(f"  {c.id:>8} {c.function:24} {c.generator:10} {c.stage:9}{tests}{timing}"
+                         + (f"  {c.reason}" if c.reason else ""))
+        h = self.honest
+        if h["functions"]:
+            lines.append(f"sgcc: shipped {', '.join(h['functions'])}: {h['speedup']:.3f}x "
+                         f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}] over the baseline (re-measured)")
+        else:
+            lines.append("sgcc: shipped the baseline (no candidate proven correct and faster)")
+        p = self.paper
+        if p:
+            lines.append(f"sgcc: papers' figures: compiled {'yes' if p['compiled'] else 'no'}, "
+                         f"passed {'yes' if p['passed'] else 'no'}, speedup {p['speedup']:.3f} (clipped, best-of-N)")
+        for note in self.notes:
+            lines.append(f"sgcc: note: {note}")
+        return "\n".join(lines)
+
+
+def estimate_dict(est) -> dict:
+    """The summary of a timing estimate that reports keep (not the raw samples)."""
+    return {"speedup": est.speedup, "low": est.low, "high": est.high, "rounds": est.rounds, "reps": est.reps}
+
+
+def _finite(value):
+    """JSON has no NaN/inf: write them as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
