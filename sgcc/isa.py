@@ -273,6 +273,7 @@ _NAME_FEATURES = {
     "rstorssp": {"shstk"}, "saveprevssp": {"shstk"}, "setssbsy": {"shstk"},
     "clrssbsy": {"shstk"},
     "monitor": {"sse3"}, "mwait": {"sse3"},
+    "fisttp": {"sse3"},  # an x87 instruction that came with SSE3
 }
 
 #: AVX-512 subsets beyond the foundation, by name pattern (EVEX encodings only). Capstone
@@ -299,6 +300,44 @@ _EVEX_SUBSETS = [
                 r"|vinsert[if](32x8|64x2)|vbroadcast[if](32x2|32x8|64x2))$"), "avx512dq"),
     (re.compile(r"^gf2p8"), "gfni"),
 ]
+
+#: SSE/SSE2 (and the SSE integer additions to MMX) by name: capstone leaves some encodings
+#: of these ungrouped (the REX.W forms of cvtsi2sd/cvtsd2si, pextrw/pinsrw...). All of them
+#: are part of every x86-64; used only for legacy encodings with no group at all.
+_SSE_BASE_NAMES = frozenset(
+    """
+    addps addss andnps andps cmpps cmpss comiss cvtpi2ps cvtps2pi cvtsi2ss cvtss2si cvttps2pi
+    cvttss2si divps divss ldmxcsr maxps maxss minps minss movaps movhlps movhps movlhps movlps
+    movmskps movntps movss movups mulps mulss orps rcpps rcpss rsqrtps rsqrtss shufps sqrtps
+    sqrtss stmxcsr subps subss ucomiss unpckhps unpcklps xorps pavgb pavgw pextrw pinsrw
+    pmaxsw pmaxub pminsw pminub pmovmskb pmulhuw psadbw pshufw maskmovq movntq
+    addpd addsd andnpd andpd cmppd cmpsd comisd cvtdq2pd cvtdq2ps cvtpd2dq cvtpd2pi cvtpd2ps
+    cvtpi2pd cvtps2dq cvtps2pd cvtsd2si cvtsd2ss cvtsi2sd cvtss2sd cvttpd2dq cvttpd2pi
+    cvttps2dq cvttsd2si divpd divsd maskmovdqu maxpd maxsd minpd minsd movapd movd movdq2q
+    movdqa movdqu movhpd movlpd movmskpd movntdq movnti movntpd movq movq2dq movsd movupd
+    mulpd mulsd orpd packssdw packsswb packuswb paddb paddd paddq paddsb paddsw paddusb
+    paddusw paddw pand pandn pcmpeqb pcmpeqd pcmpeqw pcmpgtb pcmpgtd pcmpgtw pmaddwd pmulhw
+    pmullw pmuludq por pshufd pshufhw pshuflw pslld pslldq psllq psllw psrad psraw psrld
+    psrldq psrlq psrlw psubb psubd psubq psubsb psubsw psubusb psubusw psubw punpckhbw
+    punpckhdq punpckhqdq punpckhwd punpcklbw punpckldq punpcklqdq punpcklwd pxor shufpd
+    sqrtpd sqrtsd subpd subsd ucomisd unpckhpd unpcklpd xorpd
+    """.split()
+)
+
+#: SSE3..SSE4.2 names: their VEX forms (``v`` + name) are AVX, and capstone leaves some of
+#: those ungrouped too.
+_SSE_LATER_NAMES = frozenset(
+    """
+    addsubpd addsubps haddpd haddps hsubpd hsubps lddqu movddup movshdup movsldup pabsb pabsd
+    pabsw palignr phaddd phaddsw phaddw phsubd phsubsw phsubw pmaddubsw pmulhrsw pshufb psignb
+    psignd psignw blendpd blendps blendvpd blendvps dppd dpps extractps insertps movntdqa
+    mpsadbw packusdw pblendvb pblendw pcmpeqq pextrb pextrd pextrq phminposuw pinsrb pinsrd
+    pinsrq pmaxsb pmaxsd pmaxud pmaxuw pminsb pminsd pminud pminuw pmovsxbd pmovsxbq pmovsxbw
+    pmovsxdq pmovsxwd pmovsxwq pmovzxbd pmovzxbq pmovzxbw pmovzxdq pmovzxwd pmovzxwq pmuldq
+    pmulld ptest roundpd roundps roundsd roundss pcmpestri pcmpestrm pcmpistri pcmpistrm
+    pcmpgtq
+    """.split()
+)
 
 _FMA3 = re.compile(r"^vf(n?m(add|sub)|maddsub|msubadd)(132|213|231)")
 _FMA4 = re.compile(r"^vf(n?m(add|sub)|maddsub|msubadd)[ps][sd]$")
@@ -394,6 +433,12 @@ def required_features(insn) -> set[str]:
             feats.add("avx512f")  # mask-register ops are VEX-encoded but AVX-512
         if any(r.startswith("ymm") for r in regs) and not feats & {"avx2", "fma", "fma4", "f16c", "avx512f"}:
             feats.add("avx")
+        legacy_name = name[1:]
+        if not feats and (legacy_name in _SSE_BASE_NAMES or legacy_name in _SSE_LATER_NAMES):
+            # The VEX form of an SSE instruction capstone left ungrouped (vcvtsi2sd, vsqrtsd):
+            # AVX, or AVX2 for integer operations on ymm registers.
+            wide_int = legacy_name.startswith("p") and any(r.startswith("ymm") for r in regs)
+            feats.add("avx2" if wide_int else "avx")
         if not feats:
             feats.add(f"unknown:{name}")  # a VEX instruction capstone and we cannot place
     elif enc == "xop":
@@ -411,7 +456,7 @@ def required_features(insn) -> set[str]:
         elif r.startswith("ymm") and not feats & {"avx", "avx2", "avx512f", "fma", "f16c"}:
             feats.add("avx")
     m = _KREG_OP.match(name)
-    if m and enc != "evex" and name not in ("kmovw",):
+    if m and enc == "vex" and name not in ("kmovw",):
         # Mask ops on byte masks are AVX512DQ, on dword/qword masks AVX512BW.
         width = m.group(1)
         if width == "b" or name in ("kaddw", "ktestw"):
@@ -419,6 +464,11 @@ def required_features(insn) -> set[str]:
         elif width in ("d", "q"):
             feats.add("avx512bw")
 
+    if not feats and enc == "legacy" and name not in BASE_INSNS:
+        if name in _SSE_BASE_NAMES:
+            feats.add("sse2" if any(r.startswith("xmm") for r in regs) else "sse")
+        elif name.startswith("f"):
+            feats.add("x87")  # x87 forms capstone leaves ungrouped (fnstsw...)
     if not feats and name not in BASE_INSNS:
         feats.add(f"unknown:{name}")
     return feats

@@ -170,6 +170,15 @@ class Engine:
         if not verdict.ok:
             result.stop("check", verdict.reason, verdict.detail)
             return None
+        if "-fno-ipa-ra" not in self.req.flags:
+            from sgcc import clobbers
+
+            for name in replacements:
+                extra = clobbers.extra_clobbers(obj, program.obj, name)
+                if extra:
+                    result.stop("check", f"{name} changes {clobbers.describe(extra)}, which gcc's version "
+                                         "leaves alone and its callers here may rely on (-fipa-ra)")
+                    return None
         binary = where / "cand"
         r = proc.run([self.req.compiler, *self.req.flags, str(obj), "-o", str(binary)], timeout=120,
                      limits=proc.Limits(cpu=60, file_size=256 << 20))
@@ -236,9 +245,9 @@ class Engine:
             # Candidates for functions the program does not have are refused up front.
             names = {u.name for u in program.asm.units}
             for gen in req.generators:
-                for fn in sorted(getattr(gen, "functions", set()) - names):
-                    res = CandidateResult(id="-", function=fn, generator=gen.name, origin=str(getattr(gen, "directory", "")))
-                    res.stop("check", f"no function named {fn} in {req.source.name}")
+                for cand in getattr(gen, "unmatched", lambda _: [])(names):
+                    res = CandidateResult(id="-", function=cand.function, generator=gen.name, origin=cand.origin)
+                    res.stop("check", f"no function named {cand.function} in {req.source.name}")
                     report.candidates.append(res)
 
             winners: dict[str, tuple[CandidateResult, Path, Candidate]] = {}

@@ -182,7 +182,7 @@ def _read_test_file(base: Path, name: str, limit: int, budget: list[int], *, opt
         raise SgccError(f"test file {path} is missing or a dangling symlink") from None
     except (OSError, RuntimeError) as exc:
         raise SgccError(f"cannot resolve test file {path}", cause=exc) from exc
-    if real.parent != base:
+    if not real.is_relative_to(base):
         # A symlink pointing out of the directory would let a test directory read any file
         # (and then show it to a model in failure feedback).
         raise SgccError(f"test file {path} is a symlink leading outside {base}")
@@ -274,6 +274,7 @@ class Sandbox:
         if not self.isolate_network:
             _warn_no_network_isolation()
 
+        self._closed = False
         self.root = Path(tempfile.mkdtemp(prefix="sgcc-sandbox-"))
         self._finalizer = None if keep else weakref.finalize(self, _rmtree, str(self.root))
         self._bin = self.root / "bin"
@@ -287,7 +288,6 @@ class Sandbox:
         self._copies: dict[tuple, Path] = {}
         self._free: list[Path] = []
         self._lock = threading.Lock()
-        self._closed = False
 
     # -- lifecycle
 
@@ -296,7 +296,7 @@ class Sandbox:
         if self._closed:
             return
         self._closed = True
-        self._sweep()
+        self._sweep(self.root)
         if self._finalizer is not None:
             self._finalizer()
 
@@ -351,7 +351,8 @@ class Sandbox:
                 drop_privileges=self.drop_privileges,
             )
         finally:
-            self._sweep()
+            # Only this run's directory: other threads may be running binaries meanwhile.
+            self._sweep(run_dir)
             self._release_scratch_dir(run_dir)
 
     def record(self, binary: Path, tests: list[TestCase]) -> list[TestCase]:
@@ -401,8 +402,13 @@ class Sandbox:
                     f"test {test.name} has no expected output",
                     hint="record the baseline's outputs first (Sandbox.record)",
                 )
-            result = self.run(binary, test.stdin)
-            failure = _judge(test, result, self.timeout)
+            try:
+                result = self.run(binary, test.stdin)
+            except SgccError as exc:
+                # E.g. the kernel refused to execute it: a failed candidate, not an sgcc error.
+                failure = Failure(test.name, f"cannot run: {exc.message}", excerpt(test.stdin), "", "")
+            else:
+                failure = _judge(test, result, self.timeout)
             if failure is None:
                 passed += 1
                 continue
@@ -471,13 +477,16 @@ class Sandbox:
         uid = _NOBODY if self.drop_privileges else os.getuid()
         return _count_processes(uid) + self.processes
 
-    def _sweep(self) -> None:
-        """Kill processes still executing a binary from this sandbox (e.g. after ``setsid``).
+    def _sweep(self, under: Path) -> None:
+        """Kill processes still executing a binary from ``under`` (e.g. after ``setsid``).
+
+        ``/proc/PID/exe`` names the path the binary was started from, the run's own
+        directory, even after the file is unlinked (with a " (deleted)" suffix).
 
         Repeats until none is left (up to a second): processes killed a moment ago may still
         be exiting, and one may have forked just before the kill.
         """
-        prefix = str(self.root) + os.sep
+        prefix = str(under) + os.sep
         deadline = time.monotonic() + 1.0
         while True:
             found = False

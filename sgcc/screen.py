@@ -936,7 +936,8 @@ def check_object(
 
     Refuses: new undefined symbols (except ``allowed_new_externals``), new global
     definitions or changed bindings, indirect functions, sections the baseline lacks (by
-    name, type and flags) or a missing ``.note.GNU-stack``, changed constructor/destructor
+    name, type and flags; only new ``.text*`` code and ``.rodata*`` read-only data sections
+    are let through) or a missing ``.note.GNU-stack``, changed constructor/destructor
     tables, relocation types the baseline does not use beyond ordinary code ones, relocations
     against absolute addresses, executable bytes that do not decode, forbidden instructions
     (system calls, privileged, I/O, far transfers, segment registers, nondeterministic ones)
@@ -967,7 +968,7 @@ def _object_problems(cand: _Obj, base: _Obj, target, allowed_new: frozenset[str]
     base_keys = {base.section_key(s) for s in base.content_sections()}
     base_by_name = {s.name: s for s in base.content_sections()}
     for sec in cand.content_sections():
-        if cand.section_key(sec) not in base_keys:
+        if cand.section_key(sec) not in base_keys and not _plain_new_section(sec, base_by_name):
             if sec.name in base_by_name:
                 problems.append(f"section {sec.name} differs from gcc's (type or flags)")
             else:
@@ -1037,6 +1038,8 @@ def _object_problems(cand: _Obj, base: _Obj, target, allowed_new: frozenset[str]
             if not isinstance(shndx, int) or shndx not in decoded:
                 continue
             # A reference into code: it must land on an instruction the disassembly saw.
+            if not tsec["sh_flags"] & _SHF_ALLOC:
+                continue  # debug info points one past a function's end; it never runs
             value = sym["st_value"] + addend
             if rtype in _ABS_RELOCS:
                 dest = value
@@ -1102,11 +1105,46 @@ def _object_problems(cand: _Obj, base: _Obj, target, allowed_new: frozenset[str]
     return problems
 
 
+def _plain_new_section(sec, base_by_name) -> bool:
+    """A section gcc's object lacks that is still fine: more code or more read-only data.
+
+    A candidate may move a cold path to ``.text.unlikely`` or need a constant pool
+    (``.rodata.cst16``) the baseline did not. Such sections add no capability: code sections
+    are disassembled and checked like the rest, read-only data cannot run. Everything else
+    (writable, TLS, grouped, other names) must match the baseline by type and flags.
+    """
+    if sec.name in base_by_name or sec["sh_type"] != "SHT_PROGBITS":
+        return False
+    flags = sec["sh_flags"] & _SHF_COMPARED
+    if sec.name == ".text" or sec.name.startswith(".text."):
+        return flags == _SHF_ALLOC | _SHF_EXECINSTR
+    if sec.name == ".rodata" or sec.name.startswith(".rodata."):
+        return flags == _SHF_ALLOC
+    return False
+
+
 def _reloc_sig(obj: _Obj, relocs) -> list:
+    """What a table's relocations point at, independent of code layout.
+
+    gas writes a reference to a local function as "section symbol + offset"; the offset moves
+    whenever a candidate changes the size of an earlier function, so such targets are named
+    by the symbol defined at that offset instead.
+    """
+    by_place: dict[tuple[int, int], str] = {}
+    for sym in obj.symbols:
+        if sym.name and sym["st_info"]["type"] not in ("STT_SECTION", "STT_FILE") and isinstance(sym["st_shndx"], int):
+            by_place.setdefault((sym["st_shndx"], sym["st_value"]), sym.name)
     out = []
     for offset, rtype, symidx, addend in relocs:
         sym = obj.symbols[symidx] if 0 < symidx < len(obj.symbols) else None
-        out.append((offset, rtype, sym.name if sym is not None else "", addend))
+        if sym is None:
+            target = ("", addend)
+        elif sym["st_info"]["type"] == "STT_SECTION" and isinstance(sym["st_shndx"], int):
+            named = by_place.get((sym["st_shndx"], sym["st_value"] + addend))
+            target = (named, 0) if named else (obj.sections[sym["st_shndx"]].name, addend)
+        else:
+            target = (sym.name, addend)
+        out.append((offset, rtype, *target))
     return sorted(out)
 
 

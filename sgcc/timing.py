@@ -328,6 +328,12 @@ def runner(sandbox, binary: Path, tests) -> Callable[[int], float]:
     crashed or printed something else took a different path, so its time means nothing, and
     since each run sees a different environment size these runs double as extra tests
     (reads of uninitialised stack often change with it).
+
+    The CPU time of a run includes the sandbox's set-up in the child between fork and exec
+    (rlimits, namespace, privilege drop: about 2 ms here) and the dynamic loader. Both are
+    the same for A and B, so they dilute a ratio towards 1: conservative (never a false
+    "faster"), but a program whose own work is a few milliseconds shows a smaller speedup
+    than it has. Time on inputs that make runs last well beyond that.
     """
     binary = Path(binary)
     cases = list(tests)

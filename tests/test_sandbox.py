@@ -98,6 +98,11 @@ PROGRAMS = {
         #include <string.h>
         int main(void) { const char *p = getenv("SGCC_PAD"); printf("%zu\n", p ? strlen(p) : 0); return 0; }
     """,
+    "spin": r"""
+        #include <stdio.h>
+        int main(void) { long n; if (scanf("%ld", &n) != 1) return 2;
+            for (volatile long i = 0; i < n; i++) ; puts("done"); return 0; }
+    """,
     "bigout": r"""
         #include <stdio.h>
         int main(void) { for (int i = 0; i < 100000; i++) printf("%d\n", i); return 0; }
@@ -380,3 +385,26 @@ def test_record_refuses_unusable_baselines(sb, bins):
 def test_check_needs_expectations(sb, bins):
     with pytest.raises(SgccError, match="no expected output"):
         sb.check(bins["double"], [TestCase("t", b"1\n")])
+
+
+def test_a_file_that_cannot_execute_fails_its_tests(sb, tmp_path):
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"\x7fELF not really")
+    outcome = sb.check(junk, [TestCase("t", b"", b"", 0)])
+    assert outcome.first_failure.reason.startswith("cannot run")
+
+
+def test_concurrent_runs_do_not_kill_each_other(sb, bins):
+    # One thread's clean-up sweep must not touch a program another thread is running.
+    import threading
+
+    results = []
+    t = threading.Thread(target=lambda: results.append(sb.run(bins["spin"], b"1000000000\n")))
+    t.start()
+    quick = 0
+    while t.is_alive() and quick < 200:
+        assert sb.run(bins["whoami"], b"").returncode == 0
+        quick += 1
+    t.join()
+    assert quick > 0
+    assert results[0].returncode == 0 and results[0].stdout == b"done\n", results[0].describe()

@@ -72,7 +72,8 @@ def _tests(sandbox, work, n):
 
 def test_a_vs_a_is_not_faster(sandbox, work):
     tests = _tests(sandbox, work, N)
-    est = measure(runner(sandbox, work, tests), runner(sandbox, work, tests), rounds=12, min_sample_seconds=0.03, seed=1)
+    run = runner(sandbox, work, tests)
+    est = measure(run, runner(sandbox, work, tests), rounds=12, min_sample_seconds=0.03, seed=1)
     assert est.low <= est.speedup <= est.high
     # Identical binaries: the interval must not clear the 3% bar.
     assert est.low <= 1.03
@@ -136,7 +137,8 @@ def test_rounds_are_interleaved_in_random_order_with_fresh_padding(sandbox, work
 def test_confirm_remeasures(sandbox, work):
     slow = _tests(sandbox, work, 2 * N)
     fast = _tests(sandbox, work, N)
-    ok, est = confirm(runner(sandbox, work, slow), runner(sandbox, work, fast), rounds=6, min_sample_seconds=0.03, seed=4)
+    run_slow, run_fast = runner(sandbox, work, slow), runner(sandbox, work, fast)
+    ok, est = confirm(run_slow, run_fast, rounds=6, min_sample_seconds=0.03, seed=4)
     assert ok and est.rounds == 6 and decide(est)
 
 

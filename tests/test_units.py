@@ -141,15 +141,18 @@ def line_of(asm: AsmFile, pattern: str) -> int:
     return hits[0]
 
 
-def renumber_labels(text: str, start: int = 1) -> str:
-    """Rename every ``.L<digits>`` label of ``text`` to ``.L<start>``, ``.L<start+1>``...
-
-    Units of one file use disjoint numbers; renumbering each from 1 makes them collide.
-    """
+def relabel(text: str, names: list[str]) -> str:
+    """Rename the ``.L<digits>`` labels ``text`` defines to ``names`` in turn (then fresh ones)."""
     mapping: dict[str, str] = {}
     for label in re.findall(r"^(\.L\d+):", text, re.M):
-        mapping.setdefault(label, f".L{start + len(mapping)}")
+        if label not in mapping:
+            n = len(mapping)
+            mapping[label] = names[n] if n < len(names) else f".L{90000 + n}"
     return re.sub(r"\.L\d+\b", lambda m: mapping.get(m.group(0), m.group(0)), text)
+
+
+def local_labels(text: str) -> list[str]:
+    return re.findall(r"^(\.L\d+):", text, re.M)
 
 
 # --------------------------------------------------------------------------- split and join
@@ -203,6 +206,14 @@ def test_split_join(gcc, stem, key):
     assert expected <= names, f"missing {expected - names}"
     found_cold = {m.group(1) for m in _COLD_LABEL.finditer(text)}
     assert cold <= found_cold, f"gcc made no cold part for {cold - found_cold}"
+    if key in OPTIMIZED and "main" in names:
+        assert re.search(r"^\t\.section\t\.text\.startup\b", asm.unit("main").text, re.M)
+    if key == "O3-sections":
+        # Each function in its own section (bar the ones placed by attribute or top-level asm).
+        for unit in asm.units:
+            if unit.name not in {"asm_triple", "in_custom"}:
+                pattern = rf"^\t\.section\t\.text\.(?:startup\.|unlikely\.|hot\.|exit\.)?{re.escape(unit.name)},"
+                assert re.search(pattern, unit.text, re.M), unit.name
     if key in {"O3", "O2"} and stem == "switch_table":
         assert re.search(r"^\.L\d+:\n\t\.long\t\.L\d+-\.L\d+$", text, re.M), "expected a jump table"
 
@@ -348,17 +359,18 @@ def test_label_collisions_are_renamed(gcc, stem, tmp_path):
     text = gcc.asm(stem, "O3")
     asm = AsmFile.parse(text)
     _, output = build(text, tmp_path, "orig", True)
-    # Every unit renumbered from .L1: each collides with the others and with the frame's
-    # untouched units.
-    renumbered = {u.name: renumber_labels(u.text) for u in asm.units}
-    collide = [u.name for u in asm.units if re.search(r"^\.L\d+:", u.text, re.M)]
-    assert collide
-    for k, name in enumerate(collide):
-        joined = asm.join({name: renumbered[name]})
-        assert joined != text
+    with_labels = [u for u in asm.units if local_labels(u.text)]
+    assert len(with_labels) >= 2
+    # One unit at a time, its labels renamed to labels other units define.
+    for k, unit in enumerate(with_labels):
+        others = [label for u in with_labels if u is not unit for label in local_labels(u.text)]
+        joined = asm.join({unit.name: relabel(unit.text, others)})
+        assert ".Lsg_" in joined
         _, got = build(joined, tmp_path, f"one{k}", True)
-        assert got == output, name
-    joined = asm.join(renumbered)
+        assert got == output, unit.name
+    # All at once, every unit numbering its labels from .L1: they collide with each other.
+    first = [f".L{n}" for n in range(1, 1000)]
+    joined = asm.join({u.name: relabel(u.text, first) for u in asm.units})
     assert ".Lsg_" in joined
     _, got = build(joined, tmp_path, "all", True)
     assert got == output
@@ -392,6 +404,33 @@ def test_label_collision_with_constants(gcc, tmp_path):
     assert joined.count(f"\n{shared}:") == 1
     _, got = build(joined, tmp_path, "float-clash", True)
     assert got == output
+
+
+def test_original_owner_keeps_a_label_the_frame_refers_to():
+    text = (
+        "\t.text\n"
+        "\t.type\tf, @function\n"
+        "f:\n"
+        "\tret\n"
+        "\t.size\tf, .-f\n"
+        "\t.type\tg, @function\n"
+        "g:\n"
+        ".L5:\n"
+        "\tret\n"
+        "\t.size\tg, .-g\n"
+        "\t.section\t.data.rel.ro.local,\"aw\"\n"
+        "table:\n"
+        "\t.quad\t.L5\n"
+    )
+    asm = AsmFile.parse(text)
+    f_text = "f:\n.L5:\n\tjmp\t.L5\n"
+    joined = asm.join({"f": f_text, "g": asm.unit("g").text})
+    # g defined .L5 in the original, and the frame's table means g's: f's copy is renamed.
+    assert "f:\n.Lsg_0_5:\n\tjmp\t.Lsg_0_5\n" in joined
+    assert "g:\n.L5:\n" in joined
+    assert joined.endswith("\t.quad\t.L5\n")
+    # Alone, f's .L5 collides with g's kept one.
+    assert "f:\n.Lsg_0_5:\n" in asm.join({"f": f_text})
 
 
 def test_debug_labels_keep_their_names(gcc, tmp_path):

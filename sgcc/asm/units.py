@@ -14,8 +14,9 @@ Everything else (data, shared constants, debug sections, ``.ident``...) is the f
 ``AsmFile.parse(text).join()`` gives back ``text`` byte for byte, whatever ``text`` is;
 ``join`` with replacements swaps units for other text, keeping the frame's sections intact.
 
-This module is on the compile path of every intercepted file: standard library only, one
-pass over the lines for the analysis, regular expressions compiled once.
+This module is on the compile path of every intercepted file: standard library only, a few
+linear passes over the lines (each distinct line analyzed once), regular expressions compiled
+once.
 """
 
 from __future__ import annotations

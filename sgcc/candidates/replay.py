@@ -49,9 +49,9 @@ class ReplayGenerator:
         self.directory = Path(directory)
         self._all = load(self.directory)
 
-    @property
-    def functions(self) -> set[str]:
-        return {c.function for c in self._all}
+    def unmatched(self, names: set[str]) -> list[Candidate]:
+        """Candidates for functions the program does not have (refused at ``check``)."""
+        return [c for c in self._all if c.function not in names]
 
     def propose(self, program, unit, round_no, history):
         if round_no > 0:

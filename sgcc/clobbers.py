@@ -1,0 +1,192 @@
+"""Which caller-saved registers a function may change, as its callers in the same file assume.
+
+gcc -O2/-O3 enables ``-fipa-ra``: when a function's body is in the same translation unit, its
+callers assume it clobbers only the registers it (and what it calls) actually writes, and keep
+values in the other caller-saved registers across the call. A candidate that follows the
+calling convention to the letter can therefore still break its caller by writing ``%r8``
+where gcc's version did not. This module computes, from the assembled objects, each
+function's transitive clobber set, and refuses a candidate whose set is not contained in
+gcc's. (With ``-fno-ipa-ra`` in the flags callers assume the ABI and the check is moot.)
+
+Sound direction: the baseline's sets are computed precisely (an over-estimate there would let
+a bad candidate through); the candidate's may be over-estimated (that only refuses more).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_GPR_ALIASES = {
+    "rax": ("rax", "eax", "ax", "al", "ah"),
+    "rcx": ("rcx", "ecx", "cx", "cl", "ch"),
+    "rdx": ("rdx", "edx", "dx", "dl", "dh"),
+    "rsi": ("rsi", "esi", "si", "sil"),
+    "rdi": ("rdi", "edi", "di", "dil"),
+}
+_CANON = {alias: reg for reg, aliases in _GPR_ALIASES.items() for alias in aliases}
+_RN = re.compile(r"^r(8|9|10|11)[dwb]?$")
+_VEC = re.compile(r"^[xyz]mm(\d+)$")
+_MASK = re.compile(r"^k[0-7]$")
+
+#: Every caller-saved register ipa-ra tracks, by canonical name (the flags never survive a call).
+ALL_CALLER_SAVED = frozenset(
+    ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"]
+    + [f"v{i}" for i in range(32)]
+    + [f"k{i}" for i in range(8)]
+)
+
+
+def canonical(name: str) -> str | None:
+    """The caller-saved register a capstone register name belongs to, or None."""
+    if name in _CANON:
+        return _CANON[name]
+    m = _RN.match(name)
+    if m:
+        return f"r{m.group(1)}"
+    m = _VEC.match(name)
+    if m:
+        return f"v{m.group(1)}"
+    if _MASK.match(name):
+        return name
+    return None
+
+
+class _Object:
+    """The functions of one relocatable object: code ranges, direct writes and call targets."""
+
+    def __init__(self, path: Path):
+        from elftools.elf.elffile import ELFFile
+        from elftools.elf.relocation import RelocationSection
+        from elftools.elf.sections import SymbolTableSection
+
+        with open(path, "rb") as fh:
+            elf = ELFFile(fh)
+            sections = list(elf.iter_sections())
+            symtab = next((s for s in sections if isinstance(s, SymbolTableSection)), None)
+            self.symbols = list(symtab.iter_symbols()) if symtab else []
+            self.code: dict[int, bytes] = {}
+            for idx, sec in enumerate(sections):
+                if sec["sh_type"] == "SHT_PROGBITS" and sec["sh_flags"] & 0x4:  # SHF_EXECINSTR
+                    self.code[idx] = sec.data()
+            # relocations by (section index, offset) -> symbol name (or section-relative target)
+            self.relocs: dict[tuple[int, int], tuple[str, int, int]] = {}
+            for sec in sections:
+                if isinstance(sec, RelocationSection) and sec["sh_info"] in self.code:
+                    for rel in sec.iter_relocations():
+                        sym = self.symbols[rel["r_info_sym"]] if symtab else None
+                        name = sym.name if sym is not None else ""
+                        shndx = sym["st_shndx"] if sym is not None else "SHN_UNDEF"
+                        sec_of = shndx if isinstance(shndx, int) else -1
+                        addend = rel["r_addend"] if rel.is_RELA() else 0
+                        self.relocs[(sec["sh_info"], rel["r_offset"])] = (name, sec_of, addend)
+        self.functions: dict[str, list[tuple[int, int, int]]] = {}
+        for sym in self.symbols:
+            if sym["st_info"]["type"] == "STT_FUNC" and isinstance(sym["st_shndx"], int):
+                parent = sym.name[: sym.name.index(".cold")] if ".cold" in sym.name else sym.name
+                self.functions.setdefault(parent, []).append((sym["st_shndx"], sym["st_value"], sym["st_size"]))
+
+    def function_at(self, shndx: int, address: int) -> str | None:
+        for name, ranges in self.functions.items():
+            for sec, start, size in ranges:
+                if sec == shndx and start <= address < start + max(size, 1):
+                    return name
+        return None
+
+    def direct(self, name: str) -> tuple[set[str], set[str], bool]:
+        """Registers ``name`` writes itself, functions it calls here, and whether it calls out."""
+        import capstone
+
+        md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+        md.detail = True
+        writes: set[str] = set()
+        callees: set[str] = set()
+        calls_out = False
+        for shndx, start, size in self.functions.get(name, []):
+            data = self.code.get(shndx, b"")[start:start + size]
+            decoded = 0
+            for insn in md.disasm(data, start):
+                decoded += insn.size
+                try:
+                    _, written = insn.regs_access()
+                except capstone.CsError:
+                    calls_out = True  # cannot tell: assume the worst
+                    continue
+                for reg in written:
+                    canon = canonical(insn.reg_name(reg))
+                    if canon:
+                        writes.add(canon)
+                is_call = insn.group(capstone.CS_GRP_CALL)
+                is_jump = insn.group(capstone.CS_GRP_JUMP)
+                if not (is_call or is_jump):
+                    continue
+                target = self._branch_target(shndx, insn, name)
+                if target is _INSIDE:
+                    continue
+                if target is None:
+                    calls_out = True
+                else:
+                    callees.add(target)
+            if decoded < size:
+                calls_out = True  # undecodable bytes: assume the worst
+        return writes, callees, calls_out
+
+    def _branch_target(self, shndx: int, insn, current: str):
+        """The local function a call/jump reaches, _INSIDE for a branch within ``current``,
+        or None for anything unknown (external, indirect)."""
+        for off in range(insn.address + 1, insn.address + insn.size):
+            rel = self.relocs.get((shndx, off))
+            if rel is not None:
+                name, sec_of, addend = rel
+                if name in self.functions:
+                    return name if name != current else _INSIDE
+                if sec_of >= 0 and not name:  # section-relative (a local label)
+                    target = self.function_at(sec_of, addend + 4)
+                    return _INSIDE if target == current else target
+                if name.startswith(".L") or (sec_of >= 0 and name not in self.functions):
+                    target = self.function_at(sec_of, addend + 4) if sec_of >= 0 else None
+                    return _INSIDE if target == current else target
+                return None
+        ops = insn.operands
+        if len(ops) == 1 and ops[0].type == 2:  # X86_OP_IMM: a direct branch resolved by gas
+            target = self.function_at(shndx, ops[0].imm)
+            if target == current:
+                return _INSIDE
+            return target
+        return None  # indirect (register or memory operand)
+
+    def clobbers(self, name: str) -> frozenset[str]:
+        """Transitive caller-saved clobber set of ``name``: the union of what every function
+        reachable from it writes, or everything if any of them calls out of the file."""
+        result: set[str] = set()
+        seen: set[str] = set()
+        todo = [name]
+        while todo:
+            fn = todo.pop()
+            if fn in seen:
+                continue
+            seen.add(fn)
+            writes, callees, out = self.direct(fn)
+            if out:
+                return ALL_CALLER_SAVED
+            result |= writes
+            todo.extend(callees)
+        return frozenset(result)
+
+
+_INSIDE = object()
+
+
+def extra_clobbers(candidate_obj: Path, baseline_obj: Path, function: str) -> list[str]:
+    """Caller-saved registers the candidate's ``function`` may change that gcc's does not."""
+    base = _Object(baseline_obj)
+    cand = _Object(candidate_obj)
+    if function not in cand.functions:
+        return []  # the object check reports a missing function; nothing to compare here
+    extra = cand.clobbers(function) - base.clobbers(function)
+    return sorted(extra, key=lambda r: (r[0], int(r[1:]) if r[1:].isdigit() else 0, r))
+
+
+def describe(regs: list[str]) -> str:
+    names = [f"%xmm{r[1:]}" if r.startswith("v") else f"%{r}" for r in regs]
+    return ", ".join(names)
