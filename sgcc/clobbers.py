@@ -177,13 +177,156 @@ class _Object:
 _INSIDE = object()
 
 
+_ARG_REGS = frozenset(["rdi", "rsi", "rdx", "rcx", "r8", "r9", "rax"] + [f"v{i}" for i in range(8)])
+_PARTIAL = re.compile(r"^(?:[abcd][lh]|[abcd]x|si|di|sil|dil|r(?:8|9|10|11)[wb])$")
+_WALK_BUDGET = 4000
+# C library functions whose prototypes take no floating-point or vector arguments: a call to
+# one reads no vector register.
+_NO_VECTOR_ARGS = frozenset("""
+    puts putchar putc fputc fputs fwrite fread fflush getchar getc fgetc fgets ungetc malloc calloc
+    realloc free memcpy memmove memset memcmp memchr strlen strcmp strncmp strcpy strncpy strchr
+    strrchr strstr strdup strndup strtol strtoul strtoll strtoull atoi atol exit _exit abort
+    qsort bsearch __stack_chk_fail __assert_fail write read
+""".split())
+# Variadic functions: the caller sets %al to (an upper bound of) the number of vector
+# registers that carry arguments (SysV ABI 3.5.7).
+_VARIADIC = frozenset("""
+    printf fprintf sprintf snprintf dprintf scanf fscanf sscanf __printf_chk __fprintf_chk
+    __sprintf_chk __snprintf_chk __dprintf_chk __isoc99_scanf __isoc99_fscanf __isoc99_sscanf
+    __isoc23_scanf __isoc23_fscanf __isoc23_sscanf
+""".split())
+
+
+def _live_after_calls(obj: _Object, function: str, regs: set[str]) -> set[str]:
+    """Which of ``regs`` may be live after some direct call to ``function`` in ``obj``.
+
+    From each call site, walk the caller's code forward (both ways at conditional branches,
+    into jump targets within the caller): a read makes the register live, a full write makes
+    it dead on that path, a call out of the file kills it unless it is an argument register.
+    Anything the walk cannot follow (returns, indirect jumps, calls to functions in the file,
+    tail calls to ``function``, the budget running out) counts as live: unsure means refuse.
+    """
+    import capstone
+
+    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    md.detail = True
+    insns: dict[int, dict[int, object]] = {}
+    for shndx, data in obj.code.items():
+        insns[shndx] = {i.address: i for i in md.disasm(data, 0)}
+    # Every direct call or tail call in the file: target -> [(section, address, caller, is_jump)].
+    sites: dict[str, list[tuple[int, int, str, bool]]] = {}
+    for caller, ranges in obj.functions.items():
+        for shndx, start, size in ranges:
+            for addr in sorted(a for a in insns.get(shndx, {}) if start <= a < start + size):
+                insn = insns[shndx][addr]
+                jump = insn.group(capstone.CS_GRP_JUMP)
+                if insn.group(capstone.CS_GRP_CALL) or jump:
+                    target = obj._branch_target(shndx, insn, caller)
+                    if isinstance(target, str):
+                        sites.setdefault(target, []).append((shndx, addr, caller, bool(jump)))
+    called = set(sites)
+    live: set[str] = set()
+    for shndx, addr, caller, jump in sites.get(function, []):
+        if jump:
+            return set(regs)  # a tail call: F returns straight to the caller's callers
+        insn = insns[shndx][addr]
+        for reg in regs - live:
+            if _may_be_read(obj, insns[shndx], shndx, addr + insn.size, caller, reg, called):
+                live.add(reg)
+    return live
+
+
+def _may_be_read(obj: _Object, code: dict, shndx: int, start: int, caller: str, reg: str,
+                 called: set[str]) -> bool:
+    import capstone
+
+    todo, seen, steps = [start], set(), 0
+    while todo:
+        addr = todo.pop()
+        while True:
+            if addr in seen:
+                break
+            seen.add(addr)
+            steps += 1
+            insn = code.get(addr)
+            if insn is None or steps > _WALK_BUDGET:
+                return True
+            try:
+                read, written = insn.regs_access()
+            except capstone.CsError:
+                return True
+            if any(canonical(insn.reg_name(r)) == reg for r in read):
+                return True
+            if insn.group(capstone.CS_GRP_RET) or insn.group(capstone.CS_GRP_IRET):
+                if caller in called:
+                    return True  # its callers in this file may rely on the register too
+                break  # only callers elsewhere, which assume the ABI: caller-saved means dead
+            if insn.group(capstone.CS_GRP_CALL):
+                target = obj._branch_target(shndx, insn, caller)
+                if target is None and not _call_reads(obj, code, shndx, insn, reg):
+                    break  # an external call clobbers every caller-saved register it does not read
+                return True
+            full = [insn.reg_name(r) for r in written if canonical(insn.reg_name(r)) == reg]
+            if full and not any(_PARTIAL.match(name) for name in full):
+                break  # overwritten before any read on this path
+            if insn.group(capstone.CS_GRP_JUMP):
+                target = obj._branch_target(shndx, insn, caller)
+                ops = insn.operands
+                if target is not _INSIDE or not (len(ops) == 1 and ops[0].type == 2):
+                    return True
+                todo.append(ops[0].imm)
+                if insn.mnemonic == "jmp":
+                    break
+            addr = insn.address + insn.size
+    return False
+
+
+def _call_reads(obj: _Object, code: dict, shndx: int, insn, reg: str) -> bool:
+    """Whether an external call may read ``reg`` as an argument."""
+    if reg not in _ARG_REGS:
+        return False
+    if not reg.startswith("v"):
+        return True
+    name = _external_name(obj, shndx, insn)
+    if name in _NO_VECTOR_ARGS:
+        return False
+    if name in _VARIADIC:
+        count = _al_before(code, insn.address)
+        return count is None or int(reg[1:]) < count
+    return True
+
+
+def _external_name(obj: _Object, shndx: int, insn) -> str | None:
+    for off in range(insn.address + 1, insn.address + insn.size):
+        rel = obj.relocs.get((shndx, off))
+        if rel is not None:
+            return rel[0] or None
+    return None
+
+
+def _al_before(code: dict, address: int) -> int | None:
+    """The constant the instruction right before ``address`` puts in %eax/%al, if it does."""
+    for size in range(1, 8):
+        prev = code.get(address - size)
+        if prev is not None and prev.address + prev.size == address:
+            text = f"{prev.mnemonic} {prev.op_str}"
+            if text in ("xor eax, eax", "xor al, al"):
+                return 0
+            m = re.fullmatch(r"mov (?:eax|al), (0x[0-9a-f]+|\d+)", text)
+            return int(m.group(1), 0) if m else None
+    return None
+
+
 def extra_clobbers(candidate_obj: Path, baseline_obj: Path, function: str) -> list[str]:
-    """Caller-saved registers the candidate's ``function`` may change that gcc's does not."""
+    """Caller-saved registers the candidate's ``function`` may change, that gcc's does not,
+    and that a caller in this file may still need after the call."""
     base = _Object(baseline_obj)
     cand = _Object(candidate_obj)
     if function not in cand.functions:
         return []  # the object check reports a missing function; nothing to compare here
-    extra = cand.clobbers(function) - base.clobbers(function)
+    extra = set(cand.clobbers(function) - base.clobbers(function))
+    if extra:
+        extra = _live_after_calls(base, function, extra)
     return sorted(extra, key=lambda r: (r[0], int(r[1:]) if r[1:].isdigit() else 0, r))
 
 

@@ -63,7 +63,8 @@ class Target:
         return feature in self.features
 
 
-#: Features every x86-64 has (AMD64 made them architectural), whatever the flags say.
+#: Features every x86-64 has (AMD64 made them architectural). The SSE/SSE2/MMX/FXSR part is
+#: dropped again when the flags switch it off (``-mno-sse2``, ``-mgeneral-regs-only``).
 _ARCH_BASE = frozenset({"x86-64", "x87", "cmov", "cx8", "tsc", "fxsr", "mmx", "sse", "sse2"})
 
 #: gcc's predefined macro (without the surrounding underscores) -> feature name, where the
@@ -488,6 +489,7 @@ class Decoded:
     insns: list = field(default_factory=list)  # capstone CsInsn, addresses are section offsets
     undecodable: int | None = None  # offset of the first byte capstone could not decode
     data: bytes = b""
+    addrs: list[int] = field(default_factory=list)  # instruction start offsets, ascending
 
 
 @dataclass
@@ -538,6 +540,7 @@ def _decode_elf(elf) -> ObjectCode:
         end = 0
         for insn in md.disasm(data, 0):
             dec.insns.append(insn)
+            dec.addrs.append(insn.address)
             end = insn.address + insn.size
         if end < len(data):
             dec.undecodable = end
@@ -577,19 +580,24 @@ def _open_elf(path: Path):
 _DECODE_CACHE: dict[str, ObjectCode] = {}
 
 
-def decode_object(path: Path) -> ObjectCode:
-    """Disassemble every executable section of an object (cached by content, for baselines)."""
+def decode_object(path: Path, *, cache: bool = True) -> ObjectCode:
+    """Disassemble every executable section of an object.
+
+    With ``cache`` (for baselines, which are screened against many candidates) the result is
+    kept in-process, keyed by the object's content.
+    """
     elf, raw = _open_elf(path)
-    digest = hashlib.sha256(raw).hexdigest()
-    code = _DECODE_CACHE.get(digest)
+    digest = hashlib.sha256(raw).hexdigest() if cache else None
+    code = _DECODE_CACHE.get(digest) if digest else None
     if code is None:
         try:
             code = _decode_elf(elf)
         except Exception as exc:  # pyelftools raises assorted errors on corrupt input
             raise SgccError(f"{Path(path).name} is not a valid ELF object", cause=exc) from exc
-        if len(_DECODE_CACHE) > 64:
-            _DECODE_CACHE.clear()
-        _DECODE_CACHE[digest] = code
+        if digest:
+            if len(_DECODE_CACHE) >= 8:
+                _DECODE_CACHE.pop(next(iter(_DECODE_CACHE)))
+            _DECODE_CACHE[digest] = code
     return code
 
 
@@ -605,7 +613,9 @@ def features_by_function(code: ObjectCode) -> dict[str, set[str]]:
 
 
 def _describe_missing(feature: str) -> str:
-    return feature.split(":", 1)[1] + " (an extension sgcc cannot classify)" if feature.startswith("unknown:") else feature
+    if feature.startswith("unknown:"):
+        return feature.split(":", 1)[1] + " (an extension sgcc cannot classify)"
+    return feature
 
 
 def unsupported_items(
@@ -652,6 +662,6 @@ def unsupported(obj_path: Path, target: Target, *, baseline: Path | None = None)
     ``baseline``, a function may also use whatever gcc's code for the same function symbol in
     that object uses (target attributes, gcc's own ``rep bsf``).
     """
-    code = decode_object(obj_path)
+    code = decode_object(obj_path, cache=False)
     base = decode_object(baseline) if baseline is not None else None
     return unsupported_in(code, target, base)

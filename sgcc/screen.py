@@ -14,10 +14,11 @@ Candidates come from a model (or files): sgcc treats them as hostile. Three gate
    output-size limits, with messages reduced to the candidate's own ``file:line: Error:``
    lines, so nothing read from another file reaches a model.
 3. :func:`check_object` -- the assembled object against gcc's baseline object: no new
-   external symbols (beyond a few memory/string routines), no new or changed sections, no
-   relocation types or targets the baseline lacks, no forbidden instructions however they
-   were spelled (raw ``.byte`` included), every byte of executable sections decodable, and
-   every instruction within the instruction set the target promises (:mod:`sgcc.isa`).
+   external symbols (beyond a few memory/string routines), no new or changed sections (other
+   than more code or read-only constants), no relocation types or targets the baseline
+   lacks, no forbidden instructions however they were spelled (raw ``.byte`` included),
+   every byte of executable sections decodable, and every instruction within the
+   instruction set the target promises (:mod:`sgcc.isa`).
 
 What this does not do: make arbitrary machine code harmless. Code that runs inside a
 process can reach the C library through any pointer it finds (a return address on the
@@ -34,8 +35,12 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc.errors import SgccError
+
+if TYPE_CHECKING:
+    from sgcc.isa import Target
 
 STAGE_CHECK = "check"
 STAGE_ASSEMBLE = "assemble"
@@ -122,7 +127,10 @@ _BIGNUM = re.compile(r"(?:0[xX][0-9a-fA-F]{33,}|\d{40,})")
 _TERM = rf"(?:{_IDENT}|\.|[0-9]+|0[xX][0-9a-fA-F]+)"
 _SIMPLE_EXPR = re.compile(rf"^-?{_TERM}(?:[ \t]*[-+][ \t]*{_TERM})?$")
 _EXPR_CHARS = re.compile(r"^[\w.$@+\-*()<>&|^~! \t]+$")
-_FLOAT = re.compile(r"^[-+]?(?:0[dDfFeErR])?[-+]?(?:[0-9]+\.?[0-9]*(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?|inf|nan)$", re.I)
+_FLOAT = re.compile(
+    r"^[-+]?(?:0[dfer])?[-+]?(?:[0-9]+\.?[0-9]*(?:e[-+]?[0-9]+)?|\.[0-9]+(?:e[-+]?[0-9]+)?|inf|nan)$",
+    re.I,
+)
 _OPERAND_CHARS = re.compile(r"^[\w.$%(),*+\-:@ \t{}<>~&|^!]*$")
 _MNEMONIC = re.compile(r"^[a-z][a-z0-9]*$")
 _LOC_ARGS = re.compile(r"^[\w. \t$-]*$")
@@ -233,7 +241,7 @@ def _split_statements(line: str, lineno: int) -> list[str]:
     return out
 
 
-def _split_args(text: str, lineno: int) -> list[str]:
+def _split_args(text: str) -> list[str]:
     """Split directive arguments at top-level commas (strings and parentheses respected)."""
     args, cur, depth, in_str, i = [], [], 0, False, 0
     while i < len(text):
@@ -279,13 +287,11 @@ def _int(arg: str, what: str, lineno: int) -> int:
         return int(arg, 16)
     if arg[:2] in ("0b", "0B"):
         return int(arg[2:], 2)
-    if len(arg) > 1 and arg[0] == "0":
-        return int(arg, 8) if re.fullmatch(r"0[0-7]+", arg) else _bad_octal(arg, lineno)
+    if len(arg) > 1 and arg[0] == "0":  # gas reads a leading 0 as octal
+        if not re.fullmatch(r"0[0-7]+", arg):
+            raise _Refusal(f"line {lineno}: {arg!r} is not a valid number")
+        return int(arg, 8)
     return int(arg)
-
-
-def _bad_octal(arg: str, lineno: int) -> int:
-    raise _Refusal(f"line {lineno}: {arg!r} is not a valid number")
 
 
 class _TextScreen:
@@ -323,13 +329,14 @@ class _TextScreen:
             s = s[m.end():].strip()
         if not s:
             return
-        if _BIGNUM.search(s):
+        bare = _STRING.sub('""', s)  # the statement with string contents blanked out
+        if _BIGNUM.search(bare):
             raise _Refusal(f"line {lineno}: number literal too long")
         m = _ASSIGN.match(s)
         if m:
             self.assignment(m.group(1), m.group(2), lineno)
             return
-        if "=" in _STRING.sub('""', s):
+        if "=" in bare:
             raise _Refusal(f"line {lineno}: '=' is only accepted in a simple symbol assignment")
         if s.startswith("."):
             self.directive(s, lineno)
@@ -337,6 +344,9 @@ class _TextScreen:
             self.instruction(s, lineno)
 
     def assignment(self, name: str, expr: str, lineno: int) -> None:
+        if name == ".":
+            # ". = . + N" is .org by another name: it emits N bytes.
+            raise _Refusal(f"line {lineno}: assigning to the location counter is not accepted")
         if not _SIMPLE_EXPR.match(expr.strip()):
             raise _Refusal(
                 f"line {lineno}: symbol {name!r} may only be set to a symbol, a number or a "
@@ -353,7 +363,8 @@ class _TextScreen:
             parts = rest.split(None, 1)
             mnemonic = parts[0].lower()
             rest = parts[1] if len(parts) > 1 else ""
-        if not _MNEMONIC.match(mnemonic) and not (mnemonic in _PREFIXES or re.fullmatch(r"\{\w+\}", mnemonic)):
+        lone_prefix = mnemonic in _PREFIXES or re.fullmatch(r"\{\w+\}", mnemonic)
+        if not _MNEMONIC.match(mnemonic) and not lone_prefix:
             raise _Refusal(f"line {lineno}: {parts[0][:40]!r} is not an instruction or accepted directive")
         why = _text_forbidden(mnemonic)
         if why:
@@ -396,21 +407,21 @@ class _TextScreen:
     # -- directive handlers ---------------------------------------------------------------
 
     def d_data(self, size: int, rest: str, lineno: int) -> None:
-        args = _split_args(rest, lineno)
+        args = _split_args(rest)
         for a in args:
             if not a or not _EXPR_CHARS.match(a):
                 raise _Refusal(f"line {lineno}: unexpected data expression {a[:40]!r}")
         self.emit(size * len(args), lineno)
 
     def d_float(self, size: int, rest: str, lineno: int) -> None:
-        args = _split_args(rest, lineno)
+        args = _split_args(rest)
         for a in args:
             if not _FLOAT.match(a):
                 raise _Refusal(f"line {lineno}: unexpected floating-point literal {a[:40]!r}")
         self.emit(size * len(args), lineno)
 
     def d_ascii(self, name: str, rest: str, lineno: int) -> None:
-        args = _split_args(rest, lineno)
+        args = _split_args(rest)
         if not args:
             raise _Refusal(f"line {lineno}: .{name} needs a string")
         for a in args:
@@ -422,7 +433,7 @@ class _TextScreen:
     d_asciz = d_string = d_ascii
 
     def d_uleb128(self, name: str, rest: str, lineno: int) -> None:
-        args = _split_args(rest, lineno)
+        args = _split_args(rest)
         for a in args:
             if not a or not _EXPR_CHARS.match(a):
                 raise _Refusal(f"line {lineno}: unexpected expression in .{name}")
@@ -431,7 +442,7 @@ class _TextScreen:
     d_sleb128 = d_uleb128
 
     def d_zero(self, name: str, rest: str, lineno: int) -> None:
-        args = _split_args(rest, lineno)
+        args = _split_args(rest)
         if name == "zero" and len(args) != 1 or not 1 <= len(args) <= 2:
             raise _Refusal(f"line {lineno}: .{name} takes a size and an optional fill byte")
         n = _int(args[0], f".{name} size", lineno)
@@ -442,7 +453,7 @@ class _TextScreen:
     d_skip = d_space = d_zero
 
     def d_fill(self, name: str, rest: str, lineno: int) -> None:
-        args = _split_args(rest, lineno)
+        args = _split_args(rest)
         if not 1 <= len(args) <= 3:
             raise _Refusal(f"line {lineno}: .fill takes repeat[, size[, value]]")
         repeat = _int(args[0], ".fill repeat count", lineno)
@@ -454,7 +465,7 @@ class _TextScreen:
         self.emit(repeat * size, lineno)
 
     def d_p2align(self, name: str, rest: str, lineno: int) -> None:
-        args = _split_args(rest, lineno)
+        args = _split_args(rest)
         if not 1 <= len(args) <= 3:
             raise _Refusal(f"line {lineno}: .{name} takes alignment[, fill[, max]]")
         n = _int(args[0], f".{name} alignment", lineno)
@@ -474,7 +485,7 @@ class _TextScreen:
     d_align = d_balign = d_p2align
 
     def d_section(self, name: str, rest: str, lineno: int) -> None:
-        args = _split_args(rest, lineno)
+        args = _split_args(rest)
         if not args:
             raise _Refusal(f"line {lineno}: .{name} needs a section name")
         _check_section(args, lineno)
@@ -492,14 +503,14 @@ class _TextScreen:
             raise _Refusal(f"line {lineno}: only AT&T syntax with % register prefixes is accepted")
 
     def d_globl(self, name: str, rest: str, lineno: int) -> None:
-        args = _split_args(rest, lineno)
+        args = _split_args(rest)
         if not args or not all(_SYMBOL.match(a) for a in args):
             raise _Refusal(f"line {lineno}: .{name} takes symbol names")
 
     d_global = d_local = d_weak = d_hidden = d_protected = d_internal = d_globl
 
     def d_type(self, name: str, rest: str, lineno: int) -> None:
-        args = _split_args(rest, lineno)
+        args = _split_args(rest)
         if len(args) != 2 or not _SYMBOL.match(args[0]):
             raise _Refusal(f"line {lineno}: .type takes a symbol and a type")
         kind = args[1].strip().strip('"').lstrip("@%").lower()
@@ -509,12 +520,12 @@ class _TextScreen:
             raise _Refusal(f"line {lineno}: symbol type {args[1][:30]!r} is not accepted")
 
     def d_size(self, name: str, rest: str, lineno: int) -> None:
-        args = _split_args(rest, lineno)
+        args = _split_args(rest)
         if len(args) != 2 or not _SYMBOL.match(args[0]) or not _SIMPLE_EXPR.match(args[1]):
             raise _Refusal(f"line {lineno}: .size takes a symbol and a simple size expression")
 
     def d_set(self, name: str, rest: str, lineno: int) -> None:
-        args = _split_args(rest, lineno)
+        args = _split_args(rest)
         if len(args) != 2 or not _SYMBOL.match(args[0]):
             raise _Refusal(f"line {lineno}: .{name} takes a symbol and a value")
         self.assignment(args[0], args[1], lineno)
@@ -839,9 +850,9 @@ def _forbidden(insn) -> tuple[str, str] | None:
     names = isa._group_names()
     for g in insn.groups:
         why = _FORBIDDEN_GROUPS.get(names.get(g, ""))
-        if why and name != "rdtscp":
+        if why:
             return name, why
-    if name.startswith("vm") and not isa._encoding(insn) in ("vex", "evex"):
+    if name.startswith("vm") and isa._encoding(insn) == "legacy":  # not vmovdqu & co
         return name, "virtualization instruction"
     return None
 
@@ -852,7 +863,6 @@ class _Obj:
 
     path: Path
     elf: object
-    raw: bytes
     sections: list  # pyelftools Section objects, by index
     symbols: list  # pyelftools Symbol objects, by index (index 0 included)
 
@@ -861,7 +871,7 @@ class _Obj:
         from sgcc import isa
         from elftools.elf.sections import SymbolTableSection
 
-        elf, raw = isa._open_elf(path)
+        elf, _raw = isa._open_elf(path)
         try:
             if elf["e_type"] != "ET_REL":
                 raise SgccError(f"{Path(path).name} is not a relocatable object")
@@ -874,7 +884,7 @@ class _Obj:
             raise
         except Exception as exc:  # pyelftools raises assorted errors on corrupt input
             raise SgccError(f"{Path(path).name} is not a valid ELF object", cause=exc) from exc
-        return cls(Path(path), elf, raw, sections, symbols)
+        return cls(Path(path), elf, sections, symbols)
 
     def section_key(self, sec) -> tuple:
         return (sec.name, sec["sh_type"], sec["sh_flags"] & _SHF_COMPARED)
@@ -885,7 +895,7 @@ class _Obj:
                 yield sec
 
     def relocations(self):
-        """(relocated section, [(offset, type, symbol index, addend)]) for every RELA section."""
+        """(relocated section's index, section, [(offset, type, symbol index, addend)])."""
         from elftools.elf.relocation import RelocationSection
 
         for sec in self.sections:
@@ -897,7 +907,7 @@ class _Obj:
                     (r["r_offset"], r["r_info_type"], r["r_info_sym"], r["r_addend"] if sec.is_RELA() else 0)
                     for r in sec.iter_relocations()
                 ]
-                yield self.sections[target], relocs
+                yield target, self.sections[target], relocs
 
     def symbol_info(self, sym) -> tuple[str, str, str, object]:
         return sym.name, sym["st_info"]["bind"], sym["st_info"]["type"], sym["st_shndx"]
@@ -929,7 +939,7 @@ def check_object(
     candidate_obj: Path,
     baseline_obj: Path,
     *,
-    isa: "object",
+    isa: Target,
     allowed_new_externals: frozenset[str] = DEFAULT_ALLOWED_EXTERNALS,
 ) -> Verdict:
     """Screen an assembled candidate against gcc's object (stage ``"check"``).
@@ -1002,30 +1012,34 @@ def _object_problems(cand: _Obj, base: _Obj, target, allowed_new: frozenset[str]
             problems.append(f"changes the binding of {name!r} ({base_globals[name][0]} -> {bind})")
 
     # -- startup tables must be gcc's exactly ----------------------------------------------------
-    base_relocs = {t.name: r for t, r in base.relocations()}
-    cand_relocs = {t.name: r for t, r in cand.relocations()}
+    base_relocs = {t.name: r for _, t, r in base.relocations()}
+    cand_relocs = {t.name: r for _, t, r in cand.relocations()}
     for sec in cand.content_sections():
         if _STARTUP_SECTION.match(sec.name):
             b = base_by_name.get(sec.name)
             if b is None:
                 continue  # already reported as new
-            if sec["sh_size"] != b["sh_size"] or _reloc_sig(cand, cand_relocs.get(sec.name, [])) != _reloc_sig(base, base_relocs.get(sec.name, [])):
+            same_targets = _reloc_sig(cand, cand_relocs.get(sec.name, [])) == _reloc_sig(
+                base, base_relocs.get(sec.name, [])
+            )
+            if sec["sh_size"] != b["sh_size"] or not same_targets:
                 problems.append(f"changes the startup table {sec.name}")
 
     # -- relocations ----------------------------------------------------------------------------
-    base_types = {r[1] for _, rel in base.relocations() for r in rel}
-    code_c = isa_mod.decode_object(cand.path)
+    base_types = {r[1] for _, _, rel in base.relocations() for r in rel}
+    code_c = isa_mod.decode_object(cand.path, cache=False)
     code_b = isa_mod.decode_object(base.path)
     decoded = {d.index: d for d in code_c.sections}
-    starts = {d.index: {i.address for i in d.insns} for d in code_c.sections}
+    starts = {d.index: set(d.addrs) for d in code_c.sections}
     reloc_sites: dict[int, list[int]] = {}
-    for tsec, relocs in cand.relocations():
-        tidx = cand.sections.index(tsec)
+    for tidx, tsec, relocs in cand.relocations():
         for offset, rtype, symidx, addend in relocs:
             reloc_sites.setdefault(tidx, []).append(offset)
             tname = _R_NAMES.get(rtype, f"type {rtype}")
             if rtype not in _CODE_RELOCS and rtype not in base_types:
-                problems.append(f"uses relocation {tname} at {tsec.name}+{offset:#x}, which gcc's object does not")
+                problems.append(
+                    f"uses relocation {tname} at {tsec.name}+{offset:#x}, which gcc's object does not"
+                )
                 continue
             if symidx == 0 or symidx >= len(cand.symbols):
                 problems.append(f"relocation at {tsec.name}+{offset:#x} has no symbol (an absolute address)")
@@ -1132,7 +1146,8 @@ def _reloc_sig(obj: _Obj, relocs) -> list:
     """
     by_place: dict[tuple[int, int], str] = {}
     for sym in obj.symbols:
-        if sym.name and sym["st_info"]["type"] not in ("STT_SECTION", "STT_FILE") and isinstance(sym["st_shndx"], int):
+        kind = sym["st_info"]["type"]
+        if sym.name and kind not in ("STT_SECTION", "STT_FILE") and isinstance(sym["st_shndx"], int):
             by_place.setdefault((sym["st_shndx"], sym["st_value"]), sym.name)
     out = []
     for offset, rtype, symidx, addend in relocs:
@@ -1151,11 +1166,7 @@ def _reloc_sig(obj: _Obj, relocs) -> list:
 def _insn_covering(dec, offset: int):
     import bisect
 
-    addrs = getattr(dec, "_addrs", None)
-    if addrs is None:
-        addrs = [i.address for i in dec.insns]
-        dec._addrs = addrs
-    k = bisect.bisect_right(addrs, offset) - 1
+    k = bisect.bisect_right(dec.addrs, offset) - 1
     if k >= 0 and dec.insns[k].address <= offset < dec.insns[k].address + dec.insns[k].size:
         return dec.insns[k]
     return None

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from sgcc import isa, proc, screen
-from sgcc.errors import SgccError
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -275,6 +274,9 @@ def test_baseline_inline_syscall_is_not_a_new_capability(tmp_path, default_targe
     "\t.macro m\n\t.endm",
     "\t.if 1\n\t.endif",
     "\t.org 0x100000",
+    "\t. = . + 100000000",
+    "\t.set ., . + 100000000",
+    "\t.equ\t., 0x7fffffff",
 ])
 def test_runaway_or_opaque_directives_refused_quickly(base, line):
     start = time.perf_counter()
@@ -335,6 +337,53 @@ def test_init_array_refused_in_object_even_if_text_screen_bypassed(base, default
                      screened=False)
     v = screen.check_object(obj, base.obj, isa=default_target)
     assert not v.ok and ".init_array" in v.reason
+
+
+CTORS = r"""
+static int ready;
+int f(int x) { return x * 3 + ready; }
+__attribute__((constructor)) static void init1(void) { ready += 1; }
+__attribute__((constructor)) static void init2(void) { ready *= 5; }
+"""
+
+
+def _init_array_addends(obj: Path) -> list[int]:
+    from elftools.elf.elffile import ELFFile
+
+    with open(obj, "rb") as f:
+        rela = ELFFile(f).get_section_by_name(".rela.init_array")
+        return [r["r_addend"] for r in rela.iter_relocations()]
+
+
+def test_constructor_table_must_stay_gccs(tmp_path, default_target):
+    (tmp_path / "ct.c").write_text(CTORS)
+    gcc("-O3", "-S", "ct.c", "-o", "ct.s", cwd=tmp_path)
+    asm = (tmp_path / "ct.s").read_text()
+    assert screen.assemble(tmp_path / "ct.s", tmp_path / "ct.o").ok
+
+    def variant(name: str, text: str) -> Path:
+        (tmp_path / f"{name}.s").write_text(text)
+        assert screen.assemble(tmp_path / f"{name}.s", tmp_path / f"{name}.o").ok
+        return tmp_path / f"{name}.o"
+
+    # A longer init1 moves init2 within .text.startup: the table still names gcc's targets.
+    longer = variant("longer", asm.replace("\taddl\t$1, ready(%rip)\n", "\taddl\t$1, ready(%rip)\n" + "\tnop\n" * 20))
+    assert _init_array_addends(longer) != _init_array_addends(tmp_path / "ct.o")
+    assert screen.check_object(longer, tmp_path / "ct.o", isa=default_target).ok
+    # Pointing the table at another function is refused.
+    hijack = variant("hijack", asm.replace("\t.quad\tinit2", "\t.quad\tf"))
+    v = screen.check_object(hijack, tmp_path / "ct.o", isa=default_target)
+    assert not v.ok and "startup table .init_array" in v.reason
+
+
+def test_new_code_and_constant_sections_pass(base, default_target):
+    obj = base.build("cold", "\ttestq\t%rdi, %rdi\n\tje\tcount_bits.cold\n"
+                     "\tmovsd\t.LCk(%rip), %xmm0\n\tcvttsd2si\t%xmm0, %eax\n\tret\n"
+                     '\t.section\t.text.unlikely,"ax",@progbits\ncount_bits.cold:\n\txorl\t%eax, %eax\n\tret\n'
+                     '\t.section\t.rodata.cst8,"aM",@progbits,8\n\t.align 8\n.LCk:\n\t.long\t0\n\t.long\t1072693248\n'
+                     "\t.text")
+    v = screen.check_object(obj, base.obj, isa=default_target)
+    assert v.ok, v
 
 
 def test_executable_stack_marker_refused_in_object(base, default_target):
