@@ -2,7 +2,7 @@
 """Run `sgcc optimize` on every bundled example program and print the papers' table columns.
 
 For each program in examples/programs/ (NAME/NAME.c, NAME/tests/, NAME/candidates/), the
-replay candidates go through the whole engine. Programs with candidates/native/ are run a
+replay candidates go through the whole engine. Programs with candidates-native/ are run a
 second time with --isa native. Per program: compiled?, passed?, the papers' speedup
 (best-of-N, clipped at 1) and sgcc's honest one (shipped program re-measured, unclipped, 95%
 interval). Overall: compile pass %, test pass %, speedup p25/p50/p75 and average (papers'
@@ -72,9 +72,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="sgcc-examples-") as tmp:
         for d in programs(args.only):
             rows.append(run_one(d, "flags", d / "candidates", args, Path(tmp)))
-            if (d / "candidates" / "native").is_dir():
-                rows.append(run_one(d, "native", d / "candidates" / "native", args, Path(tmp)))
-            r = rows[-1]
+            if (d / "candidates-native").is_dir():
+                rows.append(run_one(d, "native", d / "candidates-native", args, Path(tmp)))
             print(f"  done {d.name}", file=sys.stderr)
 
     print(f"{'program':18} {'isa':7} {'cands':>5} {'compiled':>8} {'passed':>6} {'paper':>6} "

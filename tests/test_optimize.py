@@ -50,7 +50,7 @@ def _by_origin(report) -> dict[str, object]:
 
 
 def test_popcnt_accepted_only_under_native_isa(tmp_path):
-    native = POPCOUNT / "candidates" / "native"
+    native = POPCOUNT / "candidates-native"
     report = optimize(_request(tmp_path, native, isa="native"))
     (cand,) = report.candidates
     assert cand.stage == "accepted", cand.reason
@@ -142,12 +142,17 @@ def test_hostile_run_ships_a_correct_program_and_leaks_nothing(hostile_report):
 def test_cli_optimize_writes_report_and_output(tmp_path, sgcc_exe):
     report_path = tmp_path / "r.json"
     out = tmp_path / "prog"
+    cands = tmp_path / "cands" / "count_bits"
+    cands.mkdir(parents=True)
+    for bad in (POPCOUNT / "bad").glob("*.s"):
+        (cands / bad.name).write_text(bad.read_text())
     r = proc.run([sgcc_exe, "optimize", str(POPCOUNT / "popcount.c"), "-O3", "--tests", str(POPCOUNT / "tests"),
-                  "-o", str(out), "--candidates", str(POPCOUNT / "bad"), "--rounds", "5", "--report",
+                  "-o", str(out), "--candidates", str(cands.parent), "--rounds", "5", "--report",
                   str(report_path)], timeout=300)
     assert r.returncode == 0, r.stderr.decode()
     data = json.loads(report_path.read_text())
     assert data["paper"]["compiled"] is True and data["honest"]["speedup"] == 1.0
+    assert len(data["candidates"]) == 2
     assert {c["stage"] for c in data["candidates"]} <= {"check", "test", "assemble"}
     assert b"shipped the baseline" in r.stderr
     assert _passes_tests(out)
