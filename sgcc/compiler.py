@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
 from sgcc.errors import RecursionDetected, SgccError
 
@@ -31,13 +30,15 @@ _COMPILER_NAME = re.compile(r"^(?:[\w.+-]+-)?(?:gcc|cc|c89|c99|clang)(?:-\d+(?:\
 _SELF_NAMES = ("sgcc",)
 
 
-@dataclass
 class Invoked:
-    """The outcome of looking at argv[0] and argv[1]."""
+    """The outcome of looking at argv[0] and argv[1] (a plain class: see gccargs on why)."""
 
-    mode: str  # "plain", "prefix" or "masquerade"
-    compiler: str  # absolute path of the real compiler
-    args: list[str]  # the gcc arguments (without any compiler name)
+    __slots__ = ("mode", "compiler", "args")
+
+    def __init__(self, mode: str, compiler: str, args: list[str]):
+        self.mode = mode  # "plain", "prefix" or "masquerade"
+        self.compiler = compiler  # absolute path of the real compiler
+        self.args = args  # the gcc arguments (without any compiler name)
 
 
 def looks_like_compiler(word: str) -> bool:

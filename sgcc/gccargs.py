@@ -12,7 +12,6 @@ This module is on every compile's path: standard library only, no subprocesses.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 # Driver options whose argument may be the next argv element. Anything sgcc does not know
 # could swallow the next word, so unknown options are harmless only when they cannot take
@@ -67,16 +66,19 @@ _OTHER_LANG_SUFFIXES = (
 ELIGIBLE_OPT_LEVELS = frozenset(["2", "3", "fast"])
 
 
-@dataclass
+# Plain classes rather than dataclasses: importing dataclasses costs ~6 ms, paid by every
+# compile a build runs through sgcc.
 class Source:
     """One C input and where its result goes."""
 
-    path: str
-    index: int  # position in the expanded argv
-    explicit_lang: bool = False  # compiled as C because of -x c, not because of its suffix
+    __slots__ = ("path", "index", "explicit_lang")
+
+    def __init__(self, path: str, index: int, explicit_lang: bool = False):
+        self.path = path
+        self.index = index  # position in the expanded argv
+        self.explicit_lang = explicit_lang  # C because of -x c, not because of its suffix
 
 
-@dataclass
 class Invocation:
     """A parsed gcc command line.
 
@@ -84,17 +86,18 @@ class Invocation:
     intercept it and, when not, ``reason`` says why (a short tag used by statistics).
     """
 
-    args: list[str]
-    mode: str = "link"  # "compile" (-c), "assemble-only" (-S) or "link"
-    output: str | None = None
-    output_index: int | None = None
-    sources: list[Source] = field(default_factory=list)
-    other_inputs: list[int] = field(default_factory=list)
-    opt_level: str = "0"
-    dep_flags: bool = False
-    target_flags: list[str] = field(default_factory=list)
-    eligible: bool = False
-    reason: str = ""
+    def __init__(self, args: list[str]):
+        self.args = args
+        self.mode = "link"  # "compile" (-c), "assemble-only" (-S) or "link"
+        self.output: str | None = None
+        self.output_index: int | None = None
+        self.sources: list[Source] = []
+        self.other_inputs: list[int] = []
+        self.opt_level = "0"
+        self.dep_flags = False
+        self.target_flags: list[str] = []
+        self.eligible = False
+        self.reason = ""
 
     def default_output(self, source: Source) -> str:
         """Where gcc writes the result for ``source`` when the command names no -o."""
