@@ -80,8 +80,9 @@ def main() -> None:
           f"{'honest':>7} {'95% CI':>16} {'shipped':20} {'secs':>6}")
     for r in rows:
         h = r["honest"]
+        ci = f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}]"
         print(f"{r['program']:18} {r['isa']:7} {r['candidates']:5d} {str(r['compiled']):>8} {str(r['passed']):>6} "
-              f"{r['speedup']:6.2f} {h['speedup']:7.3f} {f'[{h['ci_low']:.3f}, {h['ci_high']:.3f}]':>16} "
+              f"{r['speedup']:6.2f} {h['speedup']:7.3f} {ci:>16} "
               f"{','.join(h['functions']) or '-':20} {r['seconds']:6.1f}")
     n = len(rows)
     paper = [r["speedup"] for r in rows]
