@@ -27,7 +27,7 @@ def is_command(argv: list[str]) -> bool:
         return False
     base = os.path.basename(argv[0])
     # Masquerading as gcc/cc, sgcc must be gcc and nothing else.
-    return base.startswith("sgcc") or base in ("__main__.py", "-m", "python", "python3")
+    return base.startswith("sgcc") or base == "__main__.py"  # `python -m sgcc`
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -143,7 +143,8 @@ def optimize(source, gcc_flags, tests, output, report_path, candidates, isa, min
 
         generators.extend(ReplayGenerator(d) for d in candidates)
     request = Request(source=source, flags=flags, tests=tests, output=output, generators=generators,
-                      isa=cfg.isa, min_gain=cfg.min_gain, rounds=cfg.rounds, test_timeout=cfg.test_timeout,
+                      isa=cfg.isa, min_gain=cfg.min_gain, rounds=cfg.rounds, min_sample=cfg.min_sample,
+                      test_timeout=cfg.test_timeout,
                       jobs=cfg.jobs, keep_temps=cfg.keep_temps, seed=seed,
                       compiler=cfg.compiler or "gcc")
     progress = Progress(enabled=not quiet)

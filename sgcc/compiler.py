@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 
 from sgcc.errors import RecursionDetected, SgccError
 
@@ -54,8 +55,6 @@ def looks_like_compiler(word: str) -> bool:
 
 def _self_paths(argv0: str) -> set[str]:
     paths = {os.path.realpath(argv0)}
-    import sys
-
     if sys.argv and sys.argv[0]:
         paths.add(os.path.realpath(sys.argv[0]))
     return paths
@@ -121,7 +120,7 @@ def resolve(argv: list[str]) -> Invoked:
         wanted = override
     found = find_in_path(wanted, selfs)
     if found is None:
-        if (override or wanted) and find_in_path(wanted, set()) is not None:
+        if find_in_path(wanted, set()) is not None:
             raise RecursionDetected(
                 f"the only '{wanted}' sgcc can find is sgcc itself",
                 hint="put the real compiler in PATH after sgcc, or set SGCC_COMPILER=/usr/bin/gcc",

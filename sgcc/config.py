@@ -7,6 +7,10 @@ names another). Both use an ``[sgcc]`` table or top-level keys.
 
 A bad value (wrong type, unknown choice) is an error that names its source, never a
 silent default.
+
+These layers configure sgcc's commands. The compile path (every ``make`` compile) reads only
+its few ``SGCC_*`` variables (see :mod:`sgcc.dropin`): parsing TOML files there would cost
+every compile.
 """
 
 from __future__ import annotations
@@ -56,14 +60,6 @@ def _choice(*choices: str) -> Callable[[Any], str]:
     return convert
 
 
-def _list(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [v for v in (p.strip() for p in value.split(",")) if v]
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value]
-    raise ValueError(f"expected a list, got {value!r}")
-
-
 @dataclass(frozen=True)
 class Setting:
     """One configuration key: its type, default and meaning."""
@@ -89,10 +85,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("test_timeout", _float, 10.0, "wall-clock seconds one test run may take"),
         Setting("jobs", _int, 0, "parallel builds and tests (0: one per core)"),
         Setting("keep_temps", _bool, False, "keep temporary directories for debugging"),
-        Setting("generators", _list, ["replay"], "candidate generators to use"),
-        Setting("compiler", _str, "", "the real compiler (default: gcc from PATH)"),
-        Setting("disable", _bool, False, "make sgcc a pure pass-through to gcc"),
-        Setting("cache_dir", _str, "", "where verdicts are cached"),
+        Setting("compiler", _str, "", "the real compiler for sgcc's commands (default: gcc from PATH)"),
     ]
 }
 

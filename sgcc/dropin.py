@@ -24,7 +24,7 @@ import sys
 
 from sgcc import compiler as compilermod
 from sgcc import gccargs
-from sgcc.errors import RecursionDetected, SgccError
+from sgcc.errors import SgccError
 
 
 def _truthy(value: str | None) -> bool:
@@ -91,15 +91,15 @@ class EligibleCompile:
             else:
                 s_out = inv.output_for(src)
             self._gcc([*s_flags, "-S", "-o", s_out, *lang, src.path, *(["-x", "none"] if lang else [])])
-            text = _read_and_remove(s_out) if inv.mode != "assemble-only" else None
             if inv.mode == "assemble-only":
                 new = self.rewrite(_read(s_out), src)
                 if new is not None:
                     _write_atomic(s_out, new)
                 continue
+            text = _read_and_remove(s_out)
             new = self.rewrite(text, src)
             asm_path = os.path.join(self.tmpdir, f"{n}.s")
-            _write(asm_path, new if new is not None else text)
+            _write(asm_path, text if new is None else new)
             obj = inv.output_for(src) if inv.mode == "compile" else os.path.join(self.tmpdir, f"{n}.o")
             self._gcc([*asm_flags, "-c", "-x", "assembler", asm_path, "-o", obj])
             objects[src.index] = obj
@@ -131,11 +131,8 @@ def _link_args(inv: gccargs.Invocation, objects: dict[int, str]) -> list[str]:
         if i in objects:
             out.append(objects[i])
         elif a == "-x":
-            i += 2
-            continue
-        elif a.startswith("-x"):
-            pass
-        else:
+            i += 1  # and its argument
+        elif not a.startswith("-x"):
             out.append(a)
         i += 1
     return out
@@ -188,10 +185,7 @@ def main(argv: list[str]) -> int:
     """Run one compiler invocation as gcc would, intercepting it when it is eligible."""
     try:
         invoked = compilermod.resolve(argv)
-    except RecursionDetected as exc:
-        sys.stderr.write(exc.render() + "\n")
-        return 1
-    except SgccError as exc:
+    except SgccError as exc:  # no real compiler, or it would run sgcc again
         sys.stderr.write(exc.render() + "\n")
         return 1
     if _truthy(os.environ.get("SGCC_DISABLE")):

@@ -25,10 +25,6 @@ _SEPARATE_ARG = frozenset(
     """.split()
 )
 
-# Options after which the next argv element is their argument even when glued forms exist:
-# for these, a joined form (e.g. -Ifoo) takes no separate argument.
-_JOINABLE = frozenset(["-I", "-D", "-U", "-L", "-l", "-B", "-A", "-u", "-T", "-e", "-z", "-x", "-o", "-G"])
-
 # Options that make gcc do something other than compile-and-produce-output, or that name side
 # files after the output file: always the real gcc, untouched.
 _PASS_EXACT = frozenset(
@@ -257,7 +253,7 @@ def parse(argv: list[str]) -> Invocation:
             continue
         elif a.startswith("-o"):
             inv.output, inv.output_index = a[2:], i
-        elif a == "-x" or a.startswith("-x"):
+        elif a.startswith("-x"):
             value = nxt if a == "-x" else a[2:]
             if value is None:
                 refuse("bad-args")
@@ -281,7 +277,7 @@ def parse(argv: list[str]) -> Invocation:
         elif a.startswith("--") and a.split("=")[0] not in ("--param", "--std", "--sysroot"):
             # Long options are driver aliases sgcc does not track; let gcc handle them.
             refuse("long-option")
-        if a in _SEPARATE_ARG and not (a in _JOINABLE and len(a) > 2):
+        if a in _SEPARATE_ARG:  # the bare form; a joined one (-Ifoo) is a single word
             if nxt is None:
                 refuse("bad-args")
             i += 2

@@ -97,9 +97,6 @@ class Engine:
     def _gcc(self, args: list[str], *, timeout: float = 300) -> proc.Result:
         return proc.run([self.req.compiler, *args], timeout=timeout)
 
-    def _compile_flags(self) -> list[str]:
-        return [f for f in self.req.flags]
-
     def build_baseline(self) -> Program:
         from sgcc import isa
         from sgcc.asm.units import AsmFile
@@ -108,6 +105,9 @@ class Engine:
         if not src.is_file():
             raise SgccError(f"no such source file: {src}")
         inv = gccargs.parse([*self.req.flags, "-c", str(src)])
+        # The flags for assembling any variant of this program: derived once, used by every
+        # candidate (the parse would give the same answer each time).
+        self.asm_flags = inv.flags_without_inputs(drop_dependency_flags=True)
         if inv.opt_level not in gccargs.ELIGIBLE_OPT_LEVELS:
             raise SgccError(f"sgcc optimizes -O2/-O3/-Ofast builds; the flags say -O{inv.opt_level}",
                             hint="add -O3 (or leave the optimization level out: -O3 is the default)")
@@ -130,14 +130,10 @@ class Engine:
                        asm_text, obj, binary, target)
 
     def _assemble_trusted(self, asm: Path, obj: Path) -> None:
-        flags = gccargs.parse([*self.req.flags, "-c", "x.c"]).flags_without_inputs(drop_dependency_flags=True)
-        r = self._gcc([*flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)])
+        r = self._gcc([*self.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)])
         if not r.ok:
             raise SgccError(f"gcc's own assembly for {self.req.source} does not assemble:\n"
                             f"{r.stderr.decode(errors='replace')[-2000:]}")
-
-    def _asm_flags(self) -> list[str]:
-        return gccargs.parse([*self.req.flags, "-c", "x.c"]).flags_without_inputs(drop_dependency_flags=True)
 
     # -- one candidate, up to the tests -----------------------------------------------------
 
@@ -168,7 +164,7 @@ class Engine:
         asm = where / "cand.s"
         asm.write_text(asm_text, encoding="utf-8", errors="surrogateescape")
         obj = where / "cand.o"
-        verdict = screen.assemble(asm, obj, gcc=self.req.compiler, flags=self._asm_flags())
+        verdict = screen.assemble(asm, obj, gcc=self.req.compiler, flags=self.asm_flags)
         if not verdict.ok:
             result.stop("assemble", verdict.reason, verdict.detail)
             return None
@@ -215,21 +211,22 @@ class Engine:
     # -- timing ---------------------------------------------------------------------------
 
     def measure(self, sandbox, tests, base: Path, cand: Path):
+        """Time ``cand`` against ``base`` on new rounds: (accepted?, estimate)."""
         from sgcc import timing
 
-        return timing.measure(
+        est = timing.measure(
             timing.runner(sandbox, base, tests),
             timing.runner(sandbox, cand, tests),
             rounds=self.req.rounds,
             min_sample_seconds=self.req.min_sample,
             seed=self.req.seed,
         )
+        return timing.decide(est, self.req.min_gain), est
 
     # -- the whole run --------------------------------------------------------------------
 
     def run(self) -> Report:
         from sgcc import sandbox as sandboxmod
-        from sgcc import timing
 
         req = self.req
         started = time.perf_counter()
@@ -273,9 +270,9 @@ class Engine:
                     report.candidates.append(res)
                     if binary is not None:
                         self._note(f"timing {res.id} ({res.function}, {res.generator}) [{n}/{len(evaluated)}]")
-                        est = self.measure(sandbox, tests, program.binary, binary)
+                        accepted, est = self.measure(sandbox, tests, program.binary, binary)
                         res.set_estimate(est)
-                        if timing.decide(est, req.min_gain):
+                        if accepted:
                             res.stage, res.reason = "accepted", f"{est.speedup:.3f}x faster"
                             best = winners.get(res.function)
                             if best is None or est.speedup > best[0].speedup:
@@ -289,9 +286,9 @@ class Engine:
             confirmed: dict[str, tuple[CandidateResult, Path, Candidate]] = {}
             for fn, (res, binary, cand) in winners.items():
                 self._note(f"re-measuring the winner for {fn}")
-                est = self.measure(sandbox, tests, program.binary, binary)
+                accepted, est = self.measure(sandbox, tests, program.binary, binary)
                 res.confirm = estimate_dict(est)
-                if timing.decide(est, req.min_gain):
+                if accepted:
                     confirmed[fn] = (res, binary, cand)
                 else:
                     res.stop("time", f"not confirmed on fresh rounds ({est.speedup:.3f}x, "
@@ -310,8 +307,6 @@ class Engine:
 
     def _combine(self, program, confirmed, sandbox, tests, report):
         """Validate and time the program with every confirmed winner; fall back to the best one."""
-        from sgcc import timing
-
         ordered = sorted(confirmed.values(), key=lambda t: -t[0].speedup)
         attempts = [ordered] if len(ordered) > 1 else []
         attempts += [[w] for w in ordered]
@@ -328,8 +323,8 @@ class Engine:
             if outcome.first_failure is not None:
                 report.notes.append(f"combination {res.function} fails test {outcome.first_failure.test}")
                 continue
-            est = self.measure(sandbox, tests, program.binary, binary)
-            if not timing.decide(est, self.req.min_gain):
+            accepted, est = self.measure(sandbox, tests, program.binary, binary)
+            if not accepted:
                 report.notes.append(f"combination {res.function} not significantly faster ({est.speedup:.3f}x)")
                 continue
             report.final = {"functions": [r.function for r, _, _ in attempt], **estimate_dict(est),

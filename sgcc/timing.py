@@ -12,9 +12,9 @@ time), clip each ratio at 1 and pick the best of N on those numbers. On a shared
 * gives every single run a fresh random environment size, because stack alignment alone
   moves timings by a few percent and would otherwise be "gained" or "lost" once for all;
 * puts a bootstrap confidence interval on the ratio and accepts a candidate only if the
-  *lower* end clears a minimum gain (:func:`decide`), then re-measures a winner on fresh
-  rounds before believing it (:func:`confirm`): the best of N screened candidates is biased
-  upwards by selection alone;
+  *lower* end clears a minimum gain (:func:`decide`); the engine (:mod:`sgcc.optimize`) then
+  calls :func:`measure` again on fresh rounds before believing a winner, because the best of
+  N screened candidates is biased upwards by selection alone;
 * times one thing at a time on the machine (:func:`timing_lock`); building and testing do not
   take the lock and can run in parallel.
 
@@ -280,36 +280,6 @@ def decide(est: Estimate, min_gain: float = 0.03) -> bool:
     is what keeps layout and scheduling noise from being shipped as a speedup.
     """
     return est.low > 1 + min_gain
-
-
-def confirm(
-    run_a: Callable[[int], float],
-    run_b: Callable[[int], float],
-    *,
-    min_gain: float = 0.03,
-    rounds: int = 20,
-    min_sample_seconds: float = 0.05,
-    confidence: float = 0.95,
-    seed: int | None = None,
-    lock: bool = True,
-) -> tuple[bool, Estimate]:
-    """Re-measure a winner on fresh rounds; return (still accepted?, the fresh estimate).
-
-    A candidate picked as the best of several screened ones looks faster partly because it
-    was lucky in its screening rounds. Only fresh measurements, independent of the choice,
-    say how fast it is, so the screening estimate is deliberately not pooled in. Use the
-    fresh estimate's ``speedup`` as the figure to report.
-    """
-    est = measure(
-        run_a,
-        run_b,
-        rounds=rounds,
-        min_sample_seconds=min_sample_seconds,
-        confidence=confidence,
-        seed=seed,
-        lock=lock,
-    )
-    return decide(est, min_gain), est
 
 
 # --------------------------------------------------------------------------- run functions

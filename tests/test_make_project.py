@@ -39,7 +39,7 @@ def reference(tmp_path_factory):
     work = tmp_path_factory.mktemp("ref") / "wordstats"
     result, files = _build(work, ["CC=gcc"], _env())
     assert result.returncode == 0, result.stderr.decode()
-    return result, files
+    return work, result, files
 
 
 def _ways(sgcc_exe: str, masq: Path):
@@ -52,7 +52,7 @@ def _ways(sgcc_exe: str, masq: Path):
 
 @pytest.mark.parametrize("way", ["plain", "prefix", "masquerade"])
 def test_make_project_is_identical(tmp_path_factory, reference, sgcc_exe, way):
-    ref_result, ref_files = reference
+    work, ref_result, ref_files = reference
     base = tmp_path_factory.mktemp(way)
     masq = base / "bin"
     masq.mkdir()
@@ -60,8 +60,8 @@ def test_make_project_is_identical(tmp_path_factory, reference, sgcc_exe, way):
     make_args, env = _ways(sgcc_exe, masq)[way]
     log = base / "sgcc.log"
     env["SGCC_LOGFILE"] = str(log)
-    # Build in the reference's own path so dependency files name the same paths.
-    work = tmp_path_factory.getbasetemp() / "ref0" / "wordstats"
+    # Rebuilt in the reference's own path (_build starts afresh) so dependency files name
+    # the same paths.
     result, files = _build(work, make_args, env)
     assert result.returncode == 0, result.stderr.decode()
     assert result.stderr == ref_result.stderr

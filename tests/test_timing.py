@@ -20,7 +20,6 @@ from sgcc.timing import (
     MAX_ENV_PAD,
     Estimate,
     TimingRunFailed,
-    confirm,
     decide,
     measure,
     runner,
@@ -132,14 +131,6 @@ def test_rounds_are_interleaved_in_random_order_with_fresh_padding(sandbox, work
     # The order depends on the seed only, not on the calibration.
     again = measure(run, run, rounds=16, min_sample_seconds=min_sample / 2, seed=7)
     assert again.order == est.order
-
-
-def test_confirm_remeasures(sandbox, work):
-    slow = _tests(sandbox, work, 2 * N)
-    fast = _tests(sandbox, work, N)
-    run_slow, run_fast = runner(sandbox, work, slow), runner(sandbox, work, fast)
-    ok, est = confirm(run_slow, run_fast, rounds=6, min_sample_seconds=0.03, seed=4)
-    assert ok and est.rounds == 6 and decide(est)
 
 
 def test_runner_rejects_runs_that_misbehave(sandbox, work):
