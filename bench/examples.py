@@ -49,7 +49,7 @@ def run_one(d: Path, isa: str, cand_dir: Path, args, out_dir: Path) -> dict:
     flags = ["-O3", "-lm"]
     req = Request(source=d / f"{d.name}.c", flags=flags, tests=d / "tests", output=out_dir / f"{d.name}-{isa}",
                   generators=[ReplayGenerator(cand_dir)] if cand_dir.is_dir() else [], isa=isa,
-                  rounds=args.rounds, seed=args.seed)
+                  timing_rounds=args.rounds, seed=args.seed)
     started = time.perf_counter()
     report = optimize(req, Progress(enabled=args.progress))
     row = {"program": d.name, "isa": isa, **report.paper, "honest": report.honest,

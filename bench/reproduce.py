@@ -35,7 +35,7 @@ def main() -> None:
         for seed in (1, 2):
             req = Request(source=d / f"{d.name}.c", flags=["-O3", "-lm"], tests=d / "tests",
                           output=Path(tmp) / f"out{seed}", generators=[ReplayGenerator(d / args.candidates)],
-                          isa=args.isa, rounds=args.rounds, seed=seed)
+                          isa=args.isa, timing_rounds=args.rounds, seed=seed)
             h = optimize(req).honest
             results.append(h)
             print(f"run {seed}: {h['speedup']:.3f}x [{h['ci_low']:.3f}, {h['ci_high']:.3f}] shipped {h['functions']}")

@@ -108,16 +108,28 @@ def functions(asm_file: str, as_json: bool, show: str | None, extract: str | Non
               help="Write the full report as JSON to this file.")
 @click.option("--candidates", "candidates", multiple=True, type=click.Path(file_okay=False, path_type=Path),
               help="Replay candidates: DIR/FUNC.s or DIR/FUNC/*.s (may be repeated).")
+@click.option("--generators", "generators", metavar="LIST", default=None,
+              help="Candidate generators: auto (default), replay, llm, variants, pgo, layout; '-NAME' removes one.")
+@click.option("--budget", metavar="BUDGET", default=None,
+              help="Search budget for the program: seconds ('300s', '5m'), candidates ('40') or both ('300s,40').")
+@click.option("--model", metavar="PATH|NAME", default=None, help="GGUF model for the llm generator (see `sgcc models`).")
+@click.option("--endpoint", metavar="URL", default=None,
+              help="OpenAI-compatible chat endpoint for the llm generator (llama.cpp server, vLLM, Ollama).")
+@click.option("--samples", type=int, default=None, help="llm: answers per function and round (best-of-N).")
+@click.option("--rounds", type=int, default=None, help="llm: refinement rounds after the first answers.")
+@click.option("--temperature", type=float, default=None, help="llm: sampling temperature (default 0.5).")
+@click.option("--max-tokens", type=int, default=None, help="llm: most tokens per answer (default 2000).")
 @click.option("--isa", type=click.Choice(["flags", "native"]), default=None,
               help="Instructions candidates may use: what the flags promise (default) or all this CPU has.")
 @click.option("--min-gain", type=float, default=None, help="Minimum speedup the lower confidence bound must clear (0.03 = 3%).")
-@click.option("--rounds", type=int, default=None, help="Paired timing rounds per comparison.")
+@click.option("--timing-rounds", type=int, default=None, help="Paired timing rounds per comparison (default 20).")
 @click.option("--test-timeout", type=float, default=None, help="Seconds one test run may take.")
 @click.option("--jobs", "-j", type=int, default=None, help="Parallel builds and tests (default: one per core).")
-@click.option("--seed", type=int, default=None, help="Seed for the timing order (reproducible runs).")
+@click.option("--seed", type=int, default=None, help="Seed for timing order and sampling (reproducible runs).")
 @click.option("--keep-temps", is_flag=True, default=None, help="Keep the work directory for debugging.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display and no summary.")
-def optimize(source, gcc_flags, tests, output, report_path, candidates, isa, min_gain, rounds, test_timeout,
+def optimize(source, gcc_flags, tests, output, report_path, candidates, generators, budget, model, endpoint,
+             samples, rounds, temperature, max_tokens, isa, min_gain, timing_rounds, test_timeout,
              jobs, seed, keep_temps, quiet):
     """Optimize one C program against its tests: prove each candidate correct and faster, or drop it.
 
@@ -126,27 +138,29 @@ def optimize(source, gcc_flags, tests, output, report_path, candidates, isa, min
     substituted, or the baseline itself.
     """
     from sgcc import config as configmod
+    from sgcc.candidates import registry
     from sgcc.optimize import Request, optimize as run_optimize
     from sgcc.progress import Progress
 
-    cfg = configmod.load({"isa": isa, "min_gain": min_gain, "rounds": rounds, "test_timeout": test_timeout,
-                          "jobs": jobs, "keep_temps": keep_temps})
+    cfg = configmod.load({"isa": isa, "min_gain": min_gain, "timing_rounds": timing_rounds,
+                          "test_timeout": test_timeout, "jobs": jobs, "keep_temps": keep_temps,
+                          "generators": generators, "budget": budget, "model": model, "endpoint": endpoint,
+                          "samples": samples, "rounds": rounds, "temperature": temperature,
+                          "max_tokens": max_tokens, "seed": seed})
     flags = list(gcc_flags)
     if not any(f.startswith("-O") for f in flags):
         flags.insert(0, "-O3")
     for bad in ("-c", "-S", "-E", "-o"):
         if bad in flags:
             raise click.UsageError(f"{bad} is not a baseline flag here (sgcc optimize builds the program itself)")
-    generators = []
-    if candidates:
-        from sgcc.candidates.replay import ReplayGenerator
-
-        generators.extend(ReplayGenerator(d) for d in candidates)
-    request = Request(source=source, flags=flags, tests=tests, output=output, generators=generators,
-                      isa=cfg.isa, min_gain=cfg.min_gain, rounds=cfg.rounds, min_sample=cfg.min_sample,
-                      test_timeout=cfg.test_timeout,
-                      jobs=cfg.jobs, keep_temps=cfg.keep_temps, seed=seed,
-                      compiler=cfg.compiler or "gcc")
+    budget_seconds, budget_candidates = configmod.parse_budget(cfg.budget)
+    request = Request(source=source, flags=flags, tests=tests, output=output,
+                      generators=registry.build(cfg, replay_dirs=candidates),
+                      isa=cfg.isa, min_gain=cfg.min_gain, timing_rounds=cfg.timing_rounds,
+                      min_sample=cfg.min_sample, test_timeout=cfg.test_timeout,
+                      jobs=cfg.jobs, keep_temps=cfg.keep_temps, seed=cfg.seed,
+                      compiler=cfg.compiler or "gcc", max_generator_rounds=1 + max(0, cfg.rounds),
+                      budget_seconds=budget_seconds, budget_candidates=budget_candidates)
     progress = Progress(enabled=not quiet)
     try:
         report = run_optimize(request, progress)

@@ -44,10 +44,57 @@ def _int(value: Any) -> int:
     return int(value)
 
 
+def _int_or_none(value: Any) -> int | None:
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
+        return None
+    return _int(value)
+
+
 def _str(value: Any) -> str:
     if not isinstance(value, (str, int, float)):
         raise ValueError(f"expected a string, got {type(value).__name__}")
     return str(value)
+
+
+GENERATOR_NAMES = ("replay", "llm", "variants", "pgo", "layout")
+
+
+def _generators(value: Any) -> str:
+    """A comma-separated generator list: names from GENERATOR_NAMES, 'auto', '-NAME'."""
+    if isinstance(value, (list, tuple)):
+        value = ",".join(str(v) for v in value)
+    text = str(value).replace(" ", "").lower()
+    for word in filter(None, text.split(",")):
+        name = word.lstrip("-")
+        if name != "auto" and name not in GENERATOR_NAMES:
+            raise ValueError(f"unknown generator {name!r} (known: auto, {', '.join(GENERATOR_NAMES)})")
+    return text or "auto"
+
+
+def _budget(value: Any) -> str:
+    """'300s', '40', '300s,40', '5m' or '' (unbounded); checked here, read by :func:`parse_budget`."""
+    parse_budget(str(value))
+    return str(value).replace(" ", "")
+
+
+def parse_budget(text: str) -> tuple[float | None, int | None]:
+    """(seconds, candidates) from a budget string; None where unbounded."""
+    seconds = candidates = None
+    for part in filter(None, str(text).replace(" ", "").lower().split(",")):
+        try:
+            if part.endswith("s"):
+                seconds = float(part[:-1])
+            elif part.endswith("m"):
+                seconds = 60 * float(part[:-1])
+            elif part.endswith("h"):
+                seconds = 3600 * float(part[:-1])
+            else:
+                candidates = int(part)
+        except ValueError:
+            raise ValueError(f"bad budget {part!r}: use seconds ('300s', '5m') or a candidate count ('40')") from None
+        if (seconds is not None and seconds <= 0) or (candidates is not None and candidates <= 0):
+            raise ValueError(f"budget {part!r} must be positive")
+    return seconds, candidates
 
 
 def _choice(*choices: str) -> Callable[[Any], str]:
@@ -80,7 +127,22 @@ SETTINGS: dict[str, Setting] = {
         Setting("isa", _choice("flags", "native"), "flags",
                 "which instructions candidates may use: what the compile flags promise, or all this CPU has"),
         Setting("min_gain", _float, 0.03, "a candidate must be at least this much faster (lower CI bound)"),
-        Setting("rounds", _int, 20, "paired timing rounds per comparison"),
+        Setting("timing_rounds", _int, 20, "paired timing rounds per comparison"),
+        Setting("generators", _generators, "auto",
+                "candidate generators, comma-separated: auto, replay, llm, variants, pgo, layout; "
+                "'auto' is variants,pgo,layout plus llm when a model or endpoint is configured; "
+                "'-NAME' removes one (auto,-pgo)"),
+        Setting("budget", _budget, "", "search budget per program: '300s', '40' candidates, or both ('300s,40')"),
+        Setting("model", _str, "", "GGUF model for the llm generator: a path or a name from `sgcc models`"),
+        Setting("endpoint", _str, "", "OpenAI-compatible chat endpoint for the llm generator (instead of a local model)"),
+        Setting("samples", _int, 1, "llm: answers sampled per function and round (best-of-N)"),
+        Setting("rounds", _int, 0, "llm: refinement rounds after the first (feedback from the last attempt)"),
+        Setting("temperature", _float, 0.5, "llm: sampling temperature"),
+        Setting("max_tokens", _int, 2000, "llm: most tokens one answer may have"),
+        Setting("context", _int, 0, "llm: context size in tokens (0: the model's own, at most 8192)"),
+        Setting("threads", _int, 0, "llm: CPU threads for a local model (0: all cores)"),
+        Setting("llm_timeout", _float, 600.0, "llm: seconds one remote request may take"),
+        Setting("seed", _int_or_none, None, "seed for timing order and sampling (none: random)"),
         Setting("min_sample", _float, 0.05, "seconds of CPU one timing sample must last"),
         Setting("test_timeout", _float, 10.0, "wall-clock seconds one test run may take"),
         Setting("jobs", _int, 0, "parallel builds and tests (0: one per core)"),

@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sgcc import gccargs, proc
-from sgcc.candidates import Candidate
+from sgcc.candidates import WHOLE_UNIT, Attempt, Candidate, Context
 from sgcc.errors import SgccError
 from sgcc.report import CandidateResult, Report, estimate_dict
 
-STAGES = ("check", "assemble", "link", "test", "time", "accepted")
+STAGES = ("skipped", "check", "assemble", "link", "test", "time", "accepted")
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Request:
     generators: list = field(default_factory=list)
     isa: str = "flags"
     min_gain: float = 0.03
-    rounds: int = 20
+    timing_rounds: int = 20
     min_sample: float = 0.05
     test_timeout: float = 10.0
     jobs: int = 0
@@ -56,6 +56,9 @@ class Request:
     max_generator_rounds: int = 1
     compiler: str = "gcc"
     seed: int | None = None
+    budget_seconds: float | None = None  # search time for the whole program (None: unbounded)
+    budget_candidates: int | None = None  # candidates built for the whole program (None: unbounded)
+    profile: bool = True  # weigh functions by where the tests spend instructions
 
 
 @dataclass
@@ -70,6 +73,8 @@ class Program:
     obj: Path
     binary: Path
     target: object  # sgcc.isa.Target
+    asm_flags: list[str] = field(default_factory=list)  # flags that assemble any variant of it
+    weights: dict[str, float] | None = None  # function -> share of the tests' instructions
 
     @property
     def defined(self) -> frozenset[str]:
@@ -127,7 +132,7 @@ class Engine:
         else:
             target = isa.target_from_flags(self.req.compiler, inv.target_flags)
         return Program(src, src.read_text(errors="replace"), list(self.req.flags), AsmFile.parse(asm_text),
-                       asm_text, obj, binary, target)
+                       asm_text, obj, binary, target, asm_flags=list(self.asm_flags))
 
     def _assemble_trusted(self, asm: Path, obj: Path) -> None:
         r = self._gcc([*self.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)])
@@ -157,7 +162,10 @@ class Engine:
                 result.stop("check", verdict.reason, verdict.detail)
                 return None
         try:
-            asm_text = program.asm.join(replacements)
+            if WHOLE_UNIT in replacements:
+                asm_text = replacements[WHOLE_UNIT]
+            else:
+                asm_text = program.asm.join(replacements)
         except KeyError as exc:
             result.stop("check", f"no function named {exc.args[0]} in the program")
             return None
@@ -175,7 +183,7 @@ class Engine:
         if "-fno-ipa-ra" not in self.req.flags:
             from sgcc import clobbers
 
-            for name in replacements:
+            for name in (program.defined if WHOLE_UNIT in replacements else replacements):
                 extra = clobbers.extra_clobbers(obj, program.obj, name)
                 if extra:
                     result.stop("check", f"{name} changes {clobbers.describe(extra)}, which gcc's version "
@@ -195,7 +203,7 @@ class Engine:
         cid, where = self._new_dir()
         candidate.id = cid
         result = CandidateResult(id=cid, function=candidate.function, generator=candidate.generator,
-                                 origin=candidate.origin)
+                                 origin=candidate.origin, meta=dict(candidate.meta))
         started = time.perf_counter()
         binary = self.build_candidate(program, {candidate.function: candidate.text}, where, result)
         if binary is not None:
@@ -217,7 +225,7 @@ class Engine:
         est = timing.measure(
             timing.runner(sandbox, base, tests),
             timing.runner(sandbox, cand, tests),
-            rounds=self.req.rounds,
+            rounds=self.req.timing_rounds,
             min_sample_seconds=self.req.min_sample,
             seed=self.req.seed,
         )
@@ -253,34 +261,14 @@ class Engine:
                     res.stop("check", f"no function named {cand.function} in {req.source.name}")
                     report.candidates.append(res)
 
-            winners: dict[str, tuple[CandidateResult, Path, Candidate]] = {}
-            history: dict[tuple[str, str], list] = {}
-            for round_no in range(max(1, req.max_generator_rounds)):
-                batch: list[Candidate] = []
-                for gen in req.generators:
-                    for unit in program.asm.units:
-                        past = history.setdefault((gen.name, unit.name), [])
-                        batch.extend(gen.propose(program, unit, round_no, past))
-                if not batch:
-                    break
-                self._note(f"round {round_no}: building and testing {len(batch)} candidates")
-                with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                    evaluated = list(pool.map(lambda c: (c, *self.evaluate(program, c, sandbox, tests)), batch))
-                for n, (cand, res, binary) in enumerate(evaluated, 1):
-                    report.candidates.append(res)
-                    if binary is not None:
-                        self._note(f"timing {res.id} ({res.function}, {res.generator}) [{n}/{len(evaluated)}]")
-                        accepted, est = self.measure(sandbox, tests, program.binary, binary)
-                        res.set_estimate(est)
-                        if accepted:
-                            res.stage, res.reason = "accepted", f"{est.speedup:.3f}x faster"
-                            best = winners.get(res.function)
-                            if best is None or est.speedup > best[0].speedup:
-                                winners[res.function] = (res, binary, cand)
-                        else:
-                            res.stop("time", f"not significantly faster (lower bound {est.low:.3f} "
-                                             f"<= {1 + req.min_gain:.3f})")
-                    history.setdefault((cand.generator, cand.function), []).append(res)
+            self._weigh(program, sandbox, tests, report)
+            context = Context(program=program, sandbox=sandbox, tests=tests, workdir=self.workdir,
+                              compiler=req.compiler, isa=req.isa, note=self._note, jobs=self.jobs)
+            for gen in req.generators:
+                if hasattr(gen, "prepare"):
+                    self._note(f"preparing {gen.name}")
+                    gen.prepare(context)
+            winners = self._search(program, sandbox, tests, report)
 
             # Believe a winner only after fresh rounds agree.
             confirmed: dict[str, tuple[CandidateResult, Path, Candidate]] = {}
@@ -304,6 +292,120 @@ class Engine:
             self._ship(final_binary)
         report.seconds = time.perf_counter() - started
         return report
+
+    # -- the search ---------------------------------------------------------------------
+
+    def _weigh(self, program: Program, sandbox, tests, report: Report) -> None:
+        """Find where the tests spend their instructions; functions they never run are not
+        searched (no test could tell a wrong candidate from a right one)."""
+        report.generators = [g.name for g in self.req.generators]
+        if not self.req.profile or not self.req.generators:
+            return
+        from sgcc import profile
+
+        self._note("profiling the baseline on the tests")
+        weights = profile.function_weights(program.binary, tests, sandbox=sandbox,
+                                           names=[u.name for u in program.asm.units])
+        if weights is None:
+            report.notes.append("no profile (valgrind unavailable or failed): every function is searched, "
+                                "in file order")
+            return
+        program.weights = report.weights = weights
+        for unit in program.asm.units:
+            if weights.get(unit.name, 0.0) <= 0.0:
+                report.skipped_functions[unit.name] = "not executed by the tests"
+
+    def _units_in_order(self, program: Program, report: Report) -> list:
+        """The units worth searching, hottest first."""
+        units = [u for u in program.asm.units if u.name not in report.skipped_functions]
+        if program.weights:
+            units.sort(key=lambda u: -program.weights.get(u.name, 0.0))
+        return units
+
+    def _search(self, program: Program, sandbox, tests, report: Report) -> dict:
+        """Ask every generator, round by round, within the budget; build, test and time what
+        they propose. Returns the accepted winner per function."""
+        req = self.req
+        units = self._units_in_order(program, report)
+        budget = _Budget(req.budget_seconds, req.budget_candidates, units, program.weights)
+        report.budget = budget.describe()
+        winners: dict[str, tuple[CandidateResult, Path, Candidate]] = {}
+        history: dict[tuple[str, str], list[Attempt]] = {}
+        seen: dict[tuple[str, str], CandidateResult] = {}
+        baseline_text = {u.name: u.text for u in program.asm.units}
+        baseline_text[WHOLE_UNIT] = program.asm_text
+        for round_no in range(max(1, req.max_generator_rounds)):
+            batch: list[Candidate] = []
+            for unit in units:
+                for gen in req.generators:
+                    if not budget.allows(unit.name):
+                        continue
+                    past = history.setdefault((gen.name, unit.name), [])
+                    t0 = time.perf_counter()
+                    proposed = gen.propose(program, unit, round_no, past)
+                    budget.spend(unit.name, time.perf_counter() - t0)
+                    for cand in proposed:
+                        res = self._triage(cand, baseline_text, seen)
+                        if res is None:
+                            batch.append(cand)
+                            budget.count(unit.name)
+                        else:
+                            report.candidates.append(res)
+                            history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+            if not batch:
+                # Nothing new this round (every generator done, or only repeats): stop early.
+                break
+            self._note(f"round {round_no}: building and testing {len(batch)} candidates")
+            with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+                evaluated = list(pool.map(lambda c: (c, *self.evaluate(program, c, sandbox, tests)), batch))
+            for n, (cand, res, binary) in enumerate(evaluated, 1):
+                report.candidates.append(res)
+                seen[(cand.function, _digest(cand.text))] = res
+                charge = cand.function if cand.function != WHOLE_UNIT else (units[0].name if units else "")
+                budget.spend(charge, res.seconds)
+                if binary is not None:
+                    self._note(f"timing {res.id} ({res.function}, {res.generator}) [{n}/{len(evaluated)}]")
+                    t0 = time.perf_counter()
+                    accepted, est = self.measure(sandbox, tests, program.binary, binary)
+                    budget.spend(charge, time.perf_counter() - t0)
+                    res.set_estimate(est)
+                    if accepted:
+                        res.stage, res.reason = "accepted", f"{est.speedup:.3f}x faster"
+                        best = winners.get(res.function)
+                        if best is None or est.speedup > best[0].speedup:
+                            winners[res.function] = (res, binary, cand)
+                    else:
+                        res.stop("time", f"not significantly faster (lower bound {est.low:.3f} "
+                                         f"<= {1 + req.min_gain:.3f})")
+                history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+        if budget.exhausted:
+            report.notes.append(f"search budget reached ({budget.spent_summary()})")
+        # A whole-unit winner and per-function winners cannot be combined: keep the better.
+        if WHOLE_UNIT in winners and len(winners) > 1:
+            whole = winners.pop(WHOLE_UNIT)
+            best_fn = max(winners.values(), key=lambda w: w[0].speedup)
+            if whole[0].speedup > best_fn[0].speedup:
+                winners = {WHOLE_UNIT: whole}
+        return winners
+
+    def _triage(self, cand: Candidate, baseline_text: dict, seen: dict) -> CandidateResult | None:
+        """A result for a candidate that needs no build (skipped, unchanged, a repeat), or None."""
+        res = None
+        if cand.skip:
+            res = CandidateResult(id="-", function=cand.function, generator=cand.generator, origin=cand.origin,
+                                  meta=dict(cand.meta))
+            res.stop("skipped", cand.skip)
+        elif cand.text == baseline_text.get(cand.function):
+            res = CandidateResult(id="-", function=cand.function, generator=cand.generator, origin=cand.origin,
+                                  meta=dict(cand.meta))
+            res.stop("skipped", "identical to gcc's unit")
+        else:
+            earlier = seen.get((cand.function, _digest(cand.text)))
+            if earlier is not None:
+                res = CandidateResult(id="-", function=cand.function, generator=cand.generator, origin=cand.origin,
+                                      meta=dict(cand.meta))
+                res.stop("skipped", f"same text as {earlier.id}")
+        return res
 
     def _combine(self, program, confirmed, sandbox, tests, report):
         """Validate and time the program with every confirmed winner; fall back to the best one."""
@@ -341,9 +443,66 @@ class Engine:
         os.replace(tmp, out)
 
     def close(self) -> None:
+        for gen in self.req.generators:
+            if hasattr(gen, "close"):
+                try:
+                    gen.close()
+                except Exception:  # a generator's cleanup must not hide the run's outcome
+                    pass
         if self.req.keep_temps:
             return
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+class _Budget:
+    """Bounded search: total seconds and candidates for the program, shared among the
+    functions in proportion to their weight (each searched function gets at least half an
+    equal share, so a flat profile still spreads the search)."""
+
+    def __init__(self, seconds, candidates, units, weights):
+        self.seconds, self.candidates = seconds, candidates
+        names = [u.name for u in units]
+        n = max(1, len(names))
+        total = sum((weights or {}).get(k, 0.0) for k in names) if weights else 0.0
+        self.share = {}
+        for k in names:
+            w = (weights[k] / total) if (weights and total > 0) else 1.0 / n
+            self.share[k] = max(w, 0.5 / n)
+        self.spent_s: dict[str, float] = {k: 0.0 for k in names}
+        self.spent_n: dict[str, int] = {k: 0 for k in names}
+        self.exhausted = False
+
+    def allows(self, name: str) -> bool:
+        if self.seconds is not None:
+            if sum(self.spent_s.values()) >= self.seconds or \
+               self.spent_s.get(name, 0.0) >= self.seconds * self.share.get(name, 1.0):
+                self.exhausted = True
+                return False
+        if self.candidates is not None:
+            if sum(self.spent_n.values()) >= self.candidates or \
+               self.spent_n.get(name, 0) >= max(1, round(self.candidates * self.share.get(name, 1.0))):
+                self.exhausted = True
+                return False
+        return True
+
+    def spend(self, name: str, seconds: float) -> None:
+        self.spent_s[name] = self.spent_s.get(name, 0.0) + seconds
+
+    def count(self, name: str) -> None:
+        self.spent_n[name] = self.spent_n.get(name, 0) + 1
+
+    def describe(self) -> dict:
+        return {"seconds": self.seconds, "candidates": self.candidates,
+                "share": {k: round(v, 4) for k, v in self.share.items()}}
+
+    def spent_summary(self) -> str:
+        return f"{sum(self.spent_s.values()):.1f} s, {sum(self.spent_n.values())} candidates"
 
 
 def _failure_detail(f) -> str:

@@ -27,6 +27,7 @@ class CandidateResult:
     reps: int | None = None
     confirm: dict | None = None
     seconds: float = 0.0
+    meta: dict = field(default_factory=dict)  # what the generator says about it (tokens/s, flags...)
 
     def stop(self, stage: str, reason: str, detail: str = "") -> None:
         self.stage, self.reason, self.detail = stage, reason, detail
@@ -45,6 +46,10 @@ class Report:
     isa: str
     min_gain: float
     functions: list[str] = field(default_factory=list)
+    weights: dict[str, float] | None = None  # share of the tests' instructions per function
+    skipped_functions: dict[str, str] = field(default_factory=dict)  # not searched, and why
+    generators: list[str] = field(default_factory=list)
+    budget: dict = field(default_factory=dict)
     tests: int = 0
     candidates: list[CandidateResult] = field(default_factory=list)
     paper: dict = field(default_factory=dict)
@@ -97,6 +102,8 @@ class Report:
         if p:
             lines.append(f"sgcc: papers' figures: compiled {'yes' if p['compiled'] else 'no'}, "
                          f"passed {'yes' if p['passed'] else 'no'}, speedup {p['speedup']:.3f} (clipped, best-of-N)")
+        for name, why in self.skipped_functions.items():
+            lines.append(f"sgcc: not searched: {name}: {why}")
         for note in self.notes:
             lines.append(f"sgcc: note: {note}")
         return "\n".join(lines)

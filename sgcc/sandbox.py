@@ -308,7 +308,8 @@ class Sandbox:
 
     # -- running
 
-    def run(self, binary: Path, stdin: bytes, *, env_pad: int = 0) -> proc.Result:
+    def run(self, binary: Path, stdin: bytes, *, env_pad: int = 0, prefix: list[str] | None = None,
+            timeout: float | None = None, memory: int | None = None) -> proc.Result:
         """Run ``binary`` once on ``stdin`` in a fresh scratch directory and return the result.
 
         The binary runs as ``./prog`` in that directory (a private copy, so that argv[0]
@@ -317,6 +318,9 @@ class Sandbox:
         ``SGCC_PAD`` in its environment. ``SGCC_PAD`` holds ``env_pad`` bytes: the
         environment sits at the top of the stack, so its size shifts the stack's alignment,
         which alone can move timings by several percent; timing varies it on purpose.
+
+        ``prefix`` runs the program under a tool (``valgrind ...``), with ``timeout`` and
+        ``memory`` (address-space bytes) instead of the sandbox's own limits.
         """
         if self._closed:
             raise SgccError("sandbox used after close")
@@ -332,19 +336,19 @@ class Sandbox:
             os.chmod(run_dir, 0o700)
             env = {"PATH": "/usr/bin:/bin", "LANG": "C", PAD_VARIABLE: "x" * env_pad}
             limits = proc.Limits(
-                cpu=self.cpu,
-                address_space=self.memory,
+                cpu=self.cpu if timeout is None else max(self.cpu, int(timeout) + 1),
+                address_space=self.memory if memory is None else memory,
                 file_size=self.file_size,
                 processes=self._process_limit(),
                 open_files=self.open_files,
                 core=0,
             )
             return proc.run(
-                [f"./{_PROG}"],
+                [*(prefix or []), f"./{_PROG}"],
                 stdin=stdin,
                 cwd=run_dir,
                 env=env,
-                timeout=self.timeout,
+                timeout=self.timeout if timeout is None else timeout,
                 limits=limits,
                 capture_limit=self.output_limit,
                 isolate_network=self.isolate_network,

@@ -22,7 +22,7 @@ from sgcc.optimize import Request, optimize
 from tests.conftest import EXAMPLES
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"
-FAST = dict(rounds=8, min_sample=0.02)
+FAST = dict(timing_rounds=8, min_sample=0.02)
 
 
 def _request(tmp_path, cand_dir, **kw) -> Request:
@@ -89,14 +89,18 @@ def _hostile(tmp_path: Path) -> dict[str, str]:
         "not_assembling": inject("\tmovq\t%rax, %nosuchreg\n"),
         "never_ends": inject(".Lspin:\n\tjmp\t.Lspin\n"),
         "segfault": inject("\tmovq\t$0, %rax\n\tmovq\t(%rax), %rax\n"),
-        "identical": unit,
+        # The same instructions in different text: built and timed (an A-vs-A comparison);
+        # a byte-identical unit would be skipped without a build.
+        "identical": inject("\t# same instructions\n"),
+        "byte_identical": unit,
     }
 
 
 EXPECTED_STAGE = {
     "incbin": "check", "include": "check", "system": "check", "syscall_bytes": "check",
     "huge_fill": "check", "rept": "check", "init_array": "check", "not_assembling": "assemble",
-    "never_ends": "test", "segfault": "test", "identical": "time", "wrong_output": "test",
+    "never_ends": "test", "segfault": "test", "identical": "time", "byte_identical": "skipped",
+    "wrong_output": "test",
     "clobbers_r8": "check", "unknown_function": "check",
 }
 
@@ -147,7 +151,7 @@ def test_cli_optimize_writes_report_and_output(tmp_path, sgcc_exe):
     for bad in (POPCOUNT / "bad").glob("*.s"):
         (cands / bad.name).write_text(bad.read_text())
     r = proc.run([sgcc_exe, "optimize", str(POPCOUNT / "popcount.c"), "-O3", "--tests", str(POPCOUNT / "tests"),
-                  "-o", str(out), "--candidates", str(cands.parent), "--rounds", "5", "--report",
+                  "-o", str(out), "--candidates", str(cands.parent), "--generators", "replay", "--timing-rounds", "5", "--report",
                   str(report_path)], timeout=300)
     assert r.returncode == 0, r.stderr.decode()
     data = json.loads(report_path.read_text())
@@ -177,7 +181,7 @@ def test_example_program(tmp_path, name):
     d = EXAMPLES / "programs" / name
     gens = [ReplayGenerator(p) for p in (d / "candidates", d / "bad") if p.is_dir() and any(p.iterdir())]
     req = Request(source=d / f"{name}.c", flags=["-O3", "-lm"], tests=d / "tests", output=tmp_path / "out",
-                  generators=gens, seed=1, test_timeout=5.0, rounds=6, min_sample=0.02)
+                  generators=gens, seed=1, test_timeout=5.0, timing_rounds=6, min_sample=0.02)
     report = optimize(req)
     for cand in report.candidates:
         if "/bad/" in cand.origin:

@@ -1,0 +1,58 @@
+"""Which candidate generators a run uses, built from the effective configuration.
+
+Each generator lives in its own module with a ``from_config(cfg, **context)`` factory; this
+module only turns the ``generators`` setting (``auto``, names, ``-NAME``) into instances, so
+that a run imports only what it uses (llama.cpp is loaded by the llm generator alone).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from sgcc.config import GENERATOR_NAMES
+from sgcc.errors import SgccError
+
+#: Generators ``auto`` means when no model is configured (the llm joins when one is).
+AUTO = ("variants", "pgo", "layout")
+
+_FACTORIES = {
+    "llm": "sgcc.candidates.llm",
+    "variants": "sgcc.candidates.variants",
+    "pgo": "sgcc.candidates.pgo",
+    "layout": "sgcc.candidates.layout",
+}
+
+
+def resolve_names(spec: str, *, have_model: bool, have_replay: bool) -> list[str]:
+    """The generator names ``spec`` selects, in a fixed order (cheap ones first)."""
+    chosen: list[str] = []
+    removed: set[str] = set()
+    for word in filter(None, spec.replace(" ", "").lower().split(",")):
+        if word.startswith("-"):
+            removed.add(word[1:])
+        elif word == "auto":
+            chosen += (["replay"] if have_replay else []) + list(AUTO) + (["llm"] if have_model else [])
+        else:
+            chosen.append(word)
+    order = {n: i for i, n in enumerate(GENERATOR_NAMES)}
+    names = sorted({n for n in chosen if n not in removed}, key=lambda n: order.get(n, 99))
+    if "replay" in names and not have_replay:
+        raise SgccError("the replay generator needs --candidates DIR")
+    return names
+
+
+def build(cfg, *, replay_dirs=(), names: list[str] | None = None) -> list:
+    """Generator instances for the effective configuration ``cfg`` (:class:`sgcc.config.Config`)."""
+    if names is None:
+        names = resolve_names(cfg.generators, have_model=bool(cfg.model or cfg.endpoint),
+                              have_replay=bool(replay_dirs))
+    generators: list = []
+    for name in names:
+        if name == "replay":
+            from sgcc.candidates.replay import ReplayGenerator
+
+            generators.extend(ReplayGenerator(d) for d in replay_dirs)
+            continue
+        module = import_module(_FACTORIES[name])
+        generators.append(module.from_config(cfg))
+    return generators
