@@ -127,10 +127,14 @@ def functions(asm_file: str, as_json: bool, show: str | None, extract: str | Non
 @click.option("--jobs", "-j", type=int, default=None, help="Parallel builds and tests (default: one per core).")
 @click.option("--seed", type=int, default=None, help="Seed for timing order and sampling (reproducible runs).")
 @click.option("--keep-temps", is_flag=True, default=None, help="Keep the work directory for debugging.")
+@click.option("--no-cache", "no_cache", is_flag=True, default=False,
+              help="Neither read nor write the verdict cache.")
+@click.option("--refresh", is_flag=True, default=False,
+              help="Search again where the cache already holds a verdict for this search (and store the new one).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display and no summary.")
 def optimize(source, gcc_flags, tests, output, report_path, candidates, generators, budget, model, endpoint,
              samples, rounds, temperature, max_tokens, isa, min_gain, timing_rounds, test_timeout,
-             jobs, seed, keep_temps, quiet):
+             jobs, seed, keep_temps, no_cache, refresh, quiet):
     """Optimize one C program against its tests: prove each candidate correct and faster, or drop it.
 
     GCC_FLAGS are the flags of the baseline build (default -O3), e.g. `-O3 -lm`. The result
@@ -146,7 +150,7 @@ def optimize(source, gcc_flags, tests, output, report_path, candidates, generato
                           "test_timeout": test_timeout, "jobs": jobs, "keep_temps": keep_temps,
                           "generators": generators, "budget": budget, "model": model, "endpoint": endpoint,
                           "samples": samples, "rounds": rounds, "temperature": temperature,
-                          "max_tokens": max_tokens, "seed": seed})
+                          "max_tokens": max_tokens, "seed": seed, "cache": False if no_cache else None})
     flags = list(gcc_flags)
     if not any(f.startswith("-O") for f in flags):
         flags.insert(0, "-O3")
@@ -160,7 +164,10 @@ def optimize(source, gcc_flags, tests, output, report_path, candidates, generato
                       min_sample=cfg.min_sample, test_timeout=cfg.test_timeout,
                       jobs=cfg.jobs, keep_temps=cfg.keep_temps, seed=cfg.seed,
                       compiler=cfg.compiler or "gcc", max_generator_rounds=1 + max(0, cfg.rounds),
-                      budget_seconds=budget_seconds, budget_candidates=budget_candidates)
+                      budget_seconds=budget_seconds, budget_candidates=budget_candidates,
+                      cache_dir=configmod.cache_dir(cfg) if cfg.cache else None,
+                      cache_max_bytes=configmod.parse_size(cfg.cache_size), refresh=refresh,
+                      generator_config=registry.describe(cfg, replay_dirs=candidates))
     progress = Progress(enabled=not quiet)
     try:
         report = run_optimize(request, progress)

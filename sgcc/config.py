@@ -50,6 +50,25 @@ def _int_or_none(value: Any) -> int | None:
     return _int(value)
 
 
+def _size(value: Any) -> str:
+    parse_size(value)
+    return str(value).strip()
+
+
+def parse_size(value: Any) -> int:
+    """Bytes from '256M', '1G', '500k' or a plain number."""
+    text = str(value).strip().upper().removesuffix("B")
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(text[-1:], 1)
+    number = text[:-1] if mult != 1 else text
+    try:
+        size = int(float(number) * mult)
+    except ValueError:
+        raise ValueError(f"expected a size like 256M or 1G, got {value!r}") from None
+    if size <= 0:
+        raise ValueError("size must be positive")
+    return size
+
+
 def _str(value: Any) -> str:
     if not isinstance(value, (str, int, float)):
         raise ValueError(f"expected a string, got {type(value).__name__}")
@@ -148,6 +167,10 @@ SETTINGS: dict[str, Setting] = {
         Setting("jobs", _int, 0, "parallel builds and tests (0: one per core)"),
         Setting("keep_temps", _bool, False, "keep temporary directories for debugging"),
         Setting("compiler", _str, "", "the real compiler for sgcc's commands (default: gcc from PATH)"),
+        Setting("cache", _bool, True, "use the verdict cache (compiles substitute cached winners; searches store them)"),
+        Setting("cache_dir", _str, "", "cache directory (default: the user cache directory; relative paths in "
+                                     "sgcc.toml are relative to the file, e.g. 'cache' for a shared project cache)"),
+        Setting("cache_size", _size, "256M", "most bytes the cache may hold before least recently used entries go"),
     ]
 }
 
@@ -164,6 +187,8 @@ class Config:
     def __init__(self, values: dict[str, Value], files: list[Path]):
         self._values = values
         self.files = files
+        self.project: dict[str, Any] = {}
+        self.project_file: Path | None = None
 
     def __getattr__(self, key: str) -> Any:
         try:
@@ -231,9 +256,13 @@ def load(cli: dict[str, Any] | None = None, *, cwd: Path | None = None) -> Confi
     layers.append(("command line", {k: v for k, v in (cli or {}).items() if v is not None}))
 
     values = {key: Value(s.default, "default") for key, s in SETTINGS.items()}
+    project_table: dict[str, Any] = {}
     for source, table in layers:
         for raw_key, raw in table.items():
             key = raw_key.replace("-", "_")
+            if key == "project" and source.startswith("project") and isinstance(raw, dict):
+                project_table = raw  # [project]: how to build and test it (sgcc optimize --project)
+                continue
             setting = SETTINGS.get(key)
             if setting is None:
                 if source.startswith(("user", "project")):
@@ -241,8 +270,25 @@ def load(cli: dict[str, Any] | None = None, *, cwd: Path | None = None) -> Confi
                                     hint="`sgcc config` lists the settings")
                 continue
             try:
-                values[key] = Value(setting.convert(raw), source)
+                value = setting.convert(raw)
             except (TypeError, ValueError) as exc:
                 where = setting.env if source == "environment" else source
                 raise SgccError(f"bad value for {raw_key} in {where}: {exc}") from exc
-    return Config(values, files)
+            if key == "cache_dir" and value and source.startswith(("user", "project")):
+                # Relative to the file that says it: `cache_dir = "cache"` in sgcc.toml is the
+                # project's own cache/ directory wherever make runs.
+                value = str((Path(source.split(" file ", 1)[1]).parent / value).resolve())
+            values[key] = Value(value, source)
+    cfg = Config(values, files)
+    cfg.project = project_table
+    cfg.project_file = project
+    return cfg
+
+
+def cache_dir(cfg: Config) -> str:
+    """The effective cache directory (the same one the compile path uses)."""
+    if cfg.cache_dir:
+        return os.path.abspath(cfg.cache_dir)
+    from sgcc import cache
+
+    return os.path.abspath(cache.default_root())

@@ -62,10 +62,12 @@ class _Fallback(Exception):
 class EligibleCompile:
     """Carries out one eligible invocation; see the module docstring for the steps."""
 
-    def __init__(self, compiler: str, inv: gccargs.Invocation, tmpdir: str):
+    def __init__(self, compiler: str, inv: gccargs.Invocation, tmpdir: str, settings: dict | None = None):
         self.compiler = compiler
         self.inv = inv
         self.tmpdir = tmpdir
+        self.settings = settings if settings is not None else {"cache": False}
+        self.counts: dict[str, int] = {}
         self.env = compilermod.child_env(compiler)
         self.stdout: list[bytes] = []
         self.stderr: list[bytes] = []
@@ -112,10 +114,82 @@ class EligibleCompile:
     def rewrite(self, asm: str, src: gccargs.Source) -> str | None:
         """The assembly with cached winners substituted, or None when nothing changes.
 
-        The drop-in substitutes only what a search proved and stored; with no store
-        configured there is nothing to do, and the unit parser is not even imported.
+        ``SGCC_OVERLAY`` (set by ``sgcc optimize --project`` while it builds a candidate)
+        replaces a named source's whole assembly. Otherwise the verdict cache is asked for
+        this translation unit (one file lookup; the unit parser is imported only on a hit).
         """
+        overlay = os.environ.get("SGCC_OVERLAY")
+        if overlay:
+            new = _overlay_for(overlay, src.path)
+            if new is not None:
+                self._count("overlay")
+                return new
+        recording = os.environ.get("SGCC_RECORD")
+        if not self.settings.get("cache") and not recording:
+            return None
+        from sgcc import cache
+
+        ctx = cache.context(self.compiler, self.inv.flags_without_inputs(drop_dependency_flags=True),
+                            self.settings.get("isa", "flags"))
+        key = cache.entry_key(ctx, cache.tu_digest(asm))
+        if recording:
+            _record(recording, key, ctx, asm, src, self.inv)
+        if not self.settings.get("cache"):
+            return None
+        store = cache.Store(self.settings["cache_dir"])
+        entry = store.read(key, touch=True)
+        self._count("tu_lookups")
+        if entry is None:
+            self._count("tu_misses")
+            return None
+        units = cache.substitution(entry)
+        if not units:
+            self._count("tu_hits_no_winner")  # a search found nothing faster: gcc's code it is
+            return None
+        if cache.WHOLE_UNIT in units:
+            new = units[cache.WHOLE_UNIT]
+        else:
+            from sgcc.asm.units import AsmFile
+
+            try:
+                new = AsmFile.parse(asm).join(units)
+            except KeyError:
+                self._count("tu_hits_unusable")
+                return None
+        self._count("tu_hits")
+        self._count("units_substituted", len(units))
+        log(f"cache hit {key[:16]}: substituted {', '.join(sorted(units))} in {src.path}")
+        return new
+
+    def _count(self, name: str, n: int = 1) -> None:
+        self.counts[name] = self.counts.get(name, 0) + n
+
+
+def _overlay_for(path: str, source: str) -> str | None:
+    """The overlay's assembly for ``source`` (matched by real path), if it names it."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+            overlay = json.load(fh)
+    except (OSError, ValueError):
         return None
+    text = overlay.get(os.path.realpath(source)) if isinstance(overlay, dict) else None
+    return text if isinstance(text, str) else None
+
+
+def _record(path: str, key: str, ctx: dict, asm: str, src: gccargs.Source, inv: gccargs.Invocation) -> None:
+    """Append what ``sgcc optimize --project`` needs to know about this compile."""
+    import json
+
+    directory = os.path.dirname(os.path.abspath(path))
+    asm_path = os.path.join(directory, f"{key}.s")
+    _write(asm_path, asm)
+    line = json.dumps({"key": key, "context": ctx, "cwd": os.getcwd(), "source": os.path.realpath(src.path),
+                       "output": os.path.abspath(inv.output_for(src)) if inv.mode != "link" else None,
+                       "mode": inv.mode, "args": inv.args, "asm": asm_path})
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
 
 
 def _link_args(inv: gccargs.Invocation, objects: dict[int, str]) -> list[str]:
@@ -191,29 +265,104 @@ def main(argv: list[str]) -> int:
     if _truthy(os.environ.get("SGCC_DISABLE")):
         log(f"disabled: {invoked.compiler}")
         exec_compiler(invoked.compiler, invoked.args)
+    try:
+        settings = compile_settings()
+    except Exception as exc:  # a broken configuration file must not break the build
+        warn(f"ignoring sgcc configuration ({exc}); compiling with plain gcc")
+        exec_compiler(invoked.compiler, invoked.args)
     inv = gccargs.parse(invoked.args)
     if not inv.eligible:
         log(f"pass-through ({inv.reason}): {invoked.mode} {invoked.compiler}")
+        _stats(settings, {"passthrough": 1}, {inv.reason or "unknown": 1})
         exec_compiler(invoked.compiler, invoked.args)
     log(f"eligible: {invoked.mode} {invoked.compiler} {inv.mode} {' '.join(s.path for s in inv.sources)}")
     import tempfile
 
     keep = _truthy(os.environ.get("SGCC_KEEP_TEMPS"))
     tmpdir = tempfile.mkdtemp(prefix="sgcc-")
+    job = EligibleCompile(invoked.compiler, inv, tmpdir, settings)
     try:
-        status = EligibleCompile(invoked.compiler, inv, tmpdir).run()
+        status = job.run()
     except _Fallback as exc:
         log(f"fallback to gcc: {exc}")
+        _stats(settings, {"eligible": 1, "fallbacks": 1})
         # gcc itself failed (a compile error, usually): let it run the original command and
         # report exactly what it reports, once.
         _cleanup(tmpdir, keep)
         exec_compiler(invoked.compiler, invoked.args)
     except Exception as exc:  # sgcc's own failure must never break the build
         warn(f"internal error ({type(exc).__name__}: {exc}); compiling with plain gcc")
+        _stats(settings, {"eligible": 1, "internal_errors": 1})
         _cleanup(tmpdir, keep)
         exec_compiler(invoked.compiler, invoked.args)
     _cleanup(tmpdir, keep)
+    _stats(settings, {"eligible": 1, **job.counts})
     return status
+
+
+def _stats(settings: dict, counts: dict, reasons: dict | None = None) -> None:
+    """Count this compile in the cache's statistics (never fails the compile)."""
+    if not settings.get("cache"):
+        return
+    try:
+        from sgcc import cache
+
+        cache.Store(settings["cache_dir"]).bump(counts, reasons)
+    except Exception:
+        pass
+
+
+def compile_settings() -> dict:
+    """``cache``, ``cache_dir`` and ``isa`` for the compile path, through the same layers as
+    :func:`sgcc.config.load` (environment > project sgcc.toml > user file > defaults).
+
+    Written apart from :mod:`sgcc.config` to stay cheap: a TOML file is parsed only when it
+    exists (most builds have none), and nothing else is imported.
+    """
+    values = {"cache": True, "cache_dir": "", "isa": "flags"}
+    user = os.environ.get("SGCC_CONFIG") or os.path.join(
+        os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config"), "sgcc", "config.toml")
+    files = [user] if os.path.isfile(user) else []
+    here = os.getcwd()
+    while True:
+        candidate = os.path.join(here, "sgcc.toml")
+        if os.path.isfile(candidate):
+            files.append(candidate)
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    for path in files:
+        import tomllib
+
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+        table = data.get("sgcc", data)
+        for key in values:
+            for spelled in (key, key.replace("_", "-")):
+                if spelled in table:
+                    value = table[spelled]
+                    if key == "cache_dir" and value:
+                        value = os.path.join(os.path.dirname(os.path.abspath(path)), str(value))
+                    values[key] = value
+    env = os.environ
+    if "SGCC_CACHE" in env:
+        values["cache"] = env["SGCC_CACHE"]
+    if "SGCC_CACHE_DIR" in env:
+        values["cache_dir"] = env["SGCC_CACHE_DIR"]
+    if "SGCC_ISA" in env:
+        values["isa"] = env["SGCC_ISA"]
+    values["cache"] = values["cache"] if isinstance(values["cache"], bool) else _truthy(str(values["cache"]))
+    values["isa"] = str(values["isa"]).strip().lower()
+    if values["isa"] not in ("flags", "native"):
+        raise ValueError(f"isa must be flags or native, not {values['isa']!r}")
+    if not values["cache_dir"]:
+        from sgcc import cache
+
+        values["cache_dir"] = cache.default_root()
+    values["cache_dir"] = os.path.abspath(os.path.normpath(str(values["cache_dir"])))
+    return values
 
 
 def _cleanup(tmpdir: str, keep: bool) -> None:

@@ -59,6 +59,10 @@ class Request:
     budget_seconds: float | None = None  # search time for the whole program (None: unbounded)
     budget_candidates: int | None = None  # candidates built for the whole program (None: unbounded)
     profile: bool = True  # weigh functions by where the tests spend instructions
+    cache_dir: str | None = None  # verdict cache (None: no cache)
+    cache_max_bytes: int = 256 << 20
+    refresh: bool = False  # search again even where the cache has a verdict for this search
+    generator_config: str = ""  # identifies how candidates were made (part of the search key)
 
 
 @dataclass
@@ -262,13 +266,14 @@ class Engine:
                     report.candidates.append(res)
 
             self._weigh(program, sandbox, tests, report)
+            cached = self._cache_lookup(program, tests, report)
             context = Context(program=program, sandbox=sandbox, tests=tests, workdir=self.workdir,
                               compiler=req.compiler, isa=req.isa, note=self._note, jobs=self.jobs)
             for gen in req.generators:
                 if hasattr(gen, "prepare"):
                     self._note(f"preparing {gen.name}")
                     gen.prepare(context)
-            winners = self._search(program, sandbox, tests, report)
+            winners = self._search(program, sandbox, tests, report, cached)
 
             # Believe a winner only after fresh rounds agree.
             confirmed: dict[str, tuple[CandidateResult, Path, Candidate]] = {}
@@ -289,6 +294,7 @@ class Engine:
             report.paper = _paper_figures(report)
             if shipped:
                 report.shipped = [r.id for r in shipped]
+            self._cache_store(program, report, shipped, {fn: w[2] for fn, w in confirmed.items()})
             self._ship(final_binary)
         report.seconds = time.perf_counter() - started
         return report
@@ -322,7 +328,92 @@ class Engine:
             units.sort(key=lambda u: -program.weights.get(u.name, 0.0))
         return units
 
-    def _search(self, program: Program, sandbox, tests, report: Report) -> dict:
+    # -- the verdict cache ------------------------------------------------------------------
+
+    def _cache_key(self, program: Program) -> str:
+        from sgcc import cache
+
+        compiler = shutil.which(self.req.compiler) or self.req.compiler
+        ctx = cache.context(compiler, program.asm_flags, self.req.isa)
+        return cache.entry_key(ctx, cache.tu_digest(program.asm_text))
+
+    def _cache_lookup(self, program: Program, tests, report: Report) -> list[Candidate]:
+        """Seed the search from the cache: functions this very search already settled are not
+        searched again; cached winners are offered again (re-validated, never trusted)."""
+        from sgcc import cache
+
+        self._search_key = cache.search_key(cache.tests_digest(tests), self.req.generator_config,
+                                            self.req.min_gain)
+        self._settled: set[str] = set()
+        if not self.req.cache_dir:
+            return []
+        store = cache.Store(self.req.cache_dir)
+        self._entry_key = self._cache_key(program)
+        report.cache = {"key": self._entry_key, "search": self._search_key, "dir": store.root}
+        entry = store.read(self._entry_key, touch=True)
+        if entry is None:
+            report.cache["found"] = False
+            return []
+        report.cache["found"] = True
+        seeded: list[Candidate] = []
+        texts: set[tuple[str, str]] = set()
+        for fn, record in entry.get("functions", {}).items():
+            verdicts = record.get("verdicts", {}) if isinstance(record, dict) else {}
+            for skey, verdict in verdicts.items():
+                if not isinstance(verdict, dict):
+                    continue
+                winner = verdict.get("winner")
+                if skey == self._search_key and not self.req.refresh and verdict.get("complete"):
+                    if winner:
+                        self._settled.add(fn)  # its cached winner is re-validated, nothing else searched
+                    else:
+                        report.skipped_functions.setdefault(
+                            fn, f"cached verdict from {verdict.get('date', '?')}: no candidate proven faster "
+                                "(--refresh searches again)")
+                if isinstance(winner, str) and (fn, winner) not in texts:
+                    texts.add((fn, winner))
+                    seeded.append(Candidate(fn, "cache", winner, origin=f"cache {self._entry_key[:12]} ({verdict.get('generator', '?')})",
+                                            meta={"cached_speedup": verdict.get("speedup")}))
+        return seeded
+
+    def _cache_store(self, program: Program, report: Report, shipped: list, confirmed: dict) -> None:
+        """Record this search's verdicts and what to substitute (the validated combination)."""
+        if not self.req.cache_dir:
+            return
+        from sgcc import cache
+
+        store = cache.Store(self.req.cache_dir, max_bytes=self.req.cache_max_bytes)
+        now = time.strftime("%Y-%m-%dT%H:%M:%S")
+        shipped_fns = {r.function for r in shipped}
+        by_fn = {r.function: r for r in shipped}
+        searched = getattr(self, "_searched", {})
+
+        def change(old):
+            entry = old or {"functions": {}}
+            entry["source"] = str(self.req.source)
+            entry["updated"] = now
+            functions = entry.setdefault("functions", {})
+            for fn in sorted(set(searched) | shipped_fns):
+                complete = searched.get(fn, True)
+                if fn in shipped_fns:
+                    res = by_fn[fn]
+                    verdict = {"winner": confirmed[fn].text, "generator": res.generator, "speedup": res.speedup,
+                               "low": res.ci_low, "high": res.ci_high, "complete": complete}
+                else:
+                    verdict = {"winner": None, "complete": complete}
+                verdict.update({"date": now, "min_gain": self.req.min_gain, "generators": self.req.generator_config})
+                functions.setdefault(fn, {}).setdefault("verdicts", {})[self._search_key] = verdict
+            if shipped:
+                entry["apply"] = {"units": {fn: confirmed[fn].text for fn in shipped_fns}, "search": self._search_key,
+                                  "date": now, **{k: report.final.get(k) for k in ("speedup", "low", "high")}}
+            else:
+                entry.pop("apply", None)  # the latest search decides: nothing proven, nothing applied
+            return entry
+
+        store.update(self._entry_key, change)
+        report.cache["stored"] = True
+
+    def _search(self, program: Program, sandbox, tests, report: Report, cached=()) -> dict:
         """Ask every generator, round by round, within the budget; build, test and time what
         they propose. Returns the accepted winner per function."""
         req = self.req
@@ -334,24 +425,43 @@ class Engine:
         seen: dict[tuple[str, str], CandidateResult] = {}
         baseline_text = {u.name: u.text for u in program.asm.units}
         baseline_text[WHOLE_UNIT] = program.asm_text
+        self._searched = {u.name: True for u in units}
+        settled = getattr(self, "_settled", set())
         for round_no in range(max(1, req.max_generator_rounds)):
             batch: list[Candidate] = []
+            pending: set[tuple[str, str]] = set()
+
+            def offer(cand: Candidate, unit_name: str) -> None:
+                res = self._triage(cand, baseline_text, seen)
+                digest = (cand.function, _digest(cand.text))
+                if res is None and digest in pending:
+                    res = CandidateResult(id="-", function=cand.function, generator=cand.generator,
+                                          origin=cand.origin, meta=dict(cand.meta))
+                    res.stop("skipped", "same text as another candidate of this round")
+                if res is None:
+                    pending.add(digest)
+                    batch.append(cand)
+                    budget.count(unit_name)
+                else:
+                    report.candidates.append(res)
+                    history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+
+            if round_no == 0:
+                for cand in cached:
+                    offer(cand, cand.function)
             for unit in units:
+                if unit.name in settled:
+                    continue
                 for gen in req.generators:
                     if not budget.allows(unit.name):
+                        self._searched[unit.name] = False  # cut short: no "nothing faster" verdict
                         continue
                     past = history.setdefault((gen.name, unit.name), [])
                     t0 = time.perf_counter()
                     proposed = gen.propose(program, unit, round_no, past)
                     budget.spend(unit.name, time.perf_counter() - t0)
                     for cand in proposed:
-                        res = self._triage(cand, baseline_text, seen)
-                        if res is None:
-                            batch.append(cand)
-                            budget.count(unit.name)
-                        else:
-                            report.candidates.append(res)
-                            history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+                        offer(cand, unit.name)
             if not batch:
                 # Nothing new this round (every generator done, or only repeats): stop early.
                 break

@@ -50,6 +50,7 @@ class Report:
     skipped_functions: dict[str, str] = field(default_factory=dict)  # not searched, and why
     generators: list[str] = field(default_factory=list)
     budget: dict = field(default_factory=dict)
+    cache: dict = field(default_factory=dict)  # entry key, search key, found, stored
     tests: int = 0
     candidates: list[CandidateResult] = field(default_factory=list)
     paper: dict = field(default_factory=dict)

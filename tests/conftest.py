@@ -40,3 +40,19 @@ def masquerade_bin(tmp_path, sgcc_exe) -> Path:
     for name in ("gcc", "cc"):
         (bindir / name).symlink_to(sgcc_exe)
     return bindir
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_sgcc_state(tmp_path_factory):
+    """Every test run gets its own cache and configuration: the user's are never touched,
+    and a developer's ~/.config/sgcc cannot change what the tests see."""
+    state = tmp_path_factory.mktemp("sgcc-state")
+    saved = {k: os.environ.get(k) for k in ("SGCC_CACHE_DIR", "SGCC_CONFIG", "XDG_CACHE_HOME")}
+    os.environ["SGCC_CACHE_DIR"] = str(state / "cache")
+    os.environ["SGCC_CONFIG"] = str(state / "no-user-config.toml")
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v

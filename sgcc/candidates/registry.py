@@ -56,3 +56,26 @@ def build(cfg, *, replay_dirs=(), names: list[str] | None = None) -> list:
         module = import_module(_FACTORIES[name])
         generators.append(module.from_config(cfg))
     return generators
+
+
+def describe(cfg, *, replay_dirs=()) -> str:
+    """A stable description of how candidates are made (part of the cache's search key): the
+    generators, and for the llm the model, samples, rounds and sampling settings."""
+    names = resolve_names(cfg.generators, have_model=bool(cfg.model or cfg.endpoint), have_replay=bool(replay_dirs))
+    parts = list(names)
+    if "replay" in names:
+        import hashlib
+        from pathlib import Path
+
+        h = hashlib.sha256()
+        for d in replay_dirs:
+            for f in sorted(Path(d).rglob("*.s")):
+                h.update(f.name.encode())
+                h.update(f.read_bytes())
+        parts.append(f"replay={h.hexdigest()[:16]}")
+    if "llm" in names:
+        parts.append(f"llm={cfg.model or cfg.endpoint}|n={cfg.samples}|k={cfg.rounds}|t={cfg.temperature}"
+                     f"|max={cfg.max_tokens}")
+    if cfg.budget:
+        parts.append(f"budget={cfg.budget}")
+    return ",".join(parts)
