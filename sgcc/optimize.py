@@ -209,7 +209,11 @@ class Engine:
         result = CandidateResult(id=cid, function=candidate.function, generator=candidate.generator,
                                  origin=candidate.origin, meta=dict(candidate.meta))
         started = time.perf_counter()
-        binary = self.build_candidate(program, {candidate.function: candidate.text}, where, result)
+        binary = None
+        if candidate.invalid:  # the generator knows it is no assembly (a model's answer without any)
+            result.stop("check", candidate.invalid)
+        else:
+            binary = self.build_candidate(program, {candidate.function: candidate.text}, where, result)
         if binary is not None:
             outcome = sandbox.check(binary, tests)
             result.tests_passed, result.tests_total = outcome.passed, outcome.total
@@ -373,7 +377,8 @@ class Engine:
                 if isinstance(winner, str) and (fn, winner) not in texts:
                     texts.add((fn, winner))
                     seeded.append(Candidate(fn, "cache", winner, origin=f"cache {self._entry_key[:12]} ({verdict.get('generator', '?')})",
-                                            meta={"cached_speedup": verdict.get("speedup")}))
+                                            meta={"cached_speedup": verdict.get("speedup"),
+                                                  "cached_from": verdict.get("generator", "?")}))
         return seeded
 
     def _cache_store(self, program: Program, report: Report, shipped: list, confirmed: dict) -> None:
@@ -397,7 +402,8 @@ class Engine:
                 complete = searched.get(fn, True)
                 if fn in shipped_fns:
                     res = by_fn[fn]
-                    verdict = {"winner": confirmed[fn].text, "generator": res.generator, "speedup": res.speedup,
+                    generator = res.meta.get("cached_from", res.generator) if res.generator == "cache" else res.generator
+                    verdict = {"winner": confirmed[fn].text, "generator": generator, "speedup": res.speedup,
                                "low": res.ci_low, "high": res.ci_high, "complete": complete}
                 else:
                     verdict = {"winner": None, "complete": complete}
@@ -616,11 +622,10 @@ class _Budget:
 
 
 def _failure_detail(f) -> str:
-    parts = [f"input: {f.stdin_excerpt!r}"] if getattr(f, "stdin_excerpt", None) is not None else []
-    if getattr(f, "expected_excerpt", None) is not None:
-        parts.append(f"expected: {f.expected_excerpt!r}")
-    if getattr(f, "actual_excerpt", None) is not None:
-        parts.append(f"actual: {f.actual_excerpt!r}")
+    """Excerpts of a failed test (sgcc.sandbox.Failure), one repr per line (never its stderr)."""
+    parts = [f"input: {f.stdin!r}"]
+    if f.expected or f.actual:
+        parts += [f"expected: {f.expected!r}", f"actual: {f.actual!r}"]
     return "\n".join(parts)
 
 

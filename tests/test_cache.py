@@ -1,0 +1,292 @@
+"""The verdict cache: keys, integrity, concurrency, eviction, statistics, and its use by the
+drop-in compile (real gcc, real sgcc processes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from sgcc import cache, proc
+from sgcc.sandbox import load_tests
+
+from conftest import EXAMPLES
+
+POPCOUNT = EXAMPLES / "programs" / "popcount"
+
+
+def _env(cache_dir: Path, **extra) -> dict:
+    env = dict(os.environ, SGCC_CACHE_DIR=str(cache_dir))
+    env.update(extra)
+    return env
+
+
+# -- keys and entries ---------------------------------------------------------------------
+
+def test_key_flags_keep_what_shapes_code_and_drop_the_rest():
+    flags = ["-O3", "-Wall", "-Wa,--noexecstack", "-Isrc", "-I", "inc", "-DX=1", "-MMD", "-MF", "a.d",
+             "-march=native", "-g", "-lm", "-L/x", "-fPIC", "-Wl,-z,now"]
+    assert cache.key_flags(flags) == ["-O3", "-Wa,--noexecstack", "-march=native", "-g", "-fPIC"]
+
+
+def test_tu_digest_ignores_only_the_source_name_line():
+    a = '\t.file\t"prog.c"\n\t.text\nf:\n\tret\n'
+    b = '\t.file\t"/abs/path/prog.c"\n\t.text\nf:\n\tret\n'
+    c = '\t.file\t"prog.c"\n\t.text\nf:\n\tnop\n\tret\n'
+    assert cache.tu_digest(a) == cache.tu_digest(b) != cache.tu_digest(c)
+
+
+def test_entry_integrity_detects_every_corruption():
+    raw = cache.encode_entry({"functions": {"f": {}}, "source": "x.c"})
+    assert cache.decode_entry(raw)["source"] == "x.c"
+    for bad in (raw[:-5], raw[:10], b"", raw.replace(b"x.c", b"y.c"), b"garbage\n{}",
+                raw.replace(b"sgcc-cache 1", b"sgcc-cache 9")):
+        with pytest.raises(cache.CacheError):
+            cache.decode_entry(bad)
+
+
+def test_corrupt_entry_is_a_miss_is_counted_and_removed(tmp_path):
+    store = cache.Store(tmp_path)
+    store.update("ab" * 32, lambda old: {"functions": {}, "apply": {"units": {"f": "x"}}})
+    path = Path(store.path("ab" * 32))
+    path.write_bytes(path.read_bytes()[:-20])  # truncated
+    assert store.read("ab" * 32) is None
+    assert not path.exists()
+    assert store.stats()["counters"]["corrupt"] == 1
+
+
+def test_eviction_keeps_the_recently_used(tmp_path):
+    store = cache.Store(tmp_path, max_bytes=10 << 20)
+    keys = [f"{i:02x}" * 32 for i in range(12)]
+    for n, key in enumerate(keys):
+        store.update(key, lambda old: {"functions": {}, "pad": "x" * 1000})
+        os.utime(store.path(key), (1000 + n, 1000 + n))  # a clear age order
+    size_one = os.path.getsize(store.path(keys[0]))
+    store.read(keys[0], touch=True)  # the oldest is used again: it must survive
+    evicted = store.trim(size_one * 5)
+    assert evicted == 7
+    left = set(store.keys())
+    assert keys[0] in left and set(keys[-4:]) <= left and keys[1] not in left
+    assert store.size() <= size_one * 5
+    assert store.stats()["counters"]["evictions"] == 7
+    # The bound also applies by itself when entries are stored.
+    small = cache.Store(tmp_path / "small", max_bytes=size_one * 3)
+    for key in keys:
+        small.update(key, lambda old: {"functions": {}, "pad": "x" * 1000})
+    assert small.size() <= size_one * 3
+
+
+_WRITER = r"""
+import sys
+from sgcc import cache
+root, me, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+store = cache.Store(root)
+keys = ["%02x" % i * 32 for i in range(4)]
+for n in range(reps):
+    key = keys[n % 4]
+    def change(old, n=n):
+        entry = old or {"functions": {}}
+        entry.setdefault("writes", []).append(f"{me}:{n}")
+        return entry
+    store.update(key, change)
+    for k in keys:
+        store.read(k)
+    store.bump({"test_writes": 1})
+"""
+
+
+def test_eight_concurrent_writers_lose_nothing_and_corrupt_nothing(tmp_path):
+    reps = 40
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path), str(i), str(reps)])
+             for i in range(8)]
+    assert all(p.wait(timeout=300) == 0 for p in procs)
+    store = cache.Store(tmp_path)
+    writes = []
+    for key in store.keys():
+        entry = store.read(key)
+        assert entry is not None
+        writes += entry["writes"]
+    assert sorted(writes) == sorted(f"{i}:{n}" for i in range(8) for n in range(reps))
+    stats = store.stats()
+    assert stats["counters"]["test_writes"] == 8 * reps
+    assert stats["counters"]["stores"] == 8 * reps
+    assert "corrupt" not in stats["counters"]
+    assert not list(Path(tmp_path).rglob("*.tmp"))
+
+
+# -- the drop-in uses it --------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def optimized(tmp_path_factory, sgcc_exe):
+    """One `sgcc optimize` run that stores a winner for popcount's count_bits."""
+    work = tmp_path_factory.mktemp("cached")
+    cache_dir = work / "cache"
+    src = work / "popcount.c"
+    src.write_text((POPCOUNT / "popcount.c").read_text())
+    r = proc.run([sgcc_exe, "optimize", str(src), "-O3", "--tests", str(POPCOUNT / "tests"), "-o",
+                  str(work / "opt"), "--candidates", str(POPCOUNT / "candidates"), "--generators", "replay",
+                  "--timing-rounds", "8", "--report", str(work / "r.json"), "-q"],
+                 env=_env(cache_dir), timeout=600)
+    assert r.returncode == 0, r.stderr.decode()
+    report = json.loads((work / "r.json").read_text())
+    assert report["honest"]["functions"] == ["count_bits"], report["stages"]
+    assert report["cache"]["stored"] is True
+    return work, cache_dir, report
+
+
+def _compile_and_link(sgcc_exe, work: Path, cache_dir: Path, name: str, *flags, env_extra=None) -> Path:
+    env = _env(cache_dir, **(env_extra or {}))
+    r = proc.run([sgcc_exe, "-O3", *flags, "-c", "popcount.c", "-o", f"{name}.o"], cwd=work, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    r = proc.run(["gcc", "-O3", f"{name}.o", "-o", name], cwd=work, timeout=120)
+    assert r.returncode == 0
+    return work / name
+
+
+def _passes(binary: Path) -> bool:
+    for t in load_tests(POPCOUNT / "tests"):
+        r = proc.run([str(binary)], stdin=t.stdin, timeout=30)
+        if r.returncode != 0 or (t.expected_stdout is not None and r.stdout != t.expected_stdout):
+            return False
+    return True
+
+
+def test_cache_hit_reproduces_the_optimized_binary(optimized, sgcc_exe):
+    work, cache_dir, _ = optimized
+    built = _compile_and_link(sgcc_exe, work, cache_dir, "hit")
+    assert built.read_bytes() == (work / "opt").read_bytes()
+    assert _passes(built)
+    plain = work / "plain.o"
+    subprocess.run(["gcc", "-O3", "-c", "popcount.c", "-o", str(plain)], cwd=work, check=True)
+    assert (work / "hit.o").read_bytes() != plain.read_bytes()
+
+
+def test_a_different_context_misses(optimized, sgcc_exe):
+    work, cache_dir, _ = optimized
+    subprocess.run(["gcc", "-O3", "-fno-tree-vectorize", "-c", "popcount.c", "-o", "ref.o"], cwd=work, check=True)
+    built = _compile_and_link(sgcc_exe, work, cache_dir, "other", "-fno-tree-vectorize")
+    assert (work / "other.o").read_bytes() == (work / "ref.o").read_bytes()
+    # The instruction-set policy is part of the key: a native search is not a portable answer.
+    subprocess.run(["gcc", "-O3", "-c", "popcount.c", "-o", "ref3.o"], cwd=work, check=True)
+    _compile_and_link(sgcc_exe, work, cache_dir, "native", env_extra={"SGCC_ISA": "native"})
+    assert (work / "native.o").read_bytes() == (work / "ref3.o").read_bytes()
+    assert _passes(built)
+    # And SGCC_CACHE=0 turns substitution off.
+    _compile_and_link(sgcc_exe, work, cache_dir, "off", env_extra={"SGCC_CACHE": "0"})
+    assert (work / "off.o").read_bytes() == (work / "ref3.o").read_bytes()
+
+
+def test_statistics_are_exact_in_a_scripted_scenario(optimized, sgcc_exe, tmp_path):
+    work, shared, _ = optimized
+    cache_dir = tmp_path / "cache"
+    import shutil
+
+    shutil.copytree(shared / "entries", cache_dir / "entries")
+    env = _env(cache_dir)
+    steps = [
+        ["-O3", "-c", "popcount.c", "-o", "a.o"],  # hit with a winner
+        ["-O3", "-c", "popcount.c", "-o", "b.o"],  # again
+        ["-O2", "-fno-inline", "-c", "popcount.c", "-o", "c.o"],  # miss
+        ["-O0", "-c", "popcount.c", "-o", "d.o"],  # pass-through: optimization level
+        ["-E", "popcount.c", "-o", "e.i"],  # pass-through: preprocess only
+        ["-O3", "-c", "nonexistent.c", "-o", "f.o"],  # gcc fails: fall back to gcc, which reports
+    ]
+    codes = [proc.run([sgcc_exe, *s], cwd=work, env=env, timeout=120).returncode for s in steps]
+    assert codes == [0, 0, 0, 0, 0, 1]
+    # Corrupt the entry: the next compile misses, counts it, and gets gcc's code.
+    (key,) = cache.Store(cache_dir).keys()
+    path = Path(cache.Store(cache_dir).path(key))
+    path.write_bytes(path.read_bytes().replace(b"count_bits", b"count_bitz", 1))
+    assert proc.run([sgcc_exe, "-O3", "-c", "popcount.c", "-o", "g.o"], cwd=work, env=env, timeout=120).returncode == 0
+    subprocess.run(["gcc", "-O3", "-c", "popcount.c", "-o", "g-ref.o"], cwd=work, check=True)
+    assert (work / "g.o").read_bytes() == (work / "g-ref.o").read_bytes()
+    assert not path.exists()
+
+    stats = json.loads(proc.run([sgcc_exe, "stats", "--json"], env=env, timeout=60).stdout)
+    c = stats["counters"]
+    assert c["eligible"] == 5 and c["passthrough"] == 2 and c["fallbacks"] == 1
+    assert c["tu_lookups"] == 4 and c["tu_hits"] == 2 and c["tu_misses"] == 2
+    assert c["units_substituted"] == 2 and c["corrupt"] == 1
+    assert sum(stats["passthrough"].values()) == 2 and len(stats["passthrough"]) == 2
+    assert stats["entries"] == 0
+    text = proc.run([sgcc_exe, "stats"], env=env, timeout=60).stdout.decode()
+    assert "hits with optimized code         2" in text and "50.0%" in text
+
+
+def test_eight_concurrent_sgcc_compiles_share_one_cache(optimized, sgcc_exe, tmp_path):
+    work, shared, _ = optimized
+    import shutil
+
+    cache_dir = tmp_path / "cache"
+    shutil.copytree(shared / "entries", cache_dir / "entries")
+    env = _env(cache_dir)
+    ref = (work / "hit.o").read_bytes() if (work / "hit.o").exists() else None
+
+    def compile_one(i: int) -> tuple[int, bytes]:
+        d = tmp_path / f"w{i}"
+        d.mkdir(exist_ok=True)
+        (d / "popcount.c").write_text((work / "popcount.c").read_text())
+        r = proc.run([sgcc_exe, "-O3", "-c", "popcount.c", "-o", "p.o"], cwd=d, env=env, timeout=300)
+        return r.returncode, (d / "p.o").read_bytes()
+
+    rounds = 5
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(compile_one, range(8 * rounds)))
+    assert all(code == 0 for code, _ in results)
+    objs = {obj for _, obj in results}
+    assert len(objs) == 1 and (ref is None or objs == {ref})
+    c = cache.Store(cache_dir).stats()["counters"]
+    assert c["eligible"] == 8 * rounds and c["tu_hits"] == 8 * rounds
+
+
+def test_cache_commands(optimized, sgcc_exe, tmp_path):
+    work, shared, _ = optimized
+    import shutil
+
+    cache_dir = tmp_path / "cache"
+    shutil.copytree(shared / "entries", cache_dir / "entries")
+    env = _env(cache_dir)
+    (key,) = cache.Store(cache_dir).keys()
+    listed = proc.run([sgcc_exe, "cache", "list"], env=env, timeout=60)
+    assert listed.returncode == 0 and key[:16].encode() in listed.stdout and b"count_bits" in listed.stdout
+    shown = json.loads(proc.run([sgcc_exe, "cache", "show", key[:10]], env=env, timeout=60).stdout)
+    assert "count_bits" in shown["apply"]["units"]
+    assert proc.run([sgcc_exe, "cache", "verify"], env=env, timeout=60).returncode == 0
+    # A hostile entry (valid checksum, code that reads a file) is caught by verify.
+    store = cache.Store(cache_dir)
+    store.update(key, lambda old: {**old, "apply": {"units": {"count_bits": '\t.incbin "/etc/passwd"\n'}}})
+    r = proc.run([sgcc_exe, "cache", "verify"], env=env, timeout=60)
+    assert r.returncode == 1 and b"removed" in r.stdout and store.keys() == []
+    assert proc.run([sgcc_exe, "cache", "show", "zz"], env=env, timeout=60).returncode == 1
+    cleared = proc.run([sgcc_exe, "cache", "clear"], env=env, timeout=60)
+    assert cleared.returncode == 0
+
+
+def test_config_command_shows_sources(tmp_path, sgcc_exe):
+    (tmp_path / "sgcc.toml").write_text('min_gain = 0.05\ncache_dir = "cache"\n[project]\nbuild = "make"\n')
+    env = dict(os.environ, SGCC_TIMING_ROUNDS="7")
+    env.pop("SGCC_CACHE_DIR", None)
+    r = proc.run([sgcc_exe, "config", "--json"], cwd=tmp_path, env=env, timeout=60)
+    data = json.loads(r.stdout)
+    assert data["min_gain"]["value"] == 0.05 and data["min_gain"]["source"].startswith("project file")
+    assert data["timing_rounds"] == {"value": 7, "source": "environment"}
+    assert data["isa"]["source"] == "default"
+    assert data["cache_dir"]["value"] == str((tmp_path / "cache").resolve())
+    assert data["_project"] == {"build": "make"}
+    # The compile path reads the same layers.
+    from sgcc import dropin
+
+    old = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        saved = os.environ.pop("SGCC_CACHE_DIR", None)
+        assert dropin.compile_settings()["cache_dir"] == str((tmp_path / "cache").resolve())
+    finally:
+        os.chdir(old)
+        if saved is not None:
+            os.environ["SGCC_CACHE_DIR"] = saved
