@@ -35,7 +35,6 @@ Kept lean: this module is imported by the drop-in compile on every eligible comp
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -82,6 +81,8 @@ _cpu_id: str | None = None
 
 def cpu_id() -> str:
     """The CPU's model name and feature flags, hashed (same CPU, same answer)."""
+    import hashlib
+
     global _cpu_id
     if _cpu_id is None:
         model = flags = ""
@@ -97,10 +98,8 @@ def cpu_id() -> str:
                         break
         except OSError:
             pass
-        import platform
-
-        _cpu_id = hashlib.sha256(f"{platform.machine()}|{model}|{flags}".encode()).hexdigest()[:16] + \
-            f" {model or platform.machine()}"
+        machine = os.uname().machine
+        _cpu_id = hashlib.sha256(f"{machine}|{model}|{flags}".encode()).hexdigest()[:16] + f" {model or machine}"
     return _cpu_id
 
 
@@ -116,6 +115,8 @@ def compiler_id(compiler: str) -> str:
 
 def tu_digest(asm_text: str) -> str:
     """SHA-256 of a translation unit's assembly, with its ``.file "..."`` line normalised."""
+    import hashlib
+
     h = hashlib.sha256()
     start = 0
     # gcc writes `\t.file\t"name"` first; only that line (not DWARF's `.file N "dir" "name"`).
@@ -135,6 +136,8 @@ def context(compiler: str, flags: list[str], isa: str) -> dict:
 
 def entry_key(ctx: dict, digest: str) -> str:
     """The key of one translation unit's entry."""
+    import hashlib
+
     text = json.dumps(ctx, sort_keys=True, separators=(",", ":")) + "\n" + digest
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
@@ -185,12 +188,16 @@ def _unlock(fd: int) -> None:
 
 
 def encode_entry(data: dict) -> bytes:
+    import hashlib
+
     body = json.dumps(data, sort_keys=True, indent=1).encode("utf-8", "surrogateescape")
     return f"{MAGIC} {SCHEMA} {hashlib.sha256(body).hexdigest()}\n".encode() + body
 
 
 def decode_entry(raw: bytes) -> dict:
     """The entry in ``raw``; :class:`CacheError` if it is not intact."""
+    import hashlib
+
     nl = raw.find(b"\n")
     if nl < 0:
         raise CacheError("truncated (no header)")
@@ -438,12 +445,16 @@ def substitution(entry: dict) -> dict[str, str] | None:
 
 def search_key(tests_digest: str, generators: str, min_gain: float) -> str:
     """Identifies one search: the tests it proved against and how candidates were made."""
+    import hashlib
+
     text = f"{tests_digest}|{generators}|{min_gain:.6f}"
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def tests_digest(tests) -> str:
     """SHA-256 over every test's name, stdin, expected output and status."""
+    import hashlib
+
     h = hashlib.sha256()
     for t in sorted(tests, key=lambda t: t.name):
         for part in (t.name.encode(), t.stdin, t.expected_stdout or b"", str(t.expected_status).encode()):

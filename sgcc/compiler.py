@@ -18,7 +18,6 @@ Standard library only: this runs on every compile.
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from sgcc.errors import RecursionDetected, SgccError
@@ -27,7 +26,23 @@ from sgcc.errors import RecursionDetected, SgccError
 #: "real" compiler ran sgcc again.
 RECURSION_MARKER = "SGCC_INSIDE_COMPILER"
 
-_COMPILER_NAME = re.compile(r"^(?:[\w.+-]+-)?(?:gcc|cc|c89|c99|clang)(?:-\d+(?:\.\d+)*)?$")
+def _is_compiler_name(base: str) -> bool:
+    """``gcc``, ``cc``, ``x86_64-linux-gnu-gcc-12``, ``clang-16``...: a C compiler's name.
+
+    (String tests, not a regular expression: importing ``re`` would cost every compile.)
+    """
+    stem = base
+    # an optional version suffix: -12, -12.2
+    head, dash, ver = stem.rpartition("-")
+    if dash and ver and all(part.isdigit() for part in ver.split(".")):
+        stem = head
+    for name in ("gcc", "cc", "c89", "c99", "clang"):
+        if stem == name:
+            return True
+        if stem.endswith("-" + name):
+            prefix = stem[: -len(name) - 1]
+            return bool(prefix) and all(c.isalnum() or c in "_.+-" for c in prefix)
+    return False
 _SELF_NAMES = ("sgcc",)
 
 
@@ -47,7 +62,7 @@ def looks_like_compiler(word: str) -> bool:
     if not word or word.startswith("-") or word.startswith("@"):
         return False
     base = os.path.basename(word)
-    if _COMPILER_NAME.match(base):
+    if _is_compiler_name(base):
         return True
     # An explicit path to an executable with no source-like suffix (e.g. /opt/x/bin/mycc).
     return "/" in word and "." not in base and os.path.isfile(word) and os.access(word, os.X_OK)
@@ -108,7 +123,7 @@ def resolve(argv: list[str]) -> Invoked:
     rest = list(argv[1:])
     override = os.environ.get("SGCC_COMPILER")
 
-    if base not in _SELF_NAMES and not base.startswith("sgcc") and _COMPILER_NAME.match(base):
+    if base not in _SELF_NAMES and not base.startswith("sgcc") and _is_compiler_name(base):
         mode, wanted = "masquerade", base
     elif rest and looks_like_compiler(rest[0]):
         mode, wanted = "prefix", rest[0]

@@ -17,7 +17,6 @@ import selectors
 import signal
 import subprocess
 import time
-from dataclasses import dataclass, field
 
 from sgcc.errors import SgccError
 
@@ -29,19 +28,25 @@ _CLONE_NEWNET = 0x40000000
 _NOBODY = 65534
 
 
-@dataclass(frozen=True)
 class Limits:
     """Resource limits applied in the child before it runs (``setrlimit``).
 
     ``None`` leaves a limit as inherited. ``cpu`` is in seconds, sizes in bytes.
+    (A plain class, not a dataclass: importing dataclasses costs every compile ~6 ms.)
     """
 
-    cpu: int | None = None
-    address_space: int | None = None
-    file_size: int | None = None
-    processes: int | None = None
-    open_files: int | None = None
-    core: int | None = 0
+    __slots__ = ("cpu", "address_space", "file_size", "processes", "open_files", "core")
+
+    def __init__(self, cpu: int | None = None, address_space: int | None = None, file_size: int | None = None,
+                 processes: int | None = None, open_files: int | None = None, core: int | None = 0):
+        self.cpu, self.address_space, self.file_size = cpu, address_space, file_size
+        self.processes, self.open_files, self.core = processes, open_files, core
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Limits) and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    def __repr__(self) -> str:
+        return "Limits(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
 
     def apply(self) -> None:
         pairs = [
@@ -60,21 +65,19 @@ class Limits:
                 resource.setrlimit(which, (value, hard))
 
 
-@dataclass
 class Result:
     """What a finished (or killed) child did."""
 
-    argv: list[str]
-    returncode: int
-    stdout: bytes = b""
-    stderr: bytes = b""
-    wall: float = 0.0
-    user: float = 0.0
-    sys: float = 0.0
-    timed_out: bool = False
-    truncated: bool = False
-    maxrss_kb: int = 0
-    notes: list[str] = field(default_factory=list)
+    def __init__(self, argv: list[str], returncode: int, stdout: bytes = b"", stderr: bytes = b"",
+                 wall: float = 0.0, user: float = 0.0, sys: float = 0.0, timed_out: bool = False,
+                 truncated: bool = False, maxrss_kb: int = 0, notes: list[str] | None = None):
+        self.argv, self.returncode, self.stdout, self.stderr = argv, returncode, stdout, stderr
+        self.wall, self.user, self.sys = wall, user, sys
+        self.timed_out, self.truncated, self.maxrss_kb = timed_out, truncated, maxrss_kb
+        self.notes = notes if notes is not None else []
+
+    def __repr__(self) -> str:
+        return f"Result(argv={self.argv!r}, returncode={self.returncode!r}, timed_out={self.timed_out!r})"
 
     @property
     def cpu(self) -> float:
