@@ -79,6 +79,11 @@ class Program:
     target: object  # sgcc.isa.Target
     asm_flags: list[str] = field(default_factory=list)  # flags that assemble any variant of it
     weights: dict[str, float] | None = None  # function -> share of the tests' instructions
+    # Whole projects (sgcc.project): how a candidate's assembly becomes the program to test,
+    # ``link(asm_text, obj, where) -> (binary or None, error)``, and the cache key the
+    # project's own compile of this unit has (recorded by the drop-in).
+    link: object = None
+    cache_key: str | None = None
 
     @property
     def defined(self) -> frozenset[str]:
@@ -89,9 +94,10 @@ class Program:
 class Engine:
     """Runs one optimization request; see the module docstring."""
 
-    def __init__(self, request: Request, progress=None):
+    def __init__(self, request: Request, progress=None, program: Program | None = None):
         self.req = request
         self.progress = progress
+        self._given_program = program
         self.workdir = Path(tempfile.mkdtemp(prefix="sgcc-opt-"))
         self._counter = 0
         self._lock = threading.Lock()
@@ -194,6 +200,11 @@ class Engine:
                                          "leaves alone and its callers here may rely on (-fipa-ra)")
                     return None
         binary = where / "cand"
+        if program.link is not None:
+            binary, error = program.link(asm_text, obj, where)
+            if binary is None:
+                result.stop("link", "the project does not build with it", error[:800])
+            return binary
         r = proc.run([self.req.compiler, *self.req.flags, str(obj), "-o", str(binary)], timeout=120,
                      limits=proc.Limits(cpu=60, file_size=256 << 20))
         if not r.ok:
@@ -247,7 +258,9 @@ class Engine:
         req = self.req
         started = time.perf_counter()
         self._note("building the baseline")
-        program = self.build_baseline()
+        program = self._given_program or self.build_baseline()
+        if self._given_program is not None:
+            self.asm_flags = program.asm_flags
         report = Report(source=str(req.source), flags=list(req.flags), isa=program.target.name,
                         min_gain=req.min_gain, functions=[u.name for u in program.asm.units])
         tests = sandboxmod.load_tests(req.tests)
@@ -313,9 +326,12 @@ class Engine:
             return
         from sgcc import profile
 
-        self._note("profiling the baseline on the tests")
-        weights = profile.function_weights(program.binary, tests, sandbox=sandbox,
-                                           names=[u.name for u in program.asm.units])
+        if program.weights is not None:
+            weights = program.weights  # profiled already (a project profiles its binary once)
+        else:
+            self._note("profiling the baseline on the tests")
+            weights = profile.function_weights(program.binary, tests, sandbox=sandbox,
+                                               names=[u.name for u in program.asm.units])
         if weights is None:
             report.notes.append("no profile (valgrind unavailable or failed): every function is searched, "
                                 "in file order")
@@ -337,6 +353,8 @@ class Engine:
     def _cache_key(self, program: Program) -> str:
         from sgcc import cache
 
+        if program.cache_key:
+            return program.cache_key
         compiler = shutil.which(self.req.compiler) or self.req.compiler
         ctx = cache.context(compiler, program.asm_flags, self.req.isa)
         return cache.entry_key(ctx, cache.tu_digest(program.asm_text))
@@ -496,6 +514,10 @@ class Engine:
                 history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
         if budget.exhausted:
             report.notes.append(f"search budget reached ({budget.spent_summary()})")
+        if any(getattr(g, "incomplete", False) for g in req.generators):
+            # A generator could not do its part (a model that did not load, failed requests):
+            # no "nothing faster" verdict may be cached for this search.
+            self._searched = {name: False for name in self._searched}
         # A whole-unit winner and per-function winners cannot be combined: keep the better.
         if WHOLE_UNIT in winners and len(winners) > 1:
             whole = winners.pop(WHOLE_UNIT)
@@ -638,10 +660,11 @@ def _paper_figures(report: Report) -> dict:
     return {"compiled": compiled, "passed": bool(passed), "speedup": speedup}
 
 
-def optimize(request: Request, progress=None) -> Report:
+def optimize(request: Request, progress=None, program: Program | None = None) -> Report:
     """Run the engine for one program and return its report (the output is always written:
-    the optimized program, or the baseline)."""
-    engine = Engine(request, progress)
+    the optimized program, or the baseline). ``program`` is a baseline built elsewhere (one
+    translation unit of a project); by default the engine builds ``request.source`` itself."""
+    engine = Engine(request, progress, program)
     try:
         return engine.run()
     finally:

@@ -53,7 +53,11 @@ def build(cfg, *, replay_dirs=(), names: list[str] | None = None) -> list:
 
             generators.extend(ReplayGenerator(d) for d in replay_dirs)
             continue
-        module = import_module(_FACTORIES[name])
+        try:
+            module = import_module(_FACTORIES[name])
+        except ImportError as exc:
+            raise SgccError(f"the {name} generator is not available ({exc})", cause=exc,
+                            hint=f"leave it out: --generators auto,-{name}") from exc
         generators.append(module.from_config(cfg))
     return generators
 

@@ -1,0 +1,100 @@
+"""`sgcc optimize --project`: a make project optimized as a whole, then rebuilt from the cache
+by a plain `CC=sgcc make` to the same bytes, without searching (real make, gcc, sgcc)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sgcc import proc
+from sgcc.sandbox import load_tests
+
+from conftest import EXAMPLES
+
+BITSTATS = EXAMPLES / "bitstats"
+
+
+def _env(cache_dir: Path) -> dict:
+    env = dict(os.environ, SGCC_CACHE_DIR=str(cache_dir))
+    env.pop("CC", None)
+    return env
+
+
+def _passes(binary: Path, tests_dir: Path) -> bool:
+    for t in load_tests(tests_dir):
+        r = proc.run([str(binary)], stdin=t.stdin, timeout=60)
+        if r.returncode != 0 or r.stdout != t.expected_stdout:
+            return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def optimized_project(tmp_path_factory, sgcc_exe):
+    work = tmp_path_factory.mktemp("project")
+    tree = work / "bitstats"
+    shutil.copytree(BITSTATS, tree, ignore=shutil.ignore_patterns("build"))
+    cache_dir = work / "cache"
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--candidates", str(tree / "candidates"),
+                  "--generators", "replay", "--timing-rounds", "8", "--report", str(work / "r.json")],
+                 env=_env(cache_dir), timeout=900)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    return work, tree, cache_dir, json.loads((work / "r.json").read_text()), r.stderr.decode()
+
+
+def test_project_is_optimized_and_left_built_from_the_cache(optimized_project):
+    work, tree, cache_dir, report, stderr = optimized_project
+    by_source = {u["source"]: u for u in report["units"]}
+    assert by_source["src/bits.c"]["honest"]["functions"] == ["count_bits"]
+    assert report["final"]["significant"] is True and report["final"]["low"] > 1.03
+    assert report["final"]["tests_passed"] == report["final"]["tests_total"] == 4
+    assert _passes(tree / "build" / "bitstats", tree / "tests")
+    assert "rebuilt with the cache" in stderr
+
+
+def test_clean_rebuild_with_sgcc_make_reproduces_the_bytes_without_searching(optimized_project, sgcc_exe):
+    work, tree, cache_dir, report, _ = optimized_project
+    optimized = (tree / "build" / "bitstats").read_bytes()
+    env = _env(cache_dir)
+    before = json.loads(proc.run([sgcc_exe, "stats", "--json"], env=env, timeout=60).stdout)["counters"]
+    assert proc.run(["make", "clean"], cwd=tree, env=env, timeout=120).returncode == 0
+    r = proc.run(["make", f"CC={sgcc_exe}"], cwd=tree, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr.decode()
+    assert (tree / "build" / "bitstats").read_bytes() == optimized
+    after = json.loads(proc.run([sgcc_exe, "stats", "--json"], env=env, timeout=60).stdout)["counters"]
+    # Three compiles, every one a cache hit (one with a winner), and nothing stored: no search.
+    assert after["eligible"] - before.get("eligible", 0) == 3
+    assert after["tu_hits"] - before.get("tu_hits", 0) == 1
+    assert after["tu_hits_no_winner"] - before.get("tu_hits_no_winner", 0) == 2
+    assert after.get("stores", 0) == before.get("stores", 0)
+    assert proc.run(["make", "check"], cwd=tree, env=env, timeout=300).returncode == 0
+    # Plain gcc builds something else (the optimization is really in the cache).
+    assert proc.run(["make", "clean"], cwd=tree, env=env, timeout=120).returncode == 0
+    assert proc.run(["make", "CC=gcc"], cwd=tree, env=env, timeout=300).returncode == 0
+    assert (tree / "build" / "bitstats").read_bytes() != optimized
+
+
+def test_a_second_optimize_reuses_the_verdicts(optimized_project, sgcc_exe):
+    work, tree, cache_dir, _, _ = optimized_project
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--candidates", str(tree / "candidates"),
+                  "--generators", "replay", "--timing-rounds", "6", "--report", str(work / "r2.json"), "-q"],
+                 env=_env(cache_dir), timeout=900)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    report = json.loads((work / "r2.json").read_text())
+    bits = next(u for u in report["units"] if u["source"] == "src/bits.c")["report"]
+    # The cached winner is re-validated; the replay generator is not asked again.
+    assert {c["generator"] for c in bits["candidates"] if c["id"] != "-"} == {"cache"}
+    assert bits["cache"]["found"] is True
+
+
+def test_project_errors_are_clear(tmp_path, sgcc_exe):
+    (tmp_path / "Makefile").write_text("all:\n\ttrue\nclean:\n\ttrue\n")
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tmp_path)], env=_env(tmp_path / "c"), timeout=120)
+    assert r.returncode == 1 and b"binary is not named" in r.stderr
+    (tmp_path / "sgcc.toml").write_text('[project]\nbinary = "prog"\n')
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tmp_path)], env=_env(tmp_path / "c"), timeout=120)
+    assert r.returncode == 1 and b"compiled nothing through sgcc" in r.stderr
+    assert r.stderr.count(b"sgcc: error:") == 1
