@@ -197,8 +197,9 @@ _VARIADIC = frozenset("""
 """.split())
 
 
-def _live_after_calls(obj: _Object, function: str, regs: set[str]) -> set[str]:
-    """Which of ``regs`` may be live after some direct call to ``function`` in ``obj``.
+def _live_after_calls(obj: _Object, function: str, regs: set[str], ignore=frozenset()) -> set[str]:
+    """Which of ``regs`` may be live after some direct call to ``function`` in ``obj``
+    (call sites inside the functions of ``ignore`` do not count: a candidate replaces them).
 
     From each call site, walk the caller's code forward (both ways at conditional branches,
     into jump targets within the caller): a read makes the register live, a full write makes
@@ -227,6 +228,8 @@ def _live_after_calls(obj: _Object, function: str, regs: set[str]) -> set[str]:
     called = set(sites)
     live: set[str] = set()
     for shndx, addr, caller, jump in sites.get(function, []):
+        if caller in ignore:
+            continue
         if jump:
             return set(regs)  # a tail call: F returns straight to the caller's callers
         insn = insns[shndx][addr]
@@ -317,16 +320,17 @@ def _al_before(code: dict, address: int) -> int | None:
     return None
 
 
-def extra_clobbers(candidate_obj: Path, baseline_obj: Path, function: str) -> list[str]:
+def extra_clobbers(candidate_obj: Path, baseline_obj: Path, function: str, *, replaced=frozenset()) -> list[str]:
     """Caller-saved registers the candidate's ``function`` may change, that gcc's does not,
-    and that a caller in this file may still need after the call."""
+    and that a caller in this file may still need after the call. Callers among ``replaced``
+    (the functions the candidate replaces, which come with it) do not count."""
     base = _Object(baseline_obj)
     cand = _Object(candidate_obj)
     if function not in cand.functions:
         return []  # the object check reports a missing function; nothing to compare here
     extra = set(cand.clobbers(function) - base.clobbers(function))
     if extra:
-        extra = _live_after_calls(base, function, extra)
+        extra = _live_after_calls(base, function, extra, frozenset(replaced))
     return sorted(extra, key=lambda r: (r[0], int(r[1:]) if r[1:].isdigit() else 0, r))
 
 

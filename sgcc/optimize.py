@@ -33,6 +33,7 @@ from sgcc import gccargs, proc
 from sgcc.candidates import WHOLE_UNIT, Attempt, Candidate, Context
 from sgcc.errors import SgccError
 from sgcc.report import CandidateResult, Report, estimate_dict
+from sgcc.timing import TimingRunFailed
 
 STAGES = ("skipped", "check", "assemble", "link", "test", "time", "accepted")
 
@@ -190,11 +191,14 @@ class Engine:
         if not verdict.ok:
             result.stop("check", verdict.reason, verdict.detail)
             return None
-        if "-fno-ipa-ra" not in self.req.flags:
+        if "-fno-ipa-ra" not in self.req.flags and WHOLE_UNIT not in replacements:
             from sgcc import clobbers
 
-            for name in (program.defined if WHOLE_UNIT in replacements else replacements):
-                extra = clobbers.extra_clobbers(obj, program.obj, name)
+            # Only gcc's callers that stay count: a candidate may bring its callers along
+            # (and a whole-unit candidate brings all of them).
+            replaced = frozenset(replacements)
+            for name in replacements:
+                extra = clobbers.extra_clobbers(obj, program.obj, name, replaced=replaced)
                 if extra:
                     result.stop("check", f"{name} changes {clobbers.describe(extra)}, which gcc's version "
                                          "leaves alone and its callers here may rely on (-fipa-ra)")
@@ -208,7 +212,8 @@ class Engine:
         r = proc.run([self.req.compiler, *self.req.flags, str(obj), "-o", str(binary)], timeout=120,
                      limits=proc.Limits(cpu=60, file_size=256 << 20))
         if not r.ok:
-            lines = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error" in ln.lower()]
+            lines = [ln for ln in r.stderr.decode(errors="replace").splitlines()
+                     if "error" in ln.lower() or "undefined reference" in ln or "multiple definition" in ln]
             result.stop("link", "does not link", "\n".join(lines[:5])[:800])
             return None
         return binary
@@ -224,7 +229,7 @@ class Engine:
         if candidate.invalid:  # the generator knows it is no assembly (a model's answer without any)
             result.stop("check", candidate.invalid)
         else:
-            binary = self.build_candidate(program, {candidate.function: candidate.text}, where, result)
+            binary = self.build_candidate(program, candidate.replacements(), where, result)
         if binary is not None:
             outcome = sandbox.check(binary, tests)
             result.tests_passed, result.tests_total = outcome.passed, outcome.total
@@ -286,17 +291,23 @@ class Engine:
             cached = self._cache_lookup(program, tests, report)
             context = Context(program=program, sandbox=sandbox, tests=tests, workdir=self.workdir,
                               compiler=req.compiler, isa=req.isa, note=self._note, jobs=self.jobs)
+            prepared = time.perf_counter()
             for gen in req.generators:
                 if hasattr(gen, "prepare"):
                     self._note(f"preparing {gen.name}")
                     gen.prepare(context)
-            winners = self._search(program, sandbox, tests, report, cached)
+            winners = self._search(program, sandbox, tests, report, cached,
+                                   overhead=time.perf_counter() - prepared)
 
             # Believe a winner only after fresh rounds agree.
             confirmed: dict[str, tuple[CandidateResult, Path, Candidate]] = {}
             for fn, (res, binary, cand) in winners.items():
                 self._note(f"re-measuring the winner for {fn}")
-                accepted, est = self.measure(sandbox, tests, program.binary, binary)
+                try:
+                    accepted, est = self.measure(sandbox, tests, program.binary, binary)
+                except TimingRunFailed as exc:
+                    res.stop("test", f"failed while being re-measured: {exc.message}")
+                    continue
                 res.confirm = estimate_dict(est)
                 if accepted:
                     confirmed[fn] = (res, binary, cand)
@@ -394,7 +405,10 @@ class Engine:
                                 "(--refresh searches again)")
                 if isinstance(winner, str) and (fn, winner) not in texts:
                     texts.add((fn, winner))
-                    seeded.append(Candidate(fn, "cache", winner, origin=f"cache {self._entry_key[:12]} ({verdict.get('generator', '?')})",
+                    also = verdict.get("also") if isinstance(verdict.get("also"), dict) else {}
+                    seeded.append(Candidate(fn, "cache", winner, also={k: v for k, v in also.items()
+                                                                       if isinstance(k, str) and isinstance(v, str)},
+                                            origin=f"cache {self._entry_key[:12]} ({verdict.get('generator', '?')})",
                                             meta={"cached_speedup": verdict.get("speedup"),
                                                   "cached_from": verdict.get("generator", "?")}))
         return seeded
@@ -421,14 +435,17 @@ class Engine:
                 if fn in shipped_fns:
                     res = by_fn[fn]
                     generator = res.meta.get("cached_from", res.generator) if res.generator == "cache" else res.generator
-                    verdict = {"winner": confirmed[fn].text, "generator": generator, "speedup": res.speedup,
+                    verdict = {"winner": confirmed[fn].text, "also": dict(confirmed[fn].also or {}),
+                               "generator": generator, "speedup": res.speedup,
                                "low": res.ci_low, "high": res.ci_high, "complete": complete}
                 else:
                     verdict = {"winner": None, "complete": complete}
                 verdict.update({"date": now, "min_gain": self.req.min_gain, "generators": self.req.generator_config})
                 functions.setdefault(fn, {}).setdefault("verdicts", {})[self._search_key] = verdict
             if shipped:
-                entry["apply"] = {"units": {fn: confirmed[fn].text for fn in shipped_fns}, "search": self._search_key,
+                # A winner may replace its callers too (Candidate.also): apply all of it.
+                units = {k: v for fn in shipped_fns for k, v in confirmed[fn].replacements().items()}
+                entry["apply"] = {"units": units, "search": self._search_key,
                                   "date": now, **{k: report.final.get(k) for k in ("speedup", "low", "high")}}
             else:
                 entry.pop("apply", None)  # the latest search decides: nothing proven, nothing applied
@@ -437,12 +454,18 @@ class Engine:
         store.update(self._entry_key, change)
         report.cache["stored"] = True
 
-    def _search(self, program: Program, sandbox, tests, report: Report, cached=()) -> dict:
+    def _search(self, program: Program, sandbox, tests, report: Report, cached=(), overhead: float = 0.0) -> dict:
         """Ask every generator, round by round, within the budget; build, test and time what
-        they propose. Returns the accepted winner per function."""
+        they propose. Returns the accepted winner per function.
+
+        The budget is checked before each candidate is queued (candidates and seconds) and
+        again before each group of builds and each timing (seconds), so a search ends within
+        about one candidate's cost of its budget; ``overhead`` (the generators' preparation:
+        compiling variants, a profiling run) counts against it too."""
         req = self.req
         units = self._units_in_order(program, report)
         budget = _Budget(req.budget_seconds, req.budget_candidates, units, program.weights)
+        budget.overhead = overhead
         report.budget = budget.describe()
         winners: dict[str, tuple[CandidateResult, Path, Candidate]] = {}
         history: dict[tuple[str, str], list[Attempt]] = {}
@@ -451,28 +474,37 @@ class Engine:
         baseline_text[WHOLE_UNIT] = program.asm_text
         self._searched = {u.name: True for u in units}
         settled = getattr(self, "_settled", set())
+
+        def skipped(cand: Candidate, reason: str, unit_name: str | None = None) -> None:
+            if unit_name in self._searched and reason == BUDGET_REACHED:
+                self._searched[unit_name] = False  # cut short: no "nothing faster" verdict
+            res = CandidateResult(id="-", function=cand.function, generator=cand.generator, origin=cand.origin,
+                                  meta=dict(cand.meta))
+            res.stop("skipped", reason)
+            report.candidates.append(res)
+            history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+
         for round_no in range(max(1, req.max_generator_rounds)):
-            batch: list[Candidate] = []
+            batch: list[tuple[str, Candidate]] = []  # (the unit it is charged to, the candidate)
             pending: set[tuple[str, str]] = set()
 
-            def offer(cand: Candidate, unit_name: str) -> None:
+            def offer(cand: Candidate, unit_name: str, budgeted: bool = True) -> None:
                 res = self._triage(cand, baseline_text, seen)
-                digest = (cand.function, _digest(cand.text))
-                if res is None and digest in pending:
-                    res = CandidateResult(id="-", function=cand.function, generator=cand.generator,
-                                          origin=cand.origin, meta=dict(cand.meta))
-                    res.stop("skipped", "same text as another candidate of this round")
-                if res is None:
-                    pending.add(digest)
-                    batch.append(cand)
-                    budget.count(unit_name)
-                else:
+                if res is not None:
                     report.candidates.append(res)
                     history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+                elif _key(cand) in pending:
+                    skipped(cand, "same text as another candidate of this round")
+                elif budgeted and not budget.allows(unit_name):
+                    skipped(cand, BUDGET_REACHED, unit_name)
+                else:
+                    pending.add(_key(cand))
+                    batch.append((unit_name, cand))
+                    budget.count(unit_name)
 
             if round_no == 0:
                 for cand in cached:
-                    offer(cand, cand.function)
+                    offer(cand, cand.function, budgeted=False)  # re-validating earlier winners
             for unit in units:
                 if unit.name in settled:
                     continue
@@ -490,28 +522,51 @@ class Engine:
                 # Nothing new this round (every generator done, or only repeats): stop early.
                 break
             self._note(f"round {round_no}: building and testing {len(batch)} candidates")
+            done = 0
             with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                evaluated = list(pool.map(lambda c: (c, *self.evaluate(program, c, sandbox, tests)), batch))
-            for n, (cand, res, binary) in enumerate(evaluated, 1):
-                report.candidates.append(res)
-                seen[(cand.function, _digest(cand.text))] = res
-                charge = cand.function if cand.function != WHOLE_UNIT else (units[0].name if units else "")
-                budget.spend(charge, res.seconds)
-                if binary is not None:
-                    self._note(f"timing {res.id} ({res.function}, {res.generator}) [{n}/{len(evaluated)}]")
-                    t0 = time.perf_counter()
-                    accepted, est = self.measure(sandbox, tests, program.binary, binary)
-                    budget.spend(charge, time.perf_counter() - t0)
-                    res.set_estimate(est)
-                    if accepted:
-                        res.stage, res.reason = "accepted", f"{est.speedup:.3f}x faster"
-                        best = winners.get(res.function)
-                        if best is None or est.speedup > best[0].speedup:
-                            winners[res.function] = (res, binary, cand)
-                    else:
-                        res.stop("time", f"not significantly faster (lower bound {est.low:.3f} "
-                                         f"<= {1 + req.min_gain:.3f})")
-                history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+                while batch:
+                    # Build and test a few in parallel, then time them one at a time (alone on
+                    # the machine); the seconds budget is checked in between.
+                    chunk: list[tuple[str, Candidate]] = []
+                    while batch and len(chunk) < self.jobs:
+                        charge, cand = batch.pop(0)
+                        if budget.time_left(charge):
+                            chunk.append((charge, cand))
+                        else:
+                            skipped(cand, BUDGET_REACHED, charge)
+                    evaluated = list(pool.map(lambda t: (t[0], t[1], *self.evaluate(program, t[1], sandbox, tests)),
+                                              chunk))
+                    for charge, cand, res, binary in evaluated:
+                        done += 1
+                        report.candidates.append(res)
+                        seen[_key(cand)] = res
+                        budget.spend(charge, res.seconds)
+                        if binary is not None and not budget.time_left(charge):
+                            res.stop("time", f"not timed: {BUDGET_REACHED}")
+                            if charge in self._searched:
+                                self._searched[charge] = False
+                        elif binary is not None:
+                            self._note(f"timing {res.id} ({res.function}, {res.generator}) [{done}]")
+                            t0 = time.perf_counter()
+                            try:
+                                accepted, est = self.measure(sandbox, tests, program.binary, binary)
+                            except TimingRunFailed as exc:
+                                # It passed the tests, then failed on a timing run (another
+                                # environment size, so another stack alignment): wrong, not slow.
+                                accepted, est = False, None
+                                res.stop("test", f"failed while being timed: {exc.message}")
+                            budget.spend(charge, time.perf_counter() - t0)
+                            if est is not None:
+                                res.set_estimate(est)
+                                if accepted:
+                                    res.stage, res.reason = "accepted", f"{est.speedup:.3f}x faster"
+                                    best = winners.get(res.function)
+                                    if best is None or est.speedup > best[0].speedup:
+                                        winners[res.function] = (res, binary, cand)
+                                else:
+                                    res.stop("time", f"not significantly faster (lower bound {est.low:.3f} "
+                                                     f"<= {1 + req.min_gain:.3f})")
+                        history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
         if budget.exhausted:
             report.notes.append(f"search budget reached ({budget.spent_summary()})")
         if any(getattr(g, "incomplete", False) for g in req.generators):
@@ -533,12 +588,13 @@ class Engine:
             res = CandidateResult(id="-", function=cand.function, generator=cand.generator, origin=cand.origin,
                                   meta=dict(cand.meta))
             res.stop("skipped", cand.skip)
-        elif cand.text == baseline_text.get(cand.function):
+        elif cand.text == baseline_text.get(cand.function) and \
+                all(baseline_text.get(k) == v for k, v in cand.also.items()):
             res = CandidateResult(id="-", function=cand.function, generator=cand.generator, origin=cand.origin,
                                   meta=dict(cand.meta))
             res.stop("skipped", "identical to gcc's unit")
         else:
-            earlier = seen.get((cand.function, _digest(cand.text)))
+            earlier = seen.get(_key(cand))
             if earlier is not None:
                 res = CandidateResult(id="-", function=cand.function, generator=cand.generator, origin=cand.origin,
                                       meta=dict(cand.meta))
@@ -548,14 +604,25 @@ class Engine:
     def _combine(self, program, confirmed, sandbox, tests, report):
         """Validate and time the program with every confirmed winner; fall back to the best one."""
         ordered = sorted(confirmed.values(), key=lambda t: -t[0].speedup)
-        attempts = [ordered] if len(ordered) > 1 else []
+        # Winners that replace the same unit (one came with its callers) cannot both go in:
+        # the faster one does.
+        together, taken = [], set()
+        for w in ordered:
+            units = set(w[2].replacements())
+            if not units & taken:
+                together.append(w)
+                taken |= units
+        attempts = [together] if len(together) > 1 else []
         attempts += [[w] for w in ordered]
         for attempt in attempts:
             self._note(f"validating the combined program ({len(attempt)} function(s))")
             _, where = self._new_dir()
             res = CandidateResult(id="combined", function="+".join(r.function for r, _, _ in attempt),
                                   generator="+".join(sorted({r.generator for r, _, _ in attempt})))
-            binary = self.build_candidate(program, {c.function: c.text for _, _, c in attempt}, where, res)
+            replacements: dict[str, str] = {}
+            for _, _, c in attempt:
+                replacements.update(c.replacements())
+            binary = self.build_candidate(program, replacements, where, res)
             if binary is None:
                 report.notes.append(f"combination {res.function} refused at {res.stage}: {res.reason}")
                 continue
@@ -563,7 +630,11 @@ class Engine:
             if outcome.first_failure is not None:
                 report.notes.append(f"combination {res.function} fails test {outcome.first_failure.test}")
                 continue
-            accepted, est = self.measure(sandbox, tests, program.binary, binary)
+            try:
+                accepted, est = self.measure(sandbox, tests, program.binary, binary)
+            except TimingRunFailed as exc:
+                report.notes.append(f"combination {res.function} failed while being timed: {exc.message}")
+                continue
             if not accepted:
                 report.notes.append(f"combination {res.function} not significantly faster ({est.speedup:.3f}x)")
                 continue
@@ -598,6 +669,15 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+def _key(cand: Candidate) -> tuple[str, str]:
+    """What makes two candidates the same: the units they replace and their texts."""
+    text = cand.text + "".join(f"\0{k}\0{v}" for k, v in sorted(cand.also.items()))
+    return cand.function, _digest(text)
+
+
+BUDGET_REACHED = "search budget reached"
+
+
 class _Budget:
     """Bounded search: total seconds and candidates for the program, shared among the
     functions in proportion to their weight (each searched function gets at least half an
@@ -614,14 +694,22 @@ class _Budget:
             self.share[k] = max(w, 0.5 / n)
         self.spent_s: dict[str, float] = {k: 0.0 for k in names}
         self.spent_n: dict[str, int] = {k: 0 for k in names}
+        self.overhead = 0.0  # seconds spent for the whole program (the generators' preparation)
         self.exhausted = False
 
-    def allows(self, name: str) -> bool:
+    def time_left(self, name: str) -> bool:
+        """Whether the seconds budget still allows work for function ``name``."""
         if self.seconds is not None:
-            if sum(self.spent_s.values()) >= self.seconds or \
+            if self.overhead + sum(self.spent_s.values()) >= self.seconds or \
                self.spent_s.get(name, 0.0) >= self.seconds * self.share.get(name, 1.0):
                 self.exhausted = True
                 return False
+        return True
+
+    def allows(self, name: str) -> bool:
+        """Whether one more candidate for ``name`` fits (seconds and candidates)."""
+        if not self.time_left(name):
+            return False
         if self.candidates is not None:
             if sum(self.spent_n.values()) >= self.candidates or \
                self.spent_n.get(name, 0) >= max(1, round(self.candidates * self.share.get(name, 1.0))):
@@ -640,7 +728,8 @@ class _Budget:
                 "share": {k: round(v, 4) for k, v in self.share.items()}}
 
     def spent_summary(self) -> str:
-        return f"{sum(self.spent_s.values()):.1f} s, {sum(self.spent_n.values())} candidates"
+        return (f"{self.overhead + sum(self.spent_s.values()):.1f} s "
+                f"(preparation {self.overhead:.1f} s), {sum(self.spent_n.values())} candidates")
 
 
 def _failure_detail(f) -> str:

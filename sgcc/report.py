@@ -71,6 +71,7 @@ class Report:
         data = asdict(self)
         data["honest"] = self.honest
         data["stages"] = self.stage_counts()
+        data["throughput"] = self.throughput()
         return _finite(data)
 
     def to_json(self) -> str:
@@ -81,6 +82,28 @@ class Report:
         for c in self.candidates:
             counts[c.stage] = counts.get(c.stage, 0) + 1
         return counts
+
+    def throughput(self) -> dict:
+        """Per generator that reports generation cost (``meta`` tokens and gen_seconds, e.g. the
+        llm): answers, tokens, seconds, tokens/s, and seconds and tokens per function."""
+        out: dict[str, dict] = {}
+        for c in self.candidates:
+            tokens, seconds = c.meta.get("tokens"), c.meta.get("gen_seconds")
+            if not isinstance(seconds, (int, float)):
+                continue
+            t = out.setdefault(c.generator, {"answers": 0, "tokens": 0, "seconds": 0.0, "tokens_per_s": None,
+                                             "functions": {}})
+            f = t["functions"].setdefault(c.function, {"answers": 0, "tokens": 0, "seconds": 0.0})
+            for d in (t, f):
+                d["answers"] += 1
+                d["tokens"] += tokens if isinstance(tokens, int) else 0
+                d["seconds"] += seconds
+        for t in out.values():
+            t["tokens_per_s"] = round(t["tokens"] / t["seconds"], 2) if t["seconds"] > 0 and t["tokens"] else None
+            t["seconds"] = round(t["seconds"], 3)
+            for f in t["functions"].values():
+                f["seconds"] = round(f["seconds"], 3)
+        return out
 
     def summary(self) -> str:
         """A few lines for stderr."""
@@ -103,6 +126,11 @@ class Report:
         if p:
             lines.append(f"sgcc: papers' figures: compiled {'yes' if p['compiled'] else 'no'}, "
                          f"passed {'yes' if p['passed'] else 'no'}, speedup {p['speedup']:.3f} (clipped, best-of-N)")
+        for gen, t in self.throughput().items():
+            per_fn = ", ".join(f"{fn} {v['seconds']:.1f} s" for fn, v in t["functions"].items())
+            rate = f" ({t['tokens_per_s']:.1f} tokens/s)" if t["tokens_per_s"] else ""
+            lines.append(f"sgcc: {gen}: {t['answers']} answer(s), {t['tokens']} tokens in {t['seconds']:.1f} s"
+                         f"{rate}; per function: {per_fn}")
         for name, why in self.skipped_functions.items():
             lines.append(f"sgcc: not searched: {name}: {why}")
         for note in self.notes:

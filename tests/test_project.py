@@ -92,9 +92,10 @@ def test_a_second_optimize_reuses_the_verdicts(optimized_project, sgcc_exe):
 
 def test_project_errors_are_clear(tmp_path, sgcc_exe):
     (tmp_path / "Makefile").write_text("all:\n\ttrue\nclean:\n\ttrue\n")
-    r = proc.run([sgcc_exe, "optimize", "--project", str(tmp_path)], env=_env(tmp_path / "c"), timeout=120)
+    gens = ["--generators", "replay", "--candidates", str(BITSTATS / "candidates")]
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tmp_path), *gens], env=_env(tmp_path / "c"), timeout=120)
     assert r.returncode == 1 and b"binary is not named" in r.stderr
     (tmp_path / "sgcc.toml").write_text('[project]\nbinary = "prog"\n')
-    r = proc.run([sgcc_exe, "optimize", "--project", str(tmp_path)], env=_env(tmp_path / "c"), timeout=120)
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tmp_path), *gens], env=_env(tmp_path / "c"), timeout=120)
     assert r.returncode == 1 and b"compiled nothing through sgcc" in r.stderr
     assert r.stderr.count(b"sgcc: error:") == 1

@@ -33,6 +33,9 @@ class Candidate:
     not fit the model's context, a generator error): the engine records it in the report at
     stage ``skipped`` without building anything. ``meta`` holds small JSON-able facts the
     report keeps (tokens, tokens/s, seconds of generation, the flags of a variant...).
+    ``invalid`` set to a reason means "this is not assembly at all" (a model's answer with no
+    assembly in it, or prose around it): the engine refuses it at stage ``check`` with that
+    reason, without building; ``text`` is then the raw answer (so repeats are recognized).
     """
 
     function: str
@@ -42,6 +45,15 @@ class Candidate:
     id: str = ""  # short identifier assigned by the engine (c001, c002...)
     meta: dict = field(default_factory=dict)
     skip: str = ""
+    #: Other units replaced together with ``function`` (name -> text): a variant's function
+    #: may only be right next to its own callers (they keep values in registers it leaves
+    #: alone, or align the stack for it). The engine builds, tests and times them as one.
+    also: dict = field(default_factory=dict)
+
+    def replacements(self) -> dict[str, str]:
+        """Every unit this candidate replaces, ``function`` first."""
+        return {self.function: self.text, **self.also}
+    invalid: str = ""
 
 
 @dataclass
