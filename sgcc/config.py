@@ -152,6 +152,9 @@ SETTINGS: dict[str, Setting] = {
                 "'auto' is variants,pgo,layout plus llm when a model or endpoint is configured; "
                 "'-NAME' removes one (auto,-pgo)"),
         Setting("budget", _budget, "", "search budget per program: '300s', '40' candidates, or both ('300s,40')"),
+        Setting("variants", _str, "",
+                "variants: flag sets to compile each file under, ';'-separated ('-funroll-loops; -O2'); "
+                "empty: the built-in list (-march=... sets only with isa native)"),
         Setting("model", _str, "", "GGUF model for the llm generator: a path or a name from `sgcc models`"),
         Setting("endpoint", _str, "", "OpenAI-compatible chat endpoint for the llm generator (instead of a local model)"),
         Setting("samples", _int, 1, "llm: answers sampled per function and round (best-of-N)"),

@@ -508,16 +508,21 @@ class Engine:
             for unit in units:
                 if unit.name in settled:
                     continue
+                proposals: list[list[Candidate]] = []
                 for gen in req.generators:
                     if not budget.allows(unit.name):
                         self._searched[unit.name] = False  # cut short: no "nothing faster" verdict
                         continue
                     past = history.setdefault((gen.name, unit.name), [])
                     t0 = time.perf_counter()
-                    proposed = gen.propose(program, unit, round_no, past)
+                    proposals.append(list(gen.propose(program, unit, round_no, past)))
                     budget.spend(unit.name, time.perf_counter() - t0)
-                    for cand in proposed:
-                        offer(cand, unit.name)
+                # Take the generators' candidates in turn (each lists its most promising
+                # first), so that a tight budget is shared among them, not spent on the first.
+                for k in range(max((len(p) for p in proposals), default=0)):
+                    for proposed in proposals:
+                        if k < len(proposed):
+                            offer(proposed[k], unit.name)
             if not batch:
                 # Nothing new this round (every generator done, or only repeats): stop early.
                 break

@@ -23,6 +23,15 @@ _FACTORIES = {
 }
 
 
+def _available(name: str) -> bool:
+    from importlib.util import find_spec
+
+    try:
+        return find_spec(_FACTORIES[name]) is not None
+    except ImportError:
+        return False
+
+
 def resolve_names(spec: str, *, have_model: bool, have_replay: bool) -> list[str]:
     """The generator names ``spec`` selects, in a fixed order (cheap ones first)."""
     chosen: list[str] = []
@@ -31,7 +40,9 @@ def resolve_names(spec: str, *, have_model: bool, have_replay: bool) -> list[str
         if word.startswith("-"):
             removed.add(word[1:])
         elif word == "auto":
-            chosen += (["replay"] if have_replay else []) + list(AUTO) + (["llm"] if have_model else [])
+            # What is installed: a generator named explicitly and missing is an error instead.
+            chosen += (["replay"] if have_replay else []) + [n for n in AUTO if _available(n)] + \
+                (["llm"] if have_model else [])
         else:
             chosen.append(word)
     order = {n: i for i, n in enumerate(GENERATOR_NAMES)}

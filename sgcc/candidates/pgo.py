@@ -1,0 +1,103 @@
+"""Profile-guided candidates: gcc told where the program spends its time on its own tests.
+
+sgcc has the workload (the tests), so it can do what most builds never do: compile the
+program with ``-fprofile-generate``, run every test on it in the sandbox (as the unprivileged
+user, so the profile directory is the one place it may write), and compile again with
+``-fprofile-use``. gcc then knows which branches go which way, which loops run long and
+which functions are hot, and lays out, unrolls, inlines and splits accordingly. Each
+function's unit from that compilation is offered as a candidate (made to fit the baseline
+by :mod:`sgcc.candidates.transplant`), and so is the whole file, since profile-guided
+layout (hot/cold splitting, function order) works across functions.
+
+Under ``--isa native`` a second profile and compilation add ``-march=native``.
+``-fprofile-partial-training`` keeps code the tests never reach optimized as usual (rather
+than for size), so a unit the tests cover poorly does not get slower for it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from sgcc import proc
+from sgcc.candidates.transplant import TransplantGenerator, Variant, compile_variant
+
+#: Wall seconds one test may take when instrumented (counters slow a program down).
+TRAINING_TIMEOUT_FACTOR = 5.0
+USE_FLAGS = ["-fprofile-partial-training", "-Wno-missing-profile", "-Wno-coverage-mismatch"]
+
+
+class PgoGenerator(TransplantGenerator):
+    """Offers every function (and the whole file) of the profile-guided compilation."""
+
+    name = "pgo"
+    whole_always = True
+
+    def __init__(self):
+        super().__init__()
+        self.profile_dir: Path | None = None
+
+    def prepare(self, context) -> None:
+        self._setup_base(context.program)
+        # The instrumented program runs as nobody: the profile directory must be reachable
+        # and writable by it (and by nothing else of sgcc's), like the profiler's (profile.py).
+        self.profile_dir = Path(tempfile.mkdtemp(prefix="sgcc-pgo-"))
+        os.chmod(self.profile_dir, 0o733)
+        bases = [("pgo", [])]
+        if context.isa == "native":
+            bases.append(("pgo-native", ["-march=native"]))
+        with ThreadPoolExecutor(max_workers=len(bases)) as pool:
+            self.variants = list(pool.map(lambda b: self._one(context, *b), bases))
+        for v in self.variants:
+            if v.error:
+                self.notes.append(f"{v.name}: {v.error}")
+
+    def _one(self, context, name: str, extra: list[str]) -> Variant:
+        program = context.program
+        work = Path(context.workdir) / name
+        work.mkdir(parents=True, exist_ok=True)
+        profile = self.profile_dir / name
+        profile.mkdir()
+        os.chmod(profile, 0o733)
+        variant = Variant(name, [*extra, "-fprofile-use", *USE_FLAGS])
+        obj, binary = work / "prog.o", work / "prog-instrumented"
+        gen = [*program.flags, *extra, f"-fprofile-generate={profile}", "-fprofile-update=prefer-atomic"]
+        if context.note:
+            context.note(f"{name}: building the instrumented program")
+        r = proc.run([context.compiler, *gen, "-c", str(program.source), "-o", str(obj)], timeout=300)
+        if r.ok:
+            r = proc.run([context.compiler, *gen, str(obj), "-o", str(binary)], timeout=300)
+        if not r.ok:
+            variant.error = "the instrumented build failed: " + r.stderr.decode(errors="replace").strip()[-300:]
+            return variant
+        if context.note:
+            context.note(f"{name}: training on {len(context.tests)} tests")
+        timeout = max(30.0, context.sandbox.timeout * TRAINING_TIMEOUT_FACTOR)
+
+        def train(test):
+            return context.sandbox.run(binary, test.stdin, timeout=timeout)
+
+        with ThreadPoolExecutor(max_workers=max(1, context.jobs)) as pool:
+            results = list(pool.map(train, context.tests))
+        bad = [t.name for t, r in zip(context.tests, results) if r.timed_out or r.returncode < 0]
+        if not any(profile.rglob("*.gcda")):
+            variant.error = "the training runs left no profile" + (f" (failed: {', '.join(bad[:3])})" if bad else "")
+            return variant
+        # The profile is found by the output's name: compile to prog.s next to prog.o.
+        variant.flags = [*extra, f"-fprofile-use={profile}", *USE_FLAGS]
+        variant.shown = [*extra, "-fprofile-use", *USE_FLAGS[:1]]
+        if context.note:
+            context.note(f"{name}: compiling with the profile")
+        return compile_variant(context, variant, work, stem="prog")
+
+    def close(self) -> None:
+        if self.profile_dir is not None:
+            shutil.rmtree(self.profile_dir, ignore_errors=True)
+            self.profile_dir = None
+
+
+def from_config(cfg) -> PgoGenerator:
+    return PgoGenerator()
