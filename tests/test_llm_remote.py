@@ -46,11 +46,14 @@ class Server:
                     status, body, delay = server.script.pop(0) if len(server.script) > 1 else server.script[0]
                 if delay:
                     time.sleep(delay)
+                short = isinstance(body, tuple)  # ("short", data): the connection drops mid-answer
+                if short:
+                    body = body[1]
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
+                    self.send_header("Content-Length", str(len(data) + (100 if short else 0)))
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
@@ -178,6 +181,15 @@ def test_nothing_listening():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     backend = RemoteBackend(f"http://127.0.0.1:{port}", model="m", timeout=5, retries=2, backoff=0.01)
-    with pytest.raises(BackendUnavailable, match=r"cannot reach the endpoint .* \(3 attempts\)") as exc:
+    with pytest.raises(BackendUnavailable, match=r"no usable connection to the endpoint .* \(3 attempts\)") as exc:
         backend.complete(MESSAGES, max_tokens=10, temperature=0.5)
     assert "is the server running" in exc.value.hint
+
+
+def test_connections_dropped_mid_answer_are_retried(server):
+    server.script = [(200, ("short", b'{"choices": [{"mess'), 0.0), (200, _ok("whole"), 0.0)]
+    backend = RemoteBackend(server.url, model="m", timeout=10, retries=2, backoff=0.01)
+    assert backend.complete(MESSAGES, max_tokens=10, temperature=0.5).text == "whole"
+    server.script = [(200, ("short", b'{"choices": [{"mess'), 0.0)]
+    with pytest.raises(BackendUnavailable, match=r"IncompleteRead.*\(3 attempts\)"):
+        backend.complete(MESSAGES, max_tokens=10, temperature=0.5)

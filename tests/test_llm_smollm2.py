@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
@@ -88,6 +87,18 @@ def test_a_file_llama_cpp_cannot_load(tmp_path):
     fake = write_gguf(tmp_path / "header-only.gguf")  # a valid header, but no real model in it
     with pytest.raises(BackendUnavailable, match="llama.cpp cannot load the model"):
         LlamaCppBackend(fake, threads=1).load()
+    # Through the generator: the header passes, loading fails, the run goes on without it.
+    from types import SimpleNamespace
+
+    from sgcc.candidates import llm as llmgen
+
+    gen = llmgen.from_config(SimpleNamespace(model=str(fake), endpoint="", samples=2, rounds=0, temperature=0.5,
+                                             max_tokens=64, context=0, threads=1, llm_timeout=60.0, seed=1))
+    assert gen.error is None
+    unit = SimpleNamespace(name="f", text=UNIT)
+    (cand,) = gen.propose(SimpleNamespace(source_text="int f;"), unit, 0, [])
+    assert cand.skip.startswith("the llm generator cannot run: llama.cpp cannot load the model")
+    assert gen.incomplete and gen.propose(SimpleNamespace(source_text="int f;"), unit, 0, []) == []
 
 
 def test_optimize_end_to_end_with_best_of_3_and_2_refinement_rounds(tmp_path, sgcc_exe):

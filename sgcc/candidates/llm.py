@@ -8,10 +8,10 @@ or the measured speed of a correct attempt) go back to the model, which answers 
 conversation ends when its prompt no longer fits the context or generation fails; the engine
 stops the whole search early when a round brings nothing new.
 
-The model is loaded once per run, in ``prepare``. A model that cannot be found, read or
-loaded does not stop the run: the generator records the error (``self.error``), offers
-nothing, and ``sgcc optimize`` still writes gcc's program (or what other generators proved)
-before it reports the error. Throughput (tokens, tokens/s, seconds) is kept per candidate in
+The model is loaded once per run, when the first function needs it. A model that cannot be
+found, read or loaded does not stop the run: the generator records the error
+(``self.error``), offers nothing, and ``sgcc optimize`` still writes gcc's program (or what
+other generators proved) before it reports the error. Throughput (tokens, tokens/s, seconds) is kept per candidate in
 its ``meta`` and shown in the progress display.
 """
 
@@ -45,6 +45,7 @@ class LLMGenerator:
         self.error: SgccError | None = error
         self.failures = 0  # requests that failed (not counting prompts that did not fit)
         self._error_reported = False
+        self._loaded = False
         self._note = None
         self._dir: Path | None = None
         self._answers: dict[tuple[str, int, int], str] = {}  # (function, round, sample) -> raw answer
@@ -61,14 +62,18 @@ class LLMGenerator:
     # -- engine hooks ---------------------------------------------------------------------
 
     def prepare(self, context) -> None:
-        """Load the model once (its errors are kept, not raised: the run goes on without it)."""
+        """Keep the progress display and a directory for transcripts (the model is loaded when
+        the first function needs it, so a run with nothing to search never loads it)."""
         self._note = getattr(context, "note", None)
         workdir = getattr(context, "workdir", None)
         if workdir is not None:
             self._dir = Path(workdir) / "llm"
             self._dir.mkdir(parents=True, exist_ok=True)
-        if self.error is not None:
-            return
+
+    def _load(self) -> bool:
+        """Load the model once; its errors are kept, not raised (the run goes on without it)."""
+        if self._loaded or self.error is not None:
+            return self._loaded
         from sgcc.llm.backends import BackendError
 
         self._say(f"llm: loading {self.label}")
@@ -78,15 +83,17 @@ class LLMGenerator:
         except BackendError as exc:
             self.error = exc
             self._say(f"llm: cannot run: {exc.message}")
-            return
+            return False
+        self._loaded = True
         self._say(f"llm: ready ({self.label}, {time.perf_counter() - started:.1f} s)")
+        return True
 
     def close(self) -> None:
         if self.backend is not None:
             self.backend.close()
 
     def propose(self, program, unit, round_no, history):
-        if self.error is not None:
+        if not self._load():
             return self._report_error(unit)
         from sgcc.llm import prompt
 

@@ -14,6 +14,7 @@ Every backend has ``describe()`` (a short label for reports and the progress dis
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import random
@@ -93,7 +94,7 @@ def default_threads() -> int:
 class _Counter:
     """A llama-cpp-python stopping criterion that never stops: counts tokens, reports progress."""
 
-    def __init__(self, on_progress: ProgressFn | None, every: float = 1.0):
+    def __init__(self, on_progress: ProgressFn | None, every: float = 3.0):
         self.tokens = 0
         self.started = time.perf_counter()
         self.first: float | None = None  # seconds to the first token
@@ -151,8 +152,7 @@ class LlamaCppBackend:
             if self.llm is not None:
                 return
             try:
-                import llama_cpp  # noqa: F401 - lazily: the compile path never pays for it
-                from llama_cpp import Llama
+                from llama_cpp import Llama  # lazily: the compile path never pays for it
                 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
             except ImportError as exc:
                 raise BackendUnavailable("llama-cpp-python is not installed, so local models cannot run",
@@ -297,6 +297,9 @@ class RemoteBackend:
                 total += len(chunk)
                 if total > 64 << 20:
                     raise RequestFailed(f"the endpoint's answer is larger than 64 MB ({self.url})")
+            length = resp.getheader("Content-Length")
+            if length and length.isdigit() and total < int(length):  # the connection dropped mid-answer
+                raise http.client.IncompleteRead(b"".join(chunks), int(length) - total)
             return resp.status, b"".join(chunks)
 
     def _exchange(self, url: str, body: dict | None) -> tuple[int, bytes]:
@@ -309,13 +312,13 @@ class RemoteBackend:
                 raise RequestFailed(f"no answer from {url} within {self.timeout:g} s",
                                     hint="a slow model or server: raise llm_timeout (SGCC_LLM_TIMEOUT)",
                                     cause=exc) from exc
-            except (urllib.error.URLError, ConnectionError, OSError) as exc:
+            except (urllib.error.URLError, ConnectionError, OSError, http.client.HTTPException) as exc:
                 reason = getattr(exc, "reason", exc)
                 if isinstance(reason, (TimeoutError, socket.timeout)):
                     raise RequestFailed(f"no answer from {url} within {self.timeout:g} s",
                                         hint="raise llm_timeout (SGCC_LLM_TIMEOUT)", cause=exc) from exc
                 if attempt >= self.retries:
-                    raise BackendUnavailable(f"cannot reach the endpoint {url}: {reason} "
+                    raise BackendUnavailable(f"no usable connection to the endpoint {url}: {reason!s} "
                                              f"({attempt + 1} attempts)",
                                              hint="is the server running? check --endpoint") from exc
                 status, data = None, b""
