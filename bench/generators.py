@@ -5,7 +5,7 @@ For every program in a directory of CodeNet-style programs (NAME/NAME.c, NAME/te
 optional *.out; default examples/programs/, or bench/heldout/ for programs nobody tuned on),
 this runs `sgcc optimize`'s engine once per configuration -- `variants`, `pgo`, `layout`
 alone and `all` three together -- under `--isa flags` (the portable default) and
-`--isa native`, and reports per run:
+`--isa native`, each with `--budget` per generator (`all` gets three), and reports per run:
 
 * the honest speedup over gcc -O3: the shipped program re-measured by the engine on fresh
   paired rounds (Report.honest), unclipped, with its 95% interval; 1.0 when the baseline
@@ -78,7 +78,12 @@ def pass_rate(binary: Path, expected) -> tuple[int, int]:
 
 def run_config(d: Path, isa: str, cfg_name: str, program, args, work: Path) -> dict:
     cfg = configmod.load({"generators": ",".join(CONFIGS[cfg_name])})
+    # The budget is per generator: `all` gets the three budgets together, so that it is
+    # not starved by sharing one generator's budget (and the three preparations) three ways.
     seconds, candidates = configmod.parse_budget(args.budget)
+    k = len(CONFIGS[cfg_name])
+    seconds = seconds * k if seconds is not None else None
+    candidates = candidates * k if candidates is not None else None
     out = work / f"{d.name}-{isa}-{cfg_name}"
     req = Request(source=d / f"{d.name}.c", flags=FLAGS, tests=d / "tests", output=out,
                   generators=registry.build(cfg, names=CONFIGS[cfg_name]), isa=isa,
@@ -95,7 +100,11 @@ def run_config(d: Path, isa: str, cfg_name: str, program, args, work: Path) -> d
     return {"program": d.name, "isa": isa, "config": cfg_name, "honest": report.honest, "shipped": shipped,
             "candidates": len(report.candidates), "built": sum(c.id != "-" for c in report.candidates),
             "stages": report.stage_counts(), "seconds": report.seconds, "notes": report.notes,
-            "binary": str(out)}
+            "binary": str(out),
+            "detail": [{"id": c.id, "function": c.function, "generator": c.generator, "origin": c.origin,
+                        "stage": c.stage, "reason": c.reason, "speedup": c.speedup, "low": c.ci_low,
+                        "high": c.ci_high, "rounds": c.rounds, "confirm": c.confirm}
+                       for c in report.candidates if c.id != "-"]}
 
 
 def baseline(d: Path, isa: str, args, work: Path):
@@ -117,7 +126,8 @@ def main() -> None:
     parser.add_argument("--isa", choices=["flags", "native", "both"], default="both")
     parser.add_argument("--rounds", type=int, default=10, help="timing rounds per comparison")
     parser.add_argument("--min-sample", type=float, default=0.05, help="seconds one timing sample must last")
-    parser.add_argument("--budget", default="", help="search budget per run ('60s', '12', '60s,12')")
+    parser.add_argument("--budget", default="", help="search budget per generator and run ('60s', '12', '60s,12'); "
+                                                      "`all` gets it once per generator")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--jobs", type=int, default=0)
     parser.add_argument("--json", type=Path)
@@ -141,8 +151,16 @@ def main() -> None:
                 program.weights = weights
                 try:
                     for cfg_name in configs:
-                        row = run_config(d, isa, cfg_name, program, args, work)
-                        row["tests_passed"], row["tests_total"] = pass_rate(Path(row["binary"]), expected)
+                        try:
+                            row = run_config(d, isa, cfg_name, program, args, work)
+                        except Exception as exc:  # noqa: BLE001 - one failed run is a row, not the end
+                            row = {"program": d.name, "isa": isa, "config": cfg_name, "error": repr(exc),
+                                   "honest": {"speedup": 1.0, "ci_low": 1.0, "ci_high": 1.0, "functions": []},
+                                   "shipped": [], "candidates": 0, "built": 0, "seconds": 0.0,
+                                   "binary": str(work / "missing")}
+                        binary = Path(row["binary"])
+                        row["tests_passed"], row["tests_total"] = (
+                            pass_rate(binary, expected) if binary.exists() else (0, len(expected)))
                         rows.append(row)
                         weights = program.weights
                         h = row["honest"]
@@ -158,6 +176,8 @@ def main() -> None:
     for r in rows:
         h = r["honest"]
         what = ", ".join(f"{s['function']} ({s['origin'] or s['generator']})" for s in r["shipped"]) or "-"
+        if r.get("error"):
+            what = f"ERROR {r['error']}"
         print(f"{r['program']:16} {r['isa']:6} {r['config']:8} {h['speedup']:7.3f} "
               f"{'[%.3f, %.3f]' % (h['ci_low'], h['ci_high']):>16} {r['tests_passed']:>3}/{r['tests_total']:<3} "
               f"{r['built']:5d} {r['seconds']:5.0f}  {what}")

@@ -11,7 +11,8 @@ For one C program (the papers' setting) and its tests:
    and apply the instruction-set policy (``check``), link (``link``), run all tests in the
    sandbox (``test``), then time it against the baseline on paired, interleaved rounds
    (``time``); only a lower confidence bound above the minimum gain is ``accepted``;
-4. per function, re-measure the best accepted candidate on fresh rounds before believing it;
+4. per function, re-measure the best accepted candidate on fresh rounds before believing it
+   (when fresh rounds do not confirm it, the next best, up to ``MAX_CONFIRMATIONS``);
 5. combine the winners, validate and time the combined program once more, and ship it, or
    the baseline when anything is in doubt.
 
@@ -242,8 +243,10 @@ class Engine:
 
     # -- timing ---------------------------------------------------------------------------
 
-    def measure(self, sandbox, tests, base: Path, cand: Path):
-        """Time ``cand`` against ``base`` on new rounds: (accepted?, estimate)."""
+    def measure(self, sandbox, tests, base: Path, cand: Path, *, screening: bool = False):
+        """Time ``cand`` against ``base`` on new rounds: (accepted?, estimate). ``screening``
+        (a search candidate, not a winner being confirmed) stops a comparison halfway when
+        it clearly cannot clear the minimum gain."""
         from sgcc import timing
 
         est = timing.measure(
@@ -252,6 +255,7 @@ class Engine:
             rounds=self.req.timing_rounds,
             min_sample_seconds=self.req.min_sample,
             seed=self.req.seed,
+            futile_below=(1 + self.req.min_gain) if screening else None,
         )
         return timing.decide(est, self.req.min_gain), est
 
@@ -299,19 +303,22 @@ class Engine:
             winners = self._search(program, sandbox, tests, report, cached,
                                    overhead=time.perf_counter() - prepared)
 
-            # Believe a winner only after fresh rounds agree.
+            # Believe a winner only after fresh rounds agree. The best of several accepted
+            # candidates is the one whose first measurement most likely erred high: when it
+            # is not confirmed, the next best gets its own fresh rounds (a few at most).
             confirmed: dict[str, tuple[CandidateResult, Path, Candidate]] = {}
-            for fn, (res, binary, cand) in winners.items():
-                self._note(f"re-measuring the winner for {fn}")
-                try:
-                    accepted, est = self.measure(sandbox, tests, program.binary, binary)
-                except TimingRunFailed as exc:
-                    res.stop("test", f"failed while being re-measured: {exc.message}")
-                    continue
-                res.confirm = estimate_dict(est)
-                if accepted:
-                    confirmed[fn] = (res, binary, cand)
-                else:
+            for fn, ranked in winners.items():
+                for res, binary, cand in ranked[:MAX_CONFIRMATIONS]:
+                    self._note(f"re-measuring {res.id}, the best remaining candidate for {fn}")
+                    try:
+                        accepted, est = self.measure(sandbox, tests, program.binary, binary)
+                    except TimingRunFailed as exc:
+                        res.stop("test", f"failed while being re-measured: {exc.message}")
+                        continue
+                    res.confirm = estimate_dict(est)
+                    if accepted:
+                        confirmed[fn] = (res, binary, cand)
+                        break
                     res.stop("time", f"not confirmed on fresh rounds ({est.speedup:.3f}x, "
                                      f"lower bound {est.low:.3f})")
 
@@ -467,7 +474,7 @@ class Engine:
         budget = _Budget(req.budget_seconds, req.budget_candidates, units, program.weights)
         budget.overhead = overhead
         report.budget = budget.describe()
-        winners: dict[str, tuple[CandidateResult, Path, Candidate]] = {}
+        winners: dict[str, list[tuple[CandidateResult, Path, Candidate]]] = {}  # accepted, per function
         history: dict[tuple[str, str], list[Attempt]] = {}
         seen: dict[tuple[str, str], CandidateResult] = {}
         baseline_text = {u.name: u.text for u in program.asm.units}
@@ -554,7 +561,8 @@ class Engine:
                             self._note(f"timing {res.id} ({res.function}, {res.generator}) [{done}]")
                             t0 = time.perf_counter()
                             try:
-                                accepted, est = self.measure(sandbox, tests, program.binary, binary)
+                                accepted, est = self.measure(sandbox, tests, program.binary, binary,
+                                                             screening=True)
                             except TimingRunFailed as exc:
                                 # It passed the tests, then failed on a timing run (another
                                 # environment size, so another stack alignment): wrong, not slow.
@@ -565,9 +573,8 @@ class Engine:
                                 res.set_estimate(est)
                                 if accepted:
                                     res.stage, res.reason = "accepted", f"{est.speedup:.3f}x faster"
-                                    best = winners.get(res.function)
-                                    if best is None or est.speedup > best[0].speedup:
-                                        winners[res.function] = (res, binary, cand)
+                                    winners.setdefault(res.function, []).append((res, binary, cand))
+                                    self._explain(program, res, cand)
                                 else:
                                     res.stop("time", f"not significantly faster (lower bound {est.low:.3f} "
                                                      f"<= {1 + req.min_gain:.3f})")
@@ -578,12 +585,10 @@ class Engine:
             # A generator could not do its part (a model that did not load, failed requests):
             # no "nothing faster" verdict may be cached for this search.
             self._searched = {name: False for name in self._searched}
-        # A whole-unit winner and per-function winners cannot be combined: keep the better.
-        if WHOLE_UNIT in winners and len(winners) > 1:
-            whole = winners.pop(WHOLE_UNIT)
-            best_fn = max(winners.values(), key=lambda w: w[0].speedup)
-            if whole[0].speedup > best_fn[0].speedup:
-                winners = {WHOLE_UNIT: whole}
+        # Per function (and for the whole unit), accepted candidates best first; a whole-unit
+        # winner and per-function ones are never combined (see _combine).
+        for ranked in winners.values():
+            ranked.sort(key=lambda w: -w[0].speedup)
         return winners
 
     def _triage(self, cand: Candidate, baseline_text: dict, seen: dict) -> CandidateResult | None:
@@ -614,7 +619,8 @@ class Engine:
         together, taken = [], set()
         for w in ordered:
             units = set(w[2].replacements())
-            if not units & taken:
+            whole = WHOLE_UNIT in units or WHOLE_UNIT in taken
+            if not (units & taken) and not (whole and taken):
                 together.append(w)
                 taken |= units
         attempts = [together] if len(together) > 1 else []
@@ -644,9 +650,19 @@ class Engine:
                 report.notes.append(f"combination {res.function} not significantly faster ({est.speedup:.3f}x)")
                 continue
             report.final = {"functions": [r.function for r, _, _ in attempt], **estimate_dict(est),
-                            "tests_passed": outcome.passed, "tests_total": outcome.total}
+                            "tests_passed": outcome.passed, "tests_total": outcome.total,
+                            "changes": _changes(program, where / "cand.o", replacements)}
             return binary, [r for r, _, _ in attempt]
         return program.binary, []
+
+    def _explain(self, program: Program, res: CandidateResult, cand: Candidate) -> None:
+        """Record what an accepted candidate changed (sgcc.explain); never fails the run."""
+        per_fn = _changes(program, self.workdir / res.id / "cand.o", cand.replacements())
+        from sgcc.explain import merge
+
+        res.changes = merge(per_fn) if per_fn else []
+        if set(per_fn) != {res.function}:
+            res.meta["changes_by_function"] = per_fn
 
     def _ship(self, binary: Path) -> None:
         out = self.req.output
@@ -681,6 +697,8 @@ def _key(cand: Candidate) -> tuple[str, str]:
 
 
 BUDGET_REACHED = "search budget reached"
+#: Accepted candidates re-measured per function, best first, until one is confirmed.
+MAX_CONFIRMATIONS = 3
 
 
 class _Budget:
@@ -735,6 +753,19 @@ class _Budget:
     def spent_summary(self) -> str:
         return (f"{self.overhead + sum(self.spent_s.values()):.1f} s "
                 f"(preparation {self.overhead:.1f} s), {sum(self.spent_n.values())} candidates")
+
+
+def _changes(program: Program, cand_obj: Path, replacements: dict) -> dict[str, list[str]]:
+    """Per replaced function, what changed in its machine code against the baseline's
+    (sgcc.explain categories; a whole-unit candidate: every function that changed)."""
+    try:
+        from sgcc import explain
+
+        if WHOLE_UNIT in replacements:
+            return explain.explain_objects(program.obj, cand_obj)
+        return explain.classify_objects(program.obj, cand_obj, sorted(replacements))
+    except Exception:  # noqa: BLE001 - explaining must never fail a run
+        return {name: ["unknown"] for name in replacements}
 
 
 def _failure_detail(f) -> str:

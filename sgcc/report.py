@@ -64,8 +64,13 @@ class Report:
         """The shipped program's re-measured speedup, unclipped, with its interval."""
         if self.final:
             return {"speedup": self.final["speedup"], "ci_low": self.final["low"], "ci_high": self.final["high"],
-                    "functions": self.final["functions"]}
-        return {"speedup": 1.0, "ci_low": 1.0, "ci_high": 1.0, "functions": []}
+                    "functions": self.final["functions"], "generators": self.shipped_generators()}
+        return {"speedup": 1.0, "ci_low": 1.0, "ci_high": 1.0, "functions": [], "generators": {}}
+
+    def shipped_generators(self) -> dict[str, str]:
+        """Which generator produced each shipped unit (function -> generator)."""
+        by_id = {c.id: c for c in self.candidates if c.id != "-"}
+        return {by_id[i].function: by_id[i].generator for i in self.shipped if i in by_id}
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -118,7 +123,8 @@ class Report:
                          + (f"  {c.reason}" if c.reason else ""))
         h = self.honest
         if h["functions"]:
-            lines.append(f"sgcc: shipped {', '.join(h['functions'])}: {h['speedup']:.3f}x "
+            named = [f"{fn} ({h['generators'][fn]})" if fn in h["generators"] else fn for fn in h["functions"]]
+            lines.append(f"sgcc: shipped {', '.join(named)}: {h['speedup']:.3f}x "
                          f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}] over the baseline (re-measured)")
         else:
             lines.append("sgcc: shipped the baseline (no candidate proven correct and faster)")

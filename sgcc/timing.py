@@ -155,6 +155,7 @@ def measure(
     confidence: float = 0.95,
     seed: int | None = None,
     lock: bool = True,
+    futile_below: float | None = None,
 ) -> Estimate:
     """Estimate t(A)/t(B) from interleaved, paired, randomly padded runs.
 
@@ -167,6 +168,11 @@ def measure(
     :class:`Estimate` for what the result means. ``seed`` makes the order and the padding
     (and the bootstrap) reproducible. ``lock=False`` skips :func:`timing_lock` (for callers
     already holding it or timing on purpose under load).
+
+    ``futile_below`` stops early a comparison that cannot succeed: after half the rounds
+    (at least 5), if the interval's *upper* end is already below it, the remaining rounds
+    are not run (the estimate then has fewer rounds). Stopping can only turn an acceptance
+    into a rejection, never the reverse, so it costs no false "faster".
     """
     if rounds < 2:
         raise ValueError("measure needs at least 2 rounds")
@@ -190,7 +196,12 @@ def measure(
         samples_a: list[float] = []
         samples_b: list[float] = []
         order: list[str] = []
-        for _ in range(rounds):
+        checkpoint = max(5, rounds // 2) if futile_below is not None and rounds >= 8 else None
+        for n in range(rounds):
+            if checkpoint is not None and n == checkpoint:
+                _, _, high = _interval(samples_a, samples_b, confidence, random.Random(boot_rng.random()))
+                if high < futile_below:
+                    break
             if order_rng.random() < 0.5:
                 order.append("AB")
                 a = sample(run_a, reps)
@@ -207,7 +218,7 @@ def measure(
         speedup=speedup,
         low=low,
         high=high,
-        rounds=rounds,
+        rounds=len(samples_a),
         reps=reps,
         samples_a=samples_a,
         samples_b=samples_b,

@@ -60,9 +60,10 @@ _LABEL_RE = re.compile(r"([A-Za-z_.$][\w.$]*|\d+)[ \t]*:(?!=)")
 _ASSIGN_RE = re.compile(r"([A-Za-z_.$][\w.$]*)[ \t]*=(?!=)")
 _DIRECTIVE_RE = re.compile(r"\.[A-Za-z0-9_.$]*")
 _STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"?')
-_TOKEN_RE = re.compile(r"[A-Za-z0-9_.$]+")
+# A symbol never starts with "$": that is the immediate prefix (``movl $.LC0, %edi``).
+_TOKEN_RE = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.$]*")
 # Strings, character constants and comments are skipped whole so renaming never edits data.
-_RENAME_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"?|\'\\?.|#[^\n]*|[A-Za-z0-9_.$]+')
+_RENAME_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"?|\'\\?.|#[^\n]*|[A-Za-z0-9_.][A-Za-z0-9_.$]*')
 _SIZE_SELF_RE = re.compile(r"([^\s,]+)\s*,\s*\.\s*-\s*([^\s,]+)$")
 _COLD_RE = re.compile(r"\.cold(?:\.\d+)?$")
 _HEAD_LABEL_RE = re.compile(r"\.L(?:COLDB|HOTB)\d+$")

@@ -120,6 +120,13 @@ class LayoutGenerator:
     def propose(self, program, unit, round_no, history):
         if round_no > 0:
             return []
+        try:
+            return self._propose(unit)
+        except Exception as exc:  # noqa: BLE001 - a generator's bug must not end the run
+            return [Candidate(unit.name, self.name, "", origin="layout",
+                              skip=f"layout failed on {unit.name}: {type(exc).__name__}: {exc}")]
+
+    def _propose(self, unit) -> list[Candidate]:
         out = []
         lines = _split_lines(unit.text)
         heads = len(loop_heads(lines, unit.name)[1])

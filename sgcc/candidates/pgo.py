@@ -39,8 +39,16 @@ class PgoGenerator(TransplantGenerator):
     def __init__(self):
         super().__init__()
         self.profile_dir: Path | None = None
+        self.trained: dict[str, tuple[int, int]] = {}  # variant -> (training runs that ended well, profile files)
 
     def prepare(self, context) -> None:
+        try:
+            self._prepare(context)
+        except Exception as exc:  # noqa: BLE001 - offer nothing, say why; the run goes on
+            self.base, self.variants = None, []
+            self.notes.append(f"pgo: {type(exc).__name__}: {exc}")
+
+    def _prepare(self, context) -> None:
         self._setup_base(context.program)
         # The instrumented program runs as nobody: the profile directory must be reachable
         # and writable by it (and by nothing else of sgcc's), like the profiler's (profile.py).
@@ -83,6 +91,7 @@ class PgoGenerator(TransplantGenerator):
         with ThreadPoolExecutor(max_workers=max(1, context.jobs)) as pool:
             results = list(pool.map(train, context.tests))
         bad = [t.name for t, r in zip(context.tests, results) if r.timed_out or r.returncode < 0]
+        self.trained[name] = (len(context.tests) - len(bad), len(list(profile.rglob("*.gcda"))))
         if not any(profile.rglob("*.gcda")):
             variant.error = "the training runs left no profile" + (f" (failed: {', '.join(bad[:3])})" if bad else "")
             return variant

@@ -44,8 +44,9 @@ from sgcc.asm.units import AsmFile, _analyze, _section_name, _split_lines
 from sgcc.candidates import WHOLE_UNIT, Candidate
 
 #: Symbol references inside a statement: identifiers not part of a register (``%rax``), a
-#: relocation operator (``@PLT``) or a number (``0x10``, ``1b``).
-_REF_RE = re.compile(r"(?<![%@\w.$])([A-Za-z_.][\w.$]*)")
+#: relocation operator (``@PLT``) or a number (``0x10``, ``1b``); ``$`` is the immediate
+#: prefix (``movl $.LC0, %edi``), not part of the name.
+_REF_RE = re.compile(r"(?<![%@\w.])([A-Za-z_.][\w.$]*)")
 _STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
 _BRACES_RE = re.compile(r"\{[^}]*\}")
 _PREFIXES = frozenset("lock rep repe repz repne repnz notrack bnd data16 addr32 rex64 cs ds es fs gs ss".split())
@@ -421,14 +422,15 @@ class Side:
         labels, ops = _analyze(lines[d.line])
         if labels != (name,) or any(op not in _DATA_DIRECTIVES for op, _ in ops):
             return None
+        on_label_line = bool(ops)
         stop = d.line + 1
         while stop < len(lines) and stop not in self.owned:
             labels, ops = _analyze(lines[stop])
             if labels or not ops or any(op not in _DATA_DIRECTIVES for op, _ in ops):
                 break
             stop += 1
-        if stop == d.line + 1 and not ops:
-            return None
+        if stop == d.line + 1 and not on_label_line:
+            return None  # a label with no data of its own (another label names the bytes)
         return d.decl + "".join(lines[start:stop])
 
 
@@ -546,6 +548,9 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
                 continue  # the variant's own versions, consistent with each other
             if parent in var.units or sym in var.functions:
                 unit_name = parent if parent in var.units else sym
+                if unit_name in var.units and _same_in_base(base, var, unit_name):
+                    kept.add(unit_name)  # byte for byte the same code, calling the same code
+                    continue
                 keep = (not compiler_made(unit_name) and unit_name in base.units
                         and sym not in tails)
                 if keep and sym in calls:
@@ -626,6 +631,43 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
     return texts, sorted(copies), sorted(kept)
 
 
+def _same_in_base(base: Side, var: Side, name: str) -> bool:
+    """Whether the baseline's unit ``name`` is the variant's, text for text, and so is
+    everything it reaches (functions, constants): then calling the baseline's is calling
+    the variant's, whatever the name means (clones included)."""
+    memo = var.__dict__.setdefault("_same_memo", {})
+    if name not in memo:
+        memo[name] = _closure_identical(base, var, name)
+    return memo[name]
+
+
+def _closure_identical(base: Side, var: Side, name: str) -> bool:
+    todo, seen = [name], set()
+    while todo:
+        unit = todo.pop()
+        if unit in seen:
+            continue
+        seen.add(unit)
+        if unit not in base.units or unit not in var.units or base.units[unit].text != var.units[unit].text:
+            return False
+        text = var.units[unit].text
+        for ref in sorted(references(text)[0] - defined_labels(text)):
+            parent = _COLD_RE.sub("", ref)
+            if ref.startswith(".L") and ref in var.alias_lines:
+                if var.alias_lines[ref] != base.alias_lines.get(ref):
+                    return False
+                targets = [r for r in references(var.alias_lines[ref])[0] if r.startswith(".L")]
+                if any(var.data_block(r) is None or var.data_block(r) != base.data_block(r) for r in targets):
+                    return False
+            elif ref.startswith(".L") or (ref in var.data and _COMPILER_DATA_RE.match(ref)):
+                block = var.data_block(ref)
+                if block is None or block != base.data_block(ref):
+                    return False
+            elif parent in var.units:
+                todo.append(parent)
+    return True
+
+
 def _compatible_callee(base: Side, var: Side, callee: str, ipa_ra: bool) -> bool:
     """Whether the variant's callers may call the baseline's ``callee`` in its place."""
     if base.needs_aligned_stack(callee) and not surely_aligns_calls(var.units[callee].text, var.functions):
@@ -690,7 +732,7 @@ def _rename(text: str, mapping: dict[str, str]) -> str:
             full[tok] = lookup(tok) or tok
         return full[tok]
 
-    return re.sub(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[A-Za-z0-9_.$]+',
+    return re.sub(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[A-Za-z0-9_.][A-Za-z0-9_.$]*',
                   lambda m: m.group(0) if m.group(0)[0] in '"#' else sub(m), text)
 
 
@@ -782,8 +824,18 @@ class TransplantGenerator:
         return sorted(set(found))
 
     def propose(self, program, unit, round_no, history):
-        if round_no > 0 or self.base is None:
+        if round_no > 0:
             return []
+        if self.base is None:  # preparation failed: say why, once
+            notes, self.notes = self.notes, []
+            return [Candidate(unit.name, self.name, "", origin=self.name, skip=n) for n in notes]
+        try:
+            return self._propose(program, unit)
+        except Exception as exc:  # noqa: BLE001 - a generator's bug must not end the run
+            return [Candidate(unit.name, self.name, "", origin=self.name,
+                              skip=f"{self.name} failed on {unit.name}: {type(exc).__name__}: {exc}")]
+
+    def _propose(self, program, unit) -> list[Candidate]:
         out: list[Candidate] = []
         base_norm = {}
         for root in self._roots(unit.name):
