@@ -155,9 +155,7 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
     CC=sgcc, searches the translation units where the tests spend time, stores the verdicts,
     and rebuilds the tree from the cache (see [project] in sgcc.toml).
     """
-    from sgcc import config as configmod
-    from sgcc.candidates import registry
-    from sgcc.optimize import Request, optimize as run_optimize
+    from sgcc.optimize import optimize as run_optimize
     from sgcc.progress import Progress
 
     if project is not None:
@@ -168,30 +166,21 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
             raise click.UsageError("missing SOURCE (or --project DIR)")
         if tests is None or output is None:
             raise click.UsageError("SOURCE needs --tests DIR and -o OUT")
-    cfg = configmod.load({"isa": isa, "min_gain": min_gain, "timing_rounds": timing_rounds,
-                          "test_timeout": test_timeout, "jobs": jobs, "keep_temps": keep_temps,
-                          "generators": generators, "budget": budget, "model": model, "endpoint": endpoint,
-                          "samples": samples, "rounds": rounds, "temperature": temperature,
-                          "max_tokens": max_tokens, "context": context, "threads": threads,
-                          "seed": seed, "cache": False if no_cache else None},
-                         cwd=project.resolve() if project is not None else None)
     flags = list(gcc_flags)
     if not any(f.startswith("-O") for f in flags):
         flags.insert(0, "-O3")
     for bad in ("-c", "-S", "-E", "-o"):
         if bad in flags:
             raise click.UsageError(f"{bad} is not a baseline flag here (sgcc optimize builds the program itself)")
-    budget_seconds, budget_candidates = configmod.parse_budget(cfg.budget)
-    request = Request(source=source or Path("-"), flags=flags, tests=tests or Path("-"), output=output or Path("-"),
-                      generators=registry.build(cfg, replay_dirs=candidates),
-                      isa=cfg.isa, min_gain=cfg.min_gain, timing_rounds=cfg.timing_rounds,
-                      min_sample=cfg.min_sample, test_timeout=cfg.test_timeout,
-                      jobs=cfg.jobs, keep_temps=cfg.keep_temps, seed=cfg.seed,
-                      compiler=cfg.compiler or "gcc", max_generator_rounds=1 + max(0, cfg.rounds),
-                      budget_seconds=budget_seconds, budget_candidates=budget_candidates,
-                      cache_dir=configmod.cache_dir(cfg) if cfg.cache else None,
-                      cache_max_bytes=configmod.parse_size(cfg.cache_size), refresh=refresh,
-                      generator_config=registry.describe(cfg, replay_dirs=candidates))
+    cfg, request = request_from_options(
+        {"isa": isa, "min_gain": min_gain, "timing_rounds": timing_rounds,
+         "test_timeout": test_timeout, "jobs": jobs, "keep_temps": keep_temps,
+         "generators": generators, "budget": budget, "model": model, "endpoint": endpoint,
+         "samples": samples, "rounds": rounds, "temperature": temperature,
+         "max_tokens": max_tokens, "context": context, "threads": threads,
+         "seed": seed, "cache": False if no_cache else None},
+        source=source or Path("-"), flags=flags, tests=tests or Path("-"), output=output or Path("-"),
+        replay_dirs=candidates, refresh=refresh, cwd=project.resolve() if project is not None else None)
     if project is not None:
         _optimize_project(project, cfg, request, build, binary, tests, report_path, quiet, no_cache)
         return
@@ -213,6 +202,29 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
         err = failed[0].error
         raise SgccError(f"the {failed[0].name} generator could not run: {err.message} "
                         f"({output} was still written and passes every test)", hint=err.hint)
+
+
+def request_from_options(options: dict, *, source: Path, flags: list[str], tests: Path, output: Path,
+                         replay_dirs=(), refresh: bool = False, cwd: Path | None = None):
+    """(config, sgcc.optimize.Request) from command-line values (None = not given) layered over
+    SGCC_* variables and sgcc.toml files: what `sgcc optimize` and `sgcc bench` both run."""
+    from sgcc import config as configmod
+    from sgcc.candidates import registry
+    from sgcc.optimize import Request
+
+    cfg = configmod.load(options, cwd=cwd)
+    budget_seconds, budget_candidates = configmod.parse_budget(cfg.budget)
+    request = Request(source=source, flags=list(flags), tests=tests, output=output,
+                      generators=registry.build(cfg, replay_dirs=replay_dirs),
+                      isa=cfg.isa, min_gain=cfg.min_gain, timing_rounds=cfg.timing_rounds,
+                      min_sample=cfg.min_sample, test_timeout=cfg.test_timeout,
+                      jobs=cfg.jobs, keep_temps=cfg.keep_temps, seed=cfg.seed,
+                      compiler=cfg.compiler or "gcc", max_generator_rounds=1 + max(0, cfg.rounds),
+                      budget_seconds=budget_seconds, budget_candidates=budget_candidates,
+                      cache_dir=configmod.cache_dir(cfg) if cfg.cache else None,
+                      cache_max_bytes=configmod.parse_size(cfg.cache_size), refresh=refresh,
+                      generator_config=registry.describe(cfg, replay_dirs=replay_dirs))
+    return cfg, request
 
 
 @cli.command(name="models")
@@ -504,6 +516,15 @@ def config_command(as_json: bool) -> None:
     if cfg.project:
         click.echo(f"[project] in {cfg.project_file}: " + ", ".join(f"{k} = {v!r}" for k, v in cfg.project.items()))
     click.echo(f"cache directory in effect: {configmod.cache_dir(cfg)}")
+
+
+from sgcc.dataset_cli import dataset as _dataset_group  # noqa: E402  (a group of its own module)
+
+cli.add_command(_dataset_group)
+
+from sgcc.bench_cli import bench as _bench_command  # noqa: E402  (sgcc bench, its own module)
+
+cli.add_command(_bench_command)
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -309,3 +309,12 @@ def parse(argv: list[str]) -> Invocation:
     inv.eligible = not reasons
     inv.reason = ",".join(reasons)
     return inv
+
+
+def link_argv(compiler: str, flags: list[str], objects: list[str], output: str) -> list[str]:
+    """The command that links ``objects`` with the user's ``flags`` into ``output``.
+
+    The objects come first: libraries among the flags (``-lm``) must follow the objects that
+    use them, or the linker (``--as-needed`` by default on Debian) drops them, as it would for
+    ``gcc -O3 prog.c -lm`` written the other way round. Other flags do not care about order."""
+    return [compiler, *objects, *flags, "-o", output]

@@ -136,7 +136,7 @@ class Engine:
         obj = self.workdir / "base.o"
         self._assemble_trusted(base_s, obj)
         binary = self.workdir / "base"
-        r = self._gcc([*self.req.flags, str(obj), "-o", str(binary)])
+        r = proc.run(gccargs.link_argv(self.req.compiler, self.req.flags, [str(obj)], str(binary)), timeout=300)
         if not r.ok:
             raise SgccError(f"gcc cannot link {src}:\n{r.stderr.decode(errors='replace').strip()}")
         if self.req.isa == "native":
@@ -210,7 +210,7 @@ class Engine:
             if binary is None:
                 result.stop("link", "the project does not build with it", error[:800])
             return binary
-        r = proc.run([self.req.compiler, *self.req.flags, str(obj), "-o", str(binary)], timeout=120,
+        r = proc.run(gccargs.link_argv(self.req.compiler, self.req.flags, [str(obj)], str(binary)), timeout=120,
                      limits=proc.Limits(cpu=60, file_size=256 << 20))
         if not r.ok:
             lines = [ln for ln in r.stderr.decode(errors="replace").splitlines()

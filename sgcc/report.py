@@ -28,6 +28,7 @@ class CandidateResult:
     confirm: dict | None = None
     seconds: float = 0.0
     meta: dict = field(default_factory=dict)  # what the generator says about it (tokens/s, flags...)
+    changes: list[str] = field(default_factory=list)  # what it changed (sgcc.explain), if accepted
 
     def stop(self, stage: str, reason: str, detail: str = "") -> None:
         self.stage, self.reason, self.detail = stage, reason, detail
@@ -77,6 +78,7 @@ class Report:
         data["honest"] = self.honest
         data["stages"] = self.stage_counts()
         data["throughput"] = self.throughput()
+        data["change_summary"] = self.change_summary()
         return _finite(data)
 
     def to_json(self) -> str:
@@ -86,6 +88,18 @@ class Report:
         counts: dict[str, int] = {}
         for c in self.candidates:
             counts[c.stage] = counts.get(c.stage, 0) + 1
+        return counts
+
+    def change_summary(self) -> dict[str, int]:
+        """How many accepted candidates made each kind of change (sgcc.explain categories,
+        and "unknown"); one candidate counts once per category."""
+        from sgcc.explain import CATEGORIES, UNKNOWN  # noqa: PLC0415 - light: no capstone import at module level
+
+        counts = {c: 0 for c in (*CATEGORIES, UNKNOWN)}
+        for c in self.candidates:
+            if c.stage == "accepted":
+                for cat in set(c.changes):
+                    counts[cat] = counts.get(cat, 0) + 1
         return counts
 
     def throughput(self) -> dict:
@@ -128,6 +142,12 @@ class Report:
                          f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}] over the baseline (re-measured)")
         else:
             lines.append("sgcc: shipped the baseline (no candidate proven correct and faster)")
+        for c in self.candidates:
+            if c.stage == "accepted" and c.changes:
+                by_fn = c.meta.get("changes_by_function") or {c.function: c.changes}
+                for fn, cats in by_fn.items():
+                    if cats:
+                        lines.append(f"sgcc: changed by {c.id} ({c.generator}): {fn}: {', '.join(cats)}")
         p = self.paper
         if p:
             lines.append(f"sgcc: papers' figures: compiled {'yes' if p['compiled'] else 'no'}, "

@@ -196,3 +196,22 @@ def test_example_program(tmp_path, name):
         want = proc.run([str(base)], stdin=t.read_bytes(), timeout=60)
         got = proc.run([str(tmp_path / "out")], stdin=t.read_bytes(), timeout=60)
         assert (got.returncode, got.stdout) == (want.returncode, want.stdout), t.name
+
+
+def test_libraries_in_the_flags_link_after_the_program(tmp_path):
+    # `sgcc optimize prog.c -O3 -lm`: -lm must follow the object when the engine links, or
+    # Debian's default --as-needed drops libm and sqrt is undefined (as with gcc written
+    # the other way round).
+    src = tmp_path / "roots.c"
+    src.write_text('#include <math.h>\n#include <stdio.h>\n'
+                   '__attribute__((noinline)) double total(volatile double n) {\n'
+                   '  double s = 0; for (double x = 1; x <= n; x++) s += sqrt(x * n); return s; }\n'
+                   'int main(void) { double n; if (scanf("%lf", &n) != 1) return 1;\n'
+                   '  printf("%.3f\\n", total(n)); return 0; }\n')
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "a.in").write_text("1000\n")
+    report = optimize(Request(source=src, flags=["-O3", "-lm"], tests=tmp_path / "tests",
+                              output=tmp_path / "out", generators=[], seed=1, **FAST))
+    assert report.honest["functions"] == []  # no generators: the baseline, built and linked
+    r = proc.run([str(tmp_path / "out")], stdin=b"1000\n", timeout=30)
+    assert r.returncode == 0 and r.stdout.strip()

@@ -22,7 +22,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from sgcc import proc
+from sgcc import gccargs, proc
 from sgcc.candidates.transplant import TransplantGenerator, Variant, compile_variant
 
 #: Wall seconds one test may take when instrumented (counters slow a program down).
@@ -77,7 +77,7 @@ class PgoGenerator(TransplantGenerator):
             context.note(f"{name}: building the instrumented program")
         r = proc.run([context.compiler, *gen, "-c", str(program.source), "-o", str(obj)], timeout=300)
         if r.ok:
-            r = proc.run([context.compiler, *gen, str(obj), "-o", str(binary)], timeout=300)
+            r = proc.run(gccargs.link_argv(context.compiler, gen, [str(obj)], str(binary)), timeout=300)
         if not r.ok:
             variant.error = "the instrumented build failed: " + r.stderr.decode(errors="replace").strip()[-300:]
             return variant

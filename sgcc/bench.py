@@ -1,0 +1,501 @@
+"""``sgcc bench DATASET``: the papers' evaluation, and sgcc's honest one, over many problems.
+
+A dataset is a directory of problems laid out like ``examples/programs``: ``NAME/NAME.c``,
+``NAME/tests/*.in`` (optional ``.out``), optional replay candidates in ``NAME/candidates/``
+(and ``NAME/candidates-native/``, used with ``--isa native``). Every problem goes through
+the engine (:func:`sgcc.optimize.optimize`), problems in parallel for building and testing;
+timing takes the machine-wide lock, so it stays serial.
+
+Reported (see :mod:`sgcc.metrics` for the definitions):
+
+* the papers' row: compile pass %, test pass %, speedup p25/p50/p75 and average (best
+  candidate per problem, clipped at 1);
+* sgcc's honest figures: geometric mean of the shipped programs' re-measured, unclipped
+  speedups with a bootstrap interval, and the share of problems with a significant gain;
+* ``aa``: the noise floor, each baseline timed against a byte-identical copy, sgcc's way
+  (paired, interleaved CPU time with an interval) and the papers' way;
+* ``perturbation`` (papers section 5.5): per problem, layout-only perturbations of gcc's
+  program (functions reordered, padding and alignment before functions, another
+  environment size), each checked against the tests, then best-of-N selection measured the
+  papers' way (:func:`papers_mean_wall`: the baseline timed once, then each variant,
+  sequentially, 3 warm-ups and 10 timed runs each, mean wall time, ratio clipped at 1) and sgcc's way (paired timing, the best accepted one
+  re-measured on fresh rounds before it counts);
+* curves: best-of-N (N = 1, 2, 4, 8) and refinement rounds 0..K from the run's candidates.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from sgcc import metrics
+from sgcc.errors import SgccError
+
+BEST_OF = (1, 2, 4, 8)
+PAPERS_WARMUP = 3
+PAPERS_RUNS = 10
+
+
+@dataclass
+class Problem:
+    name: str
+    dir: Path
+    source: Path
+    tests: Path
+    replay: list[Path] = field(default_factory=list)
+
+
+def discover(dataset: Path, *, only=None, candidates_dir: str = "candidates", isa: str = "flags") -> list[Problem]:
+    """The problems of ``dataset`` (sorted by name): directories NAME with NAME/NAME.c and
+    NAME/tests/. ``only`` keeps the named ones (an unknown name is an error)."""
+    dataset = Path(dataset)
+    if not dataset.is_dir():
+        raise SgccError(f"no such dataset directory: {dataset}")
+    found = []
+    for d in sorted(p for p in dataset.iterdir() if p.is_dir()):
+        src, tests = d / f"{d.name}.c", d / "tests"
+        if not (src.is_file() and tests.is_dir()):
+            continue
+        replay = [d / candidates_dir] if (d / candidates_dir).is_dir() else []
+        if isa == "native" and (d / "candidates-native").is_dir() and candidates_dir == "candidates":
+            replay.append(d / "candidates-native")
+        found.append(Problem(d.name, d, src, tests, replay))
+    if only:
+        names = {p.name for p in found}
+        missing = [n for n in only if n not in names]
+        if missing:
+            raise SgccError(f"no problem named {', '.join(missing)} in {dataset}")
+        found = [p for p in found if p.name in set(only)]
+    if not found:
+        raise SgccError(f"no problems in {dataset}", hint="a problem is NAME/NAME.c with NAME/tests/*.in")
+    return found
+
+
+@dataclass
+class Options:
+    flags: list[str] = field(default_factory=lambda: ["-O3", "-lm"])
+    jobs: int = 2
+    min_gain: float = 0.03
+    timing_rounds: int = 20
+    min_sample: float = 0.05
+    test_timeout: float = 10.0
+    seed: int | None = None
+    perturbation: bool = False
+    perturbations: int = 10
+    aa: bool = False
+    aa_max: int = 8
+    output_dir: Path | None = None  # keep each problem's shipped program as DIR/NAME
+    compiler: str = "gcc"
+
+
+# --------------------------------------------------------------------------- one problem
+
+
+def attempts(candidates) -> list[tuple[int, int, float | None]]:
+    """(sample, round, speedup or None) of each built candidate, for the curves. An llm
+    candidate carries its sample (1-based) and round; for others the sample is its place in
+    its generator's offers for that function, the round 0."""
+    out, seen = [], {}
+    for c in candidates:
+        if c.id == "-":
+            continue
+        key = (c.generator, c.function)
+        seen[key] = seen.get(key, 0) + 1
+        sample = c.meta.get("sample") if isinstance(c.meta.get("sample"), int) else seen[key]
+        rnd = c.meta.get("round") if isinstance(c.meta.get("round"), int) else 0
+        ok = c.stage in metrics.PASSED_STAGES
+        out.append((sample, rnd, (c.speedup if c.speedup is not None else 1.0) if ok else None))
+    return out
+
+
+def generator_counts(candidates, shipped_ids) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for c in candidates:
+        g = out.setdefault(c.generator, {"offered": 0, "built": 0, "compiled": 0, "passed": 0, "accepted": 0,
+                                         "shipped": 0})
+        g["offered"] += 1
+        if c.id == "-":
+            continue
+        g["built"] += 1
+        g["compiled"] += c.stage in metrics.COMPILED_STAGES
+        g["passed"] += c.stage in metrics.PASSED_STAGES
+        g["accepted"] += c.stage == "accepted" or bool(c.confirm)
+        g["shipped"] += c.id in shipped_ids
+    return out
+
+
+def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir: Path) -> dict:
+    """The engine on one problem; the row the bench keeps about it."""
+    from sgcc.optimize import optimize
+
+    out = (opts.output_dir or workdir) / problem.name
+    started = time.perf_counter()
+    row: dict = {"name": problem.name, "replay": [str(p) for p in problem.replay]}
+    try:
+        request = make_request(problem, out)
+        report = optimize(request)
+    except SgccError as exc:
+        row.update({"error": exc.message, "compiled": False, "passed": False, "speedup": 1.0,
+                    "honest": {"speedup": 1.0, "ci_low": 1.0, "ci_high": 1.0, "functions": [], "generators": {}},
+                    "candidates": 0, "attempts": [], "generators": {}, "stages": {}, "search_seconds": 0.0,
+                    "seconds": time.perf_counter() - started})
+        return row
+    failed = [f"{g.name}: {g.error.message}" for g in request.generators if getattr(g, "error", None) is not None]
+    row.update(metrics.problem_figures(report.candidates))
+    row.update({"honest": report.honest, "candidates": len(report.candidates), "stages": report.stage_counts(),
+                "attempts": attempts(report.candidates),
+                "generators": generator_counts(report.candidates, set(report.shipped)),
+                "shipped": str(out), "notes": report.notes + failed, "search_seconds": report.seconds,
+                "seconds": time.perf_counter() - started})
+    return row
+
+
+# --------------------------------------------------------------------------- baselines
+
+
+class Baseline:
+    """gcc's program for a problem, built the way the engine builds it (-S, assemble, link),
+    with its tests recorded."""
+
+    def __init__(self, problem: Problem, opts: Options, workdir: Path, sandbox):
+        from sgcc import gccargs, proc, sandbox as sandboxmod
+
+        self.problem, self.opts, self.dir = problem, opts, workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        inv = gccargs.parse([*opts.flags, "-c", str(problem.source)])
+        self.asm_flags = inv.flags_without_inputs(drop_dependency_flags=True)
+        s = workdir / "base.s"
+        proc.run([opts.compiler, *opts.flags, "-S", "-o", str(s), str(problem.source)], timeout=300, check=True)
+        self.asm_text = s.read_text(encoding="utf-8", errors="surrogateescape")
+        self.binary = self.build(self.asm_text, "base")
+        if self.binary is None:
+            raise SgccError(f"gcc's own assembly of {problem.name} does not build")
+        self.tests = sandbox.record(self.binary, sandboxmod.load_tests(problem.tests))
+
+    def build(self, asm_text: str, name: str) -> Path | None:
+        from sgcc import proc
+
+        s, o, b = self.dir / f"{name}.s", self.dir / f"{name}.o", self.dir / name
+        s.write_text(asm_text, encoding="utf-8", errors="surrogateescape")
+        r = proc.run([self.opts.compiler, *self.asm_flags, "-c", "-x", "assembler", str(s), "-o", str(o)], timeout=120)
+        if not r.ok:
+            return None
+        r = proc.run([self.opts.compiler, *self.opts.flags, str(o), "-o", str(b)], timeout=120)
+        return b if r.ok else None
+
+
+# --------------------------------------------------------------------------- the papers' timer
+
+
+def papers_mean_wall(sandbox, binary: Path, tests, *, env_pad: int = 0, warmup: int = PAPERS_WARMUP,
+                     runs: int = PAPERS_RUNS) -> float:
+    """hyperfine's protocol as the papers used it: ``warmup`` untimed runs, then the mean
+    wall-clock time of ``runs`` runs (one run = the program on every test input)."""
+
+    def once() -> float:
+        return sum(sandbox.run(binary, t.stdin, env_pad=env_pad).wall for t in tests)
+
+    for _ in range(warmup):
+        once()
+    return statistics.fmean(once() for _ in range(runs))
+
+
+def papers_ratio(sandbox, base: Path, cand: Path, tests, *, cand_pad: int = 0, base_pad: int = 0) -> float:
+    """The papers' speedup of ``cand`` over ``base``, unclipped: baseline timed first, then
+    the candidate (sequentially, not interleaved), ratio of mean wall times."""
+    from sgcc.timing import timing_lock
+
+    with timing_lock():
+        ta = papers_mean_wall(sandbox, base, tests, env_pad=base_pad)
+        tb = papers_mean_wall(sandbox, cand, tests, env_pad=cand_pad)
+    return ta / tb
+
+
+# --------------------------------------------------------------------------- perturbations
+
+
+def perturb(asm_text: str, rng: random.Random) -> tuple[str, dict]:
+    """A layout-only variant of gcc's assembly: the function units in another order (link
+    order within the object), some functions' entries on another alignment and after some
+    padding bytes (never executed). Every instruction is gcc's."""
+    from sgcc.asm.units import AsmFile
+
+    asm = AsmFile.parse(asm_text)
+    units = list(asm.units)
+    if not units:
+        return asm_text, {"order": [], "pad": {}, "align": {}}
+    order = list(range(len(units)))
+    rng.shuffle(order)
+    replacements, pads, aligns = {}, {}, {}
+    for slot, k in enumerate(order):
+        u = units[k]
+        pad = rng.choice([0, rng.randint(1, 63)])
+        align = rng.choice([None, 5, 6])
+        if slot == 0 and pad == 0 and align is None and order == sorted(order):
+            pad = rng.randint(1, 63)  # never the baseline itself
+        text = _pad_entry(u.text, u.name, pad, align)
+        pads[u.name], aligns[u.name] = pad, align
+        replacements[units[slot].name] = text
+    return asm.join(replacements), {"order": [units[k].name for k in order], "pad": pads, "align": aligns}
+
+
+def _pad_entry(text: str, name: str, pad: int, align: int | None) -> str:
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.split("#")[0].strip() == f"{name}:":
+            extra = (f"\t.p2align {align}\n" if align else "") + (f"\t.skip {pad}, 0x90\n" if pad else "")
+            return "".join(lines[:i]) + extra + "".join(lines[i:])
+    return text
+
+
+def perturbation_study(problem: Problem, opts: Options, workdir: Path) -> dict:
+    """Papers section 5.5 on one problem: ``opts.perturbations`` layout-only variants of gcc's
+    program, each checked against the tests, then best-of-N the papers' way and sgcc's way."""
+    from sgcc import sandbox as sandboxmod, timing
+    from sgcc.optimize import MAX_CONFIRMATIONS
+
+    rng = random.Random(f"{opts.seed}:{problem.name}")
+    with sandboxmod.Sandbox(timeout=opts.test_timeout) as sandbox:
+        base = Baseline(problem, opts, workdir / "perturb", sandbox)
+        variants = []
+        for i in range(opts.perturbations):
+            text, desc = perturb(base.asm_text, rng)
+            desc["env_pad"] = rng.randint(0, timing.MAX_ENV_PAD)
+            binary = base.build(text, f"p{i:02d}")
+            ok = binary is not None and sandbox.check(binary, base.tests).ok
+            variants.append({"index": i, "desc": desc, "valid": ok, "binary": binary if ok else None})
+        valid = [v for v in variants if v["valid"]]
+        # (a) the papers' way (section 5.5: the original runtime, then each randomized run,
+        # compared with it): the baseline is timed once, then each variant, sequentially.
+        from sgcc.timing import timing_lock
+
+        with timing_lock():
+            base_wall = papers_mean_wall(sandbox, base.binary, base.tests)
+        for v in valid:
+            with timing_lock():
+                v["papers"] = base_wall / papers_mean_wall(sandbox, v["binary"], base.tests,
+                                                           env_pad=v["desc"]["env_pad"])
+        papers_best = metrics.best_of([v["papers"] for v in valid])
+        # (b) sgcc's way: screen each, believe the best accepted one only after fresh rounds.
+        accepted = []
+        for v in valid:
+            try:
+                est = timing.measure(timing.runner(sandbox, base.binary, base.tests),
+                                     timing.runner(sandbox, v["binary"], base.tests),
+                                     rounds=opts.timing_rounds, min_sample_seconds=opts.min_sample,
+                                     seed=opts.seed, futile_below=1 + opts.min_gain)
+            except timing.TimingRunFailed as exc:
+                v["sgcc"] = {"error": exc.message}
+                continue
+            v["sgcc"] = {"speedup": est.speedup, "low": est.low, "high": est.high}
+            if timing.decide(est, opts.min_gain):
+                accepted.append((est.speedup, v))
+        shipped = None
+        for _, v in sorted(accepted, key=lambda t: -t[0])[:MAX_CONFIRMATIONS]:
+            est = timing.measure(timing.runner(sandbox, base.binary, base.tests),
+                                 timing.runner(sandbox, v["binary"], base.tests),
+                                 rounds=opts.timing_rounds, min_sample_seconds=opts.min_sample, seed=None)
+            v["confirm"] = {"speedup": est.speedup, "low": est.low, "high": est.high}
+            if timing.decide(est, opts.min_gain):
+                shipped = v
+                break
+    for v in variants:
+        v.pop("binary", None)
+    honest = shipped["confirm"] if shipped else {"speedup": 1.0, "low": 1.0, "high": 1.0}
+    return {"name": problem.name, "variants": variants, "valid": len(valid),
+            "papers_best": papers_best, "accepted": len(accepted), "shipped": shipped is not None,
+            "honest": {"speedup": honest["speedup"], "ci_low": honest["low"], "ci_high": honest["high"],
+                       "functions": ["layout"] if shipped else []}}
+
+
+# --------------------------------------------------------------------------- A vs A
+
+
+def aa_study(problem: Problem, opts: Options, workdir: Path) -> dict:
+    """The baseline against a byte-identical copy: sgcc's timing (what would it accept?) and
+    the papers' ratio."""
+    from sgcc import sandbox as sandboxmod, timing
+
+    with sandboxmod.Sandbox(timeout=opts.test_timeout) as sandbox:
+        base = Baseline(problem, opts, workdir / "aa", sandbox)
+        copy = base.dir / "copy"
+        shutil.copyfile(base.binary, copy)
+        copy.chmod(0o755)
+        est = timing.measure(timing.runner(sandbox, base.binary, base.tests), timing.runner(sandbox, copy, base.tests),
+                             rounds=opts.timing_rounds, min_sample_seconds=opts.min_sample, seed=opts.seed)
+        papers = papers_ratio(sandbox, base.binary, copy, base.tests)
+    return {"name": problem.name, "speedup": est.speedup, "low": est.low, "high": est.high,
+            "accepted": timing.decide(est, opts.min_gain), "papers": papers}
+
+
+# --------------------------------------------------------------------------- the whole bench
+
+
+def run(problems: list[Problem], make_request: Callable, opts: Options, *, log=None) -> dict:
+    """Run the bench; returns everything as a JSON-ready dict (see :func:`render`)."""
+    log = log or (lambda msg: None)
+    started = time.perf_counter()
+    workdir = Path(tempfile.mkdtemp(prefix="sgcc-bench-"))
+    lock = threading.Lock()
+    try:
+        def engine(p: Problem) -> dict:
+            row = run_problem(p, make_request, opts, workdir / "out")
+            with lock:
+                log(f"sgcc bench: {p.name}: " + (f"error: {row['error']}" if "error" in row else
+                    f"{row['candidates']} candidate(s), compiled {row['compiled']}, passed {row['passed']}, "
+                    f"papers {row['speedup']:.3f}x, shipped {row['honest']['speedup']:.3f}x "
+                    f"({row['seconds']:.1f} s)"))
+            return row
+
+        (workdir / "out").mkdir()
+        with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+            rows = list(pool.map(engine, problems))
+        search_wall = time.perf_counter() - started
+        result: dict = {"problems": rows, "paper": metrics.paper_row(rows),
+                        "honest": metrics.honest_row(rows, opts.min_gain, seed=opts.seed or 0),
+                        "generators": _sum_generators(rows), "search_seconds": search_wall,
+                        "settings": {"flags": opts.flags, "timing_rounds": opts.timing_rounds,
+                                     "min_gain": opts.min_gain, "jobs": opts.jobs, "seed": opts.seed}}
+        result["curves"] = curves(rows)
+        ok = [p for p, r in zip(problems, rows) if "error" not in r]
+        if opts.aa:
+            t0 = time.perf_counter()
+            sample = ok if len(ok) <= opts.aa_max else random.Random(opts.seed).sample(ok, opts.aa_max)
+            pairs = []
+            for p in sample:
+                log(f"sgcc bench: A-vs-A {p.name}")
+                pairs.append(aa_study(p, opts, workdir / p.name))
+            result["aa"] = {"runs": pairs, **metrics.noise_floor(pairs, opts.min_gain),
+                            "seconds": time.perf_counter() - t0}
+        if opts.perturbation:
+            t0 = time.perf_counter()
+
+            def study(p: Problem) -> dict:
+                log(f"sgcc bench: perturbing {p.name}")
+                return perturbation_study(p, opts, workdir / p.name)
+
+            # Building and testing the variants overlaps; their timing takes the lock.
+            with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+                studies = list(pool.map(study, ok))
+            prows = [{"compiled": s["valid"] > 0, "passed": s["valid"] > 0, "speedup": s["papers_best"],
+                      "honest": s["honest"]} for s in studies]
+            result["perturbation"] = {"count": opts.perturbations, "problems": studies,
+                                      "papers": metrics.paper_row(prows),
+                                      "sgcc": {**metrics.honest_row(prows, opts.min_gain, seed=opts.seed or 0),
+                                               "accepted": sum(s["accepted"] > 0 for s in studies)},
+                                      "seconds": time.perf_counter() - t0}
+        result["seconds"] = time.perf_counter() - started
+        return result
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _sum_generators(rows) -> dict:
+    total: dict[str, dict[str, int]] = {}
+    for r in rows:
+        for g, counts in r.get("generators", {}).items():
+            t = total.setdefault(g, {k: 0 for k in counts})
+            for k, v in counts.items():
+                t[k] = t.get(k, 0) + v
+    return total
+
+
+def curves(rows) -> dict:
+    """Best-of-N and refinement-round curves from the problems' attempts."""
+    per_problem = [[tuple(a) for a in r.get("attempts", [])] for r in rows]
+    max_round = max((a[1] for p in per_problem for a in p), default=0)
+    return {"best_of": metrics.curve(per_problem, BEST_OF, by="sample"),
+            "rounds": metrics.curve(per_problem, list(range(max_round + 1)), by="round")}
+
+
+def write_curves(result: dict, directory: Path) -> list[Path]:
+    """The curves as PNG charts (papers' average speedup and test pass % against N / rounds)."""
+    from sgcc import plot
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for key, title, xlabel in (("best_of", "best of N", "N samples"), ("rounds", "refinement", "rounds")):
+        pts = result["curves"][key]
+        xs = [p["x"] for p in pts]
+        speed = plot.line_chart({"avg speedup": [(p["x"], p["average"]) for p in pts if p["average"] is not None]},
+                                title=f"{title}: avg speedup (papers)", xlabel=xlabel, xticks=xs)
+        passed = plot.line_chart({"test pass %": [(p["x"], p["pass"]) for p in pts if p["pass"] is not None]},
+                                 title=f"{title}: test pass %", xlabel=xlabel, xticks=xs)
+        for suffix, data in (("speedup", speed), ("pass", passed)):
+            path = directory / f"{key}-{suffix}.png"
+            path.write_bytes(data)
+            written.append(path)
+    return written
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _f(v, fmt="{:.3f}", none="-") -> str:
+    return none if v is None else fmt.format(v)
+
+
+def render(result: dict) -> str:
+    """The tables for people."""
+    lines = []
+    rows = result["problems"]
+    lines.append(f"{'problem':22} {'cands':>5} {'compiled':>8} {'passed':>6} {'papers':>7} {'shipped':>8} "
+                 f"{'95% CI':>17}  {'functions':24} {'secs':>6}")
+    for r in rows:
+        h = r["honest"]
+        ci = f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}]"
+        what = r.get("error", ", ".join(f"{fn} ({h.get('generators', {}).get(fn, '?')})" for fn in h["functions"]) or "-")
+        lines.append(f"{r['name']:22} {r['candidates']:5d} {str(r['compiled']):>8} {str(r['passed']):>6} "
+                     f"{r['speedup']:7.3f} {h['speedup']:8.3f} {ci:>17}  {what[:24]:24} {r['seconds']:6.1f}")
+    p, h = result["paper"], result["honest"]
+    lines.append("")
+    lines.append(f"papers' row ({p['problems']} problems): compile pass {_f(p['compile_pass'], '{:.1f}%')}  "
+                 f"test pass {_f(p['test_pass'], '{:.1f}%')}  speedup p25/p50/p75 "
+                 f"{_f(p['p25'], '{:.2f}')}/{_f(p['p50'], '{:.2f}')}/{_f(p['p75'], '{:.2f}')}  "
+                 f"average {_f(p['average'])}x  (best candidate per problem, clipped at 1)")
+    lines.append(f"sgcc's figures: shipped {h['shipped']} of {h['problems']}; geometric mean of the shipped "
+                 f"programs' re-measured speedups {_f(h['geomean'])}x [{_f(h['ci_low'])}, {_f(h['ci_high'])}] "
+                 f"(95% bootstrap over problems, unclipped); significant gain (lower bound > "
+                 f"{1 + h.get('min_gain', 0.03):.2f}) in {h['significant']} of {h['problems']} "
+                 f"({_f(h['significant_share'], '{:.1f}%')})")
+    aa = result.get("aa")
+    if aa and aa.get("runs"):
+        lines.append(f"A-vs-A noise floor ({len(aa['runs'])} baselines vs byte-identical copies): sgcc's estimates "
+                     f"median {aa['median']:.3f}x, max {aa['max']:.3f}x, would accept {aa['accepted']} of "
+                     f"{len(aa['runs'])} ({aa['accepted_share']:.0f}%); papers' method: clipped mean "
+                     f"{aa['papers_clipped_mean']:.3f}x, max ratio {aa['papers_max']:.3f}x")
+    pt = result.get("perturbation")
+    if pt:
+        pp, ps = pt["papers"], pt["sgcc"]
+        lines.append(f"random perturbation, best of {pt['count']} (papers' method: sequential, 3 warm-up + 10 "
+                     f"runs, mean wall, clipped): avg {_f(pp['average'])}x  p25/p50/p75 {_f(pp['p25'], '{:.2f}')}/"
+                     f"{_f(pp['p50'], '{:.2f}')}/{_f(pp['p75'], '{:.2f}')}  test pass {_f(pp['test_pass'], '{:.1f}%')}")
+        lines.append(f"random perturbation, best of {pt['count']} (sgcc's method: paired CPU time, best accepted "
+                     f"re-measured): accepted in {ps['accepted']} of {ps['problems']}, shipped {ps['shipped']} of "
+                     f"{ps['problems']}, geometric mean {_f(ps['geomean'])}x [{_f(ps['ci_low'])}, {_f(ps['ci_high'])}]")
+        lines.append("  per problem (valid variants, papers' best-of-N, sgcc accepted/shipped): " + ", ".join(
+            f"{s['name']} {s['valid']} {s['papers_best']:.2f}x {s['accepted']}/{'yes' if s['shipped'] else 'no'}"
+            for s in pt["problems"]))
+    c = result.get("curves")
+    if c:
+        lines.append("best-of-N (papers' average speedup / test pass %): " + "  ".join(
+            f"N={q['x']}: {_f(q['average'])}x/{_f(q['pass'], '{:.0f}%')}" for q in c["best_of"]))
+        lines.append("refinement rounds: " + "  ".join(
+            f"round<={q['x']}: {_f(q['average'])}x/{_f(q['pass'], '{:.0f}%')}" for q in c["rounds"]))
+    gens = result.get("generators") or {}
+    for g, t in gens.items():
+        lines.append(f"generator {g}: offered {t['offered']}, built {t['built']}, compiled {t['compiled']}, "
+                     f"passed {t['passed']}, accepted {t['accepted']}, shipped {t['shipped']}")
+    search = sum(r.get("search_seconds", 0.0) for r in rows)
+    lines.append(f"search time: {search:.1f} s in the engine (summed over problems), "
+                 f"{result['search_seconds']:.1f} s wall; whole bench {result.get('seconds', 0.0):.1f} s")
+    return "\n".join(lines)

@@ -1,0 +1,107 @@
+"""``sgcc bench DATASET``: the click command (the work is in :mod:`sgcc.bench`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command(name="bench")
+@click.argument("dataset", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--generators", metavar="LIST", default=None,
+              help="Candidate generators (as for optimize): auto, replay, llm, variants, pgo, layout; '-NAME' removes one.")
+@click.option("--candidates-dir", "candidates_dir", metavar="NAME", default="candidates", show_default=True,
+              help="Replay candidates' directory inside each problem.")
+@click.option("--model", metavar="PATH|NAME", default=None, help="GGUF model for the llm generator.")
+@click.option("--endpoint", metavar="URL", default=None, help="OpenAI-compatible endpoint for the llm generator.")
+@click.option("--samples", type=int, default=None, help="llm: answers per function and round (best-of-N).")
+@click.option("--rounds", type=int, default=None, help="llm: refinement rounds after the first answers.")
+@click.option("--temperature", type=float, default=None, help="llm: sampling temperature.")
+@click.option("--max-tokens", type=int, default=None, help="llm: most tokens per answer.")
+@click.option("--isa", type=click.Choice(["flags", "native"]), default=None,
+              help="Instructions candidates may use (native also replays candidates-native/).")
+@click.option("--min-gain", type=float, default=None, help="Minimum speedup the lower confidence bound must clear.")
+@click.option("--timing-rounds", type=int, default=None, help="Paired timing rounds per comparison (default 20).")
+@click.option("--budget", metavar="BUDGET", default=None, help="Search budget per problem ('300s', '40', '300s,40').")
+@click.option("--only", multiple=True, metavar="NAME", help="Only this problem (may be repeated).")
+@click.option("--jobs", "-j", type=int, default=None, help="Problems built and tested in parallel (default: cores).")
+@click.option("--seed", type=int, default=None, help="Seed for timing order, sampling and perturbations.")
+@click.option("--json", "json_out", is_flag=False, flag_value="-", default=None, metavar="FILE",
+              help="Write everything as JSON to FILE ('--json' alone: to stdout, instead of the tables).")
+@click.option("--perturbation", is_flag=True, help="Also run the papers' random layout perturbation baseline.")
+@click.option("--perturbations", type=int, default=10, show_default=True, help="Perturbations per problem.")
+@click.option("--curves", "curves_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write best-of-N and refinement curves as PNG to this directory.")
+@click.option("--aa", is_flag=True, help="Also time each baseline against a byte-identical copy (noise floor).")
+@click.option("--aa-max", type=int, default=8, show_default=True, help="At most this many problems for --aa.")
+@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep each problem's shipped program as DIR/NAME.")
+@click.option("--cache", "use_cache", is_flag=True, help="Use the verdict cache (off by default: a bench must measure).")
+@click.option("--quiet", "-q", is_flag=True, help="No per-problem progress lines.")
+def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds, temperature, max_tokens, isa,
+          min_gain, timing_rounds, budget, only, jobs, seed, json_out, perturbation, perturbations, curves_dir, aa,
+          aa_max, output_dir, use_cache, quiet):
+    """Run the engine on every problem of DATASET and print the papers' row and sgcc's figures.
+
+    DATASET holds problems NAME/NAME.c with NAME/tests/*.in (optional .out) and optional
+    replay candidates NAME/candidates/. Printed: a per-problem table; the papers' row
+    (compile pass %, test pass %, speedup p25/p50/p75 and average, best candidate clipped at
+    1); sgcc's figures (geometric mean of the shipped programs' re-measured speedups,
+    unclipped, with an interval; problems with a significant gain); per-generator counts,
+    best-of-N and refinement curves, the search time; with --aa the A-vs-A noise floor, with
+    --perturbation the random layout baseline measured the papers' way and sgcc's way.
+    """
+    from sgcc import bench as benchmod, config as configmod
+    from sgcc.candidates import registry
+    from sgcc.commands import _write_atomic, request_from_options
+
+    options = {"isa": isa, "min_gain": min_gain, "timing_rounds": timing_rounds, "generators": generators,
+               "budget": budget, "model": model, "endpoint": endpoint, "samples": samples, "rounds": rounds,
+               "temperature": temperature, "max_tokens": max_tokens, "seed": seed,
+               "cache": None if use_cache else False}
+    cfg = configmod.load(options)
+    problems = benchmod.discover(dataset, only=list(only), candidates_dir=candidates_dir, isa=cfg.isa)
+    workers = jobs or os.cpu_count() or 1
+    if jobs is None and cfg.model and not cfg.endpoint and "llm" in registry.resolve_names(
+            cfg.generators, have_model=True, have_replay=True):
+        workers = 1  # each problem's engine loads the local model: one at a time, not one per core
+    opts = benchmod.Options(jobs=workers, min_gain=cfg.min_gain, timing_rounds=cfg.timing_rounds,
+                            min_sample=cfg.min_sample, test_timeout=cfg.test_timeout, seed=cfg.seed,
+                            perturbation=perturbation, perturbations=perturbations, aa=aa, aa_max=aa_max,
+                            output_dir=output_dir.resolve() if output_dir else None, compiler=cfg.compiler or "gcc")
+
+    def make_request(problem, out):
+        given = dict(options)
+        if not problem.replay:  # a problem without replay candidates: the other generators only
+            given["generators"] = f"{cfg.generators},-replay"
+        _, request = request_from_options(given, source=problem.source, flags=opts.flags, tests=problem.tests,
+                                          output=out, replay_dirs=problem.replay)
+        # Problems run in parallel: each engine builds and tests with its share of the cores.
+        request.jobs = max(1, (cfg.jobs or os.cpu_count() or 1) // workers)
+        return request
+
+    log = (lambda m: None) if quiet else (lambda m: click.echo(m, err=True))
+    result = benchmod.run(problems, make_request, opts, log=log)
+    result["dataset"] = str(dataset)
+    if curves_dir is not None:
+        result["curve_files"] = [str(p) for p in benchmod.write_curves(result, curves_dir)]
+    text = json.dumps(_finite(result), indent=2)
+    if json_out == "-":
+        click.echo(text)
+    else:
+        click.echo(benchmod.render(result))
+        if json_out:
+            _write_atomic(Path(json_out), text + "\n")
+        if curves_dir is not None:
+            click.echo(f"curves written to {', '.join(result['curve_files'])}")
+    sys.stdout.flush()
+
+
+def _finite(value):
+    from sgcc.report import _finite as finite
+
+    return finite(value)
