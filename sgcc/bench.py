@@ -153,6 +153,9 @@ def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir
     row.update({"honest": report.honest, "candidates": len(report.candidates), "stages": report.stage_counts(),
                 "attempts": attempts(report.candidates),
                 "generators": generator_counts(report.candidates, set(report.shipped)),
+                # What the accepted candidates changed (sgcc.explain), and per shipped function.
+                "changes": report.change_summary(),
+                "shipped_changes": (report.final or {}).get("changes") or {},
                 "shipped": str(out), "notes": report.notes + failed, "search_seconds": report.seconds,
                 "seconds": time.perf_counter() - started})
     return row
@@ -181,14 +184,14 @@ class Baseline:
         self.tests = sandbox.record(self.binary, sandboxmod.load_tests(problem.tests))
 
     def build(self, asm_text: str, name: str) -> Path | None:
-        from sgcc import proc
+        from sgcc import gccargs, proc
 
         s, o, b = self.dir / f"{name}.s", self.dir / f"{name}.o", self.dir / name
         s.write_text(asm_text, encoding="utf-8", errors="surrogateescape")
         r = proc.run([self.opts.compiler, *self.asm_flags, "-c", "-x", "assembler", str(s), "-o", str(o)], timeout=120)
         if not r.ok:
             return None
-        r = proc.run([self.opts.compiler, *self.opts.flags, str(o), "-o", str(b)], timeout=120)
+        r = proc.run(gccargs.link_argv(self.opts.compiler, self.opts.flags, [str(o)], str(b)), timeout=120)
         return b if r.ok else None
 
 
@@ -300,9 +303,13 @@ def perturbation_study(problem: Problem, opts: Options, workdir: Path) -> dict:
                 accepted.append((est.speedup, v))
         shipped = None
         for _, v in sorted(accepted, key=lambda t: -t[0])[:MAX_CONFIRMATIONS]:
-            est = timing.measure(timing.runner(sandbox, base.binary, base.tests),
-                                 timing.runner(sandbox, v["binary"], base.tests),
-                                 rounds=opts.timing_rounds, min_sample_seconds=opts.min_sample, seed=None)
+            try:
+                est = timing.measure(timing.runner(sandbox, base.binary, base.tests),
+                                     timing.runner(sandbox, v["binary"], base.tests),
+                                     rounds=opts.timing_rounds, min_sample_seconds=opts.min_sample, seed=None)
+            except timing.TimingRunFailed as exc:
+                v["confirm"] = {"error": exc.message}
+                continue
             v["confirm"] = {"speedup": est.speedup, "low": est.low, "high": est.high}
             if timing.decide(est, opts.min_gain):
                 shipped = v
@@ -361,7 +368,8 @@ def run(problems: list[Problem], make_request: Callable, opts: Options, *, log=N
         search_wall = time.perf_counter() - started
         result: dict = {"problems": rows, "paper": metrics.paper_row(rows),
                         "honest": metrics.honest_row(rows, opts.min_gain, seed=opts.seed or 0),
-                        "generators": _sum_generators(rows), "search_seconds": search_wall,
+                        "generators": _sum_generators(rows), "changes": _sum_changes(rows),
+                        "search_seconds": search_wall,
                         "settings": {"flags": opts.flags, "timing_rounds": opts.timing_rounds,
                                      "min_gain": opts.min_gain, "jobs": opts.jobs, "seed": opts.seed}}
         result["curves"] = curves(rows)
@@ -370,24 +378,35 @@ def run(problems: list[Problem], make_request: Callable, opts: Options, *, log=N
             t0 = time.perf_counter()
             sample = ok if len(ok) <= opts.aa_max else random.Random(opts.seed).sample(ok, opts.aa_max)
             pairs = []
+            failed = []
             for p in sample:
                 log(f"sgcc bench: A-vs-A {p.name}")
-                pairs.append(aa_study(p, opts, workdir / p.name))
-            result["aa"] = {"runs": pairs, **metrics.noise_floor(pairs, opts.min_gain),
+                try:
+                    pairs.append(aa_study(p, opts, workdir / p.name))
+                except SgccError as exc:  # one problem's failure is a line, not the end of the bench
+                    log(f"sgcc bench: A-vs-A {p.name}: {exc.message}")
+                    failed.append({"name": p.name, "error": exc.message})
+            result["aa"] = {"runs": pairs, **metrics.noise_floor(pairs, opts.min_gain), "failed": failed,
                             "seconds": time.perf_counter() - t0}
         if opts.perturbation:
             t0 = time.perf_counter()
 
             def study(p: Problem) -> dict:
                 log(f"sgcc bench: perturbing {p.name}")
-                return perturbation_study(p, opts, workdir / p.name)
+                try:
+                    return perturbation_study(p, opts, workdir / p.name)
+                except SgccError as exc:  # one problem's failure is a line, not the end of the bench
+                    log(f"sgcc bench: perturbing {p.name}: {exc.message}")
+                    return {"name": p.name, "error": exc.message}
 
             # Building and testing the variants overlaps; their timing takes the lock.
             with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
-                studies = list(pool.map(study, ok))
+                done = list(pool.map(study, ok))
+            studies = [s for s in done if "error" not in s]
             prows = [{"compiled": s["valid"] > 0, "passed": s["valid"] > 0, "speedup": s["papers_best"],
                       "honest": s["honest"]} for s in studies]
             result["perturbation"] = {"count": opts.perturbations, "problems": studies,
+                                      "failed": [s for s in done if "error" in s],
                                       "papers": metrics.paper_row(prows),
                                       "sgcc": {**metrics.honest_row(prows, opts.min_gain, seed=opts.seed or 0),
                                                "accepted": sum(s["accepted"] > 0 for s in studies)},
@@ -405,6 +424,15 @@ def _sum_generators(rows) -> dict:
             t = total.setdefault(g, {k: 0 for k in counts})
             for k, v in counts.items():
                 t[k] = t.get(k, 0) + v
+    return total
+
+
+def _sum_changes(rows) -> dict:
+    """Accepted candidates per kind of change, over all problems (sgcc.explain categories)."""
+    total: dict[str, int] = {}
+    for r in rows:
+        for kind, n in (r.get("changes") or {}).items():
+            total[kind] = total.get(kind, 0) + n
     return total
 
 
@@ -485,6 +513,9 @@ def render(result: dict) -> str:
         lines.append("  per problem (valid variants, papers' best-of-N, sgcc accepted/shipped): " + ", ".join(
             f"{s['name']} {s['valid']} {s['papers_best']:.2f}x {s['accepted']}/{'yes' if s['shipped'] else 'no'}"
             for s in pt["problems"]))
+    for what, part in (("A-vs-A", aa), ("perturbation", pt)):
+        for f in (part or {}).get("failed", []):
+            lines.append(f"  {what} skipped for {f['name']}: {f['error']}")
     c = result.get("curves")
     if c:
         lines.append("best-of-N (papers' average speedup / test pass %): " + "  ".join(
@@ -495,6 +526,14 @@ def render(result: dict) -> str:
     for g, t in gens.items():
         lines.append(f"generator {g}: offered {t['offered']}, built {t['built']}, compiled {t['compiled']}, "
                      f"passed {t['passed']}, accepted {t['accepted']}, shipped {t['shipped']}")
+    changes = result.get("changes") or {}
+    if any(changes.values()):
+        lines.append("what accepted candidates changed (a candidate may count in several): " + ", ".join(
+            f"{kind} {n}" for kind, n in changes.items() if n))
+        shipped = [f"{r['name']}/{fn}: {', '.join(kinds)}" for r in rows
+                   for fn, kinds in (r.get("shipped_changes") or {}).items() if kinds]
+        if shipped:
+            lines.append("  shipped: " + "; ".join(shipped))
     search = sum(r.get("search_seconds", 0.0) for r in rows)
     lines.append(f"search time: {search:.1f} s in the engine (summed over problems), "
                  f"{result['search_seconds']:.1f} s wall; whole bench {result.get('seconds', 0.0):.1f} s")

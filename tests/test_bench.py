@@ -79,6 +79,15 @@ def test_known_compile_and_pass_counts(bench_run):
     assert "sgcc's figures: shipped" in bench_run["stdout"]
     # Where the wrong candidate stopped.
     assert by["wrong"]["stages"].get("test") == 1 and by["noasm"]["stages"].get("assemble") == 1
+    # What changed: popcount's candidate replaces a bit loop by a SWAR sequence (no loop).
+    assert set(res["changes"]) >= {"layout", "scheduling", "register allocation", "control flow",
+                                   "instruction selection"}
+    assert by["wrong"]["changes"].get("control flow", 0) == 0  # never accepted, never classified
+    if by["popcount"]["stages"].get("accepted"):
+        assert by["popcount"]["changes"]["instruction selection"] >= 1
+        assert "what accepted candidates changed" in bench_run["stdout"]
+    for fn in by["popcount"]["shipped_changes"]:
+        assert fn in by["popcount"]["honest"]["functions"]
 
 
 def test_every_shipped_program_passes_its_tests(bench_run, real_gcc, tmp_path):
@@ -170,3 +179,20 @@ def test_attempts_use_llm_sample_and_round_else_offer_order():
     counts = benchmod.generator_counts(cands, {"c4"})
     assert counts["replay"] == {"offered": 4, "built": 3, "compiled": 2, "passed": 2, "accepted": 1, "shipped": 1}
     assert counts["llm"]["passed"] == 1 and counts["llm"]["compiled"] == 2
+
+
+def test_baseline_links_libm_programs(tmp_path):
+    # A problem calling sqrt links only with -lm after the object (the A-vs-A and
+    # perturbation studies build gcc's program themselves, like the engine).
+    from sgcc.sandbox import Sandbox
+
+    d = tmp_path / "roots"
+    (d / "tests").mkdir(parents=True)
+    (d / "roots.c").write_text('#include <math.h>\n#include <stdio.h>\n'
+                               'int main(void) { volatile double n = 0; if (scanf("%lf", (double *)&n) != 1) return 1;\n'
+                               '  printf("%.3f\\n", sqrt(n)); return 0; }\n')
+    (d / "tests" / "a.in").write_text("2\n")
+    problem = benchmod.discover(tmp_path)[0]
+    with Sandbox(timeout=10) as sandbox:
+        base = benchmod.Baseline(problem, benchmod.Options(), tmp_path / "work", sandbox)
+        assert base.binary.is_file() and base.tests[0].expected_stdout == b"1.414\n"
