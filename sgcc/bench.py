@@ -149,7 +149,7 @@ def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir
                     "seconds": time.perf_counter() - started})
         return row
     failed = [f"{g.name}: {g.error.message}" for g in request.generators if getattr(g, "error", None) is not None]
-    row.update(metrics.problem_figures(report.candidates))
+    row.update(report.paper)  # the papers' per-problem figures (sgcc.metrics.problem_figures)
     row.update({"honest": report.honest, "candidates": len(report.candidates), "stages": report.stage_counts(),
                 "attempts": attempts(report.candidates),
                 "generators": generator_counts(report.candidates, set(report.shipped)),
@@ -211,14 +211,14 @@ def papers_mean_wall(sandbox, binary: Path, tests, *, env_pad: int = 0, warmup: 
     return statistics.fmean(once() for _ in range(runs))
 
 
-def papers_ratio(sandbox, base: Path, cand: Path, tests, *, cand_pad: int = 0, base_pad: int = 0) -> float:
+def papers_ratio(sandbox, base: Path, cand: Path, tests) -> float:
     """The papers' speedup of ``cand`` over ``base``, unclipped: baseline timed first, then
     the candidate (sequentially, not interleaved), ratio of mean wall times."""
     from sgcc.timing import timing_lock
 
     with timing_lock():
-        ta = papers_mean_wall(sandbox, base, tests, env_pad=base_pad)
-        tb = papers_mean_wall(sandbox, cand, tests, env_pad=cand_pad)
+        ta = papers_mean_wall(sandbox, base, tests)
+        tb = papers_mean_wall(sandbox, cand, tests)
     return ta / tb
 
 
@@ -278,12 +278,10 @@ def perturbation_study(problem: Problem, opts: Options, workdir: Path) -> dict:
         valid = [v for v in variants if v["valid"]]
         # (a) the papers' way (section 5.5: the original runtime, then each randomized run,
         # compared with it): the baseline is timed once, then each variant, sequentially.
-        from sgcc.timing import timing_lock
-
-        with timing_lock():
+        with timing.timing_lock():
             base_wall = papers_mean_wall(sandbox, base.binary, base.tests)
         for v in valid:
-            with timing_lock():
+            with timing.timing_lock():
                 v["papers"] = base_wall / papers_mean_wall(sandbox, v["binary"], base.tests,
                                                            env_pad=v["desc"]["env_pad"])
         papers_best = metrics.best_of([v["papers"] for v in valid])

@@ -89,6 +89,8 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
     result["dataset"] = str(dataset)
     if curves_dir is not None:
         result["curve_files"] = [str(p) for p in benchmod.write_curves(result, curves_dir)]
+    from sgcc.report import _finite
+
     text = json.dumps(_finite(result), indent=2)
     if json_out == "-":
         click.echo(text)
@@ -100,8 +102,3 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
             click.echo(f"curves written to {', '.join(result['curve_files'])}")
     sys.stdout.flush()
 
-
-def _finite(value):
-    from sgcc.report import _finite as finite
-
-    return finite(value)

@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sgcc import proc, timing
+from sgcc import gccargs, proc, timing
 from sgcc.errors import SgccError
 from sgcc.sandbox import Sandbox, TestCase
 
@@ -65,7 +65,6 @@ COMPILE_TIMEOUT = 120.0
 CANDIDATE_DIRS = ("candidates", "candidates-native")
 #: Problem and test names: safe as path components and in shell-free argv lists.
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}$")
-_NOBODY = 65534
 
 
 # --------------------------------------------------------------------------- data
@@ -291,7 +290,7 @@ def _compile(compiler: str, source: Path, binary: Path, flags: list[str]) -> Non
     """Compile ``source`` to ``binary``; raises :class:`_Dropped` with gcc's first error."""
     limits = proc.Limits(cpu=int(COMPILE_TIMEOUT) + 1, address_space=4 << 30, file_size=256 << 20)
     result = proc.run(
-        [compiler, *flags, "-o", str(binary), str(source), "-lm"],
+        gccargs.link_argv(compiler, [*flags, "-lm"], [str(source)], str(binary)),
         cwd=binary.parent,
         timeout=COMPILE_TIMEOUT,
         limits=limits,
@@ -361,7 +360,7 @@ def measure_coverage(compiler: str, source_text: bytes, name: str, tests: list[T
     obj, binary = work / f"{name}.o", work / f"{name}.cov"
     for argv in (
         [compiler, "--coverage", "-O0", "-c", "-o", str(obj), str(source)],
-        [compiler, "--coverage", "-o", str(binary), str(obj), "-lm"],
+        gccargs.link_argv(compiler, ["--coverage", "-lm"], [str(obj)], str(binary)),
     ):
         result = proc.run(argv, cwd=work, timeout=COMPILE_TIMEOUT, capture_limit=1 << 20,
                           limits=proc.Limits(cpu=int(COMPILE_TIMEOUT) + 1, file_size=256 << 20))
@@ -369,9 +368,9 @@ def measure_coverage(compiler: str, source_text: bytes, name: str, tests: list[T
             raise _Dropped("coverage", f"does not compile with --coverage: {_first_error(result.stderr.decode('utf-8', 'replace'), work)}")
     root = os.geteuid() == 0
     if root:
-        os.chown(work, _NOBODY, _NOBODY)
+        os.chown(work, proc.NOBODY, proc.NOBODY)
         for f in work.iterdir():
-            os.chown(f, _NOBODY, _NOBODY)
+            os.chown(f, proc.NOBODY, proc.NOBODY)
     limits = proc.Limits(cpu=int(timeout) + 1, address_space=2 << 30, file_size=64 << 20, processes=64,
                          open_files=64)
     for test in tests:
@@ -605,7 +604,7 @@ def build(src_dir: Path, out: Path, *, keep_top: int | None = None, jobs: int = 
                 status(f"built and tested {done[0]}/{len(problems)}: {problem.name}")
                 return outcome
 
-            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
                 outcomes = list(pool.map(prepare, problems))
             ready = [o for o in outcomes if not o.dropped]
             for i, o in enumerate(ready, 1):

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import click
 
+from sgcc.export import DATA_SOURCE
+
 
 @click.group(name="dataset")
 def dataset() -> None:
@@ -69,7 +71,7 @@ def build_command(src_dir: Path, out: Path, keep_top, jobs, timeout, rounds, min
               help="Functions the tests execute (callgrind), or every function of the -O3 assembly.")
 @click.option("--reward", type=click.Choice(["speedup_only", "correctness_guided"]), default=None,
               help="Reward named in each row's extra_info (default: the reward function's own default).")
-@click.option("--data-source", default="sgcc/superoptimization", show_default=True, help="The rows' data_source.")
+@click.option("--data-source", default=DATA_SOURCE, show_default=True, help="The rows' data_source.")
 @click.option("--split", default="train", show_default=True, help="The split named in extra_info.")
 @click.option("--compiler", default="gcc", show_default=True, help="The C compiler of the baselines.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")

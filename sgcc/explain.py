@@ -129,11 +129,9 @@ def _is_nop(insn) -> bool:
 
     if insn.id == x86.X86_INS_NOP:
         return True
-    if insn.id == x86.X86_INS_XCHG and insn.op_str.replace(" ", "") in ("%ax,%ax", "%eax,%eax"):
-        # 66 90 is a nop; 87 c0 (xchg %eax,%eax) zero-extends rax in 64-bit mode but gas
-        # never emits it as padding, so only the 16-bit form counts.
-        return insn.op_str.replace(" ", "") == "%ax,%ax"
-    return False
+    # 66 90 (xchg %ax,%ax) is a nop; 87 c0 (xchg %eax,%eax) zero-extends rax in 64-bit mode
+    # and gas never emits it as padding, so only the 16-bit form counts.
+    return insn.id == x86.X86_INS_XCHG and insn.op_str.replace(" ", "") == "%ax,%ax"
 
 
 def _disassemble(data: bytes, base: int):

@@ -18,8 +18,6 @@ the ``-O3`` assembly.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from sgcc.errors import SgccError
@@ -131,18 +129,9 @@ def export(dataset: Path, out: Path, *, functions: str = "executed", flags: list
         for row in found:
             row["extra_info"]["index"] = len(rows)
             rows.append(row)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from sgcc.commands import _write_atomic
+
+    _write_atomic(Path(out), "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     if progress:
         progress.done()
     return {"problems": len(problems) - len(skipped), "rows": len(rows), "skipped": skipped, "out": str(out)}

@@ -43,9 +43,7 @@ def problem_figures(candidates: Iterable) -> dict:
     built = [c for c in candidates if _get(c, "id") != "-"]
     compiled = any(_get(c, "stage") in COMPILED_STAGES for c in built)
     speeds = [_get(c, "speedup") for c in built if _get(c, "stage") in PASSED_STAGES]
-    passed = any(_get(c, "stage") in PASSED_STAGES for c in built)
-    speedup = max([1.0, *(s for s in speeds if s is not None)])
-    return {"compiled": compiled, "passed": passed, "speedup": clip(speedup)}
+    return {"compiled": compiled, "passed": bool(speeds), "speedup": best_of(speeds)}
 
 
 def clip(speedup: float | None) -> float:

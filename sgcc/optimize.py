@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sgcc import gccargs, proc
+from sgcc import gccargs, metrics, proc
 from sgcc.candidates import WHOLE_UNIT, Attempt, Candidate, Context
 from sgcc.errors import SgccError
 from sgcc.report import CandidateResult, Report, estimate_dict
@@ -326,7 +326,7 @@ class Engine:
             shipped: list[CandidateResult] = []
             if confirmed:
                 final_binary, shipped = self._combine(program, confirmed, sandbox, tests, report)
-            report.paper = _paper_figures(report)
+            report.paper = metrics.problem_figures(report.candidates)
             if shipped:
                 report.shipped = [r.id for r in shipped]
             self._cache_store(program, report, shipped, {fn: w[2] for fn, w in confirmed.items()})
@@ -774,15 +774,6 @@ def _failure_detail(f) -> str:
     if f.expected or f.actual:
         parts += [f"expected: {f.expected!r}", f"actual: {f.actual!r}"]
     return "\n".join(parts)
-
-
-def _paper_figures(report: Report) -> dict:
-    """The papers' per-program figures: best-of-N over candidates, speedup clipped at 1."""
-    real = [c for c in report.candidates if c.id != "-"]
-    compiled = any(c.stage not in ("check", "assemble", "link") for c in real)
-    passed = [c for c in real if c.stage in ("time", "accepted")]
-    speedup = max([1.0, *(c.speedup for c in passed if c.speedup is not None)])
-    return {"compiled": compiled, "passed": bool(passed), "speedup": speedup}
 
 
 def optimize(request: Request, progress=None, program: Program | None = None) -> Report:

@@ -25,7 +25,7 @@ DEFAULT_CAPTURE = 64 * 1024 * 1024
 
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNET = 0x40000000
-_NOBODY = 65534
+NOBODY = 65534
 
 
 class Limits:
@@ -122,8 +122,8 @@ def _preexec(limits: Limits | None, isolate_network: bool, drop_privileges: bool
                 os._exit(126)
         if drop_privileges and os.geteuid() == 0:
             os.setgroups([])
-            os.setgid(_NOBODY)
-            os.setuid(_NOBODY)
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
         if limits is not None:
             limits.apply()
 

