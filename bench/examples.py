@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run `sgcc bench` on the bundled example programs (examples/programs) with their replay candidates.
 
-A thin caller of :mod:`sgcc.bench` (the same as ``sgcc bench examples/programs --generators
+A thin caller of :mod:`sgcc.lab.bench` (the same as ``sgcc bench examples/programs --generators
 replay``): per program compiled?, passed?, the papers' speedup (best-of-N, clipped at 1) and
 sgcc's honest one (shipped program re-measured, unclipped, 95% interval); overall the papers'
 row (compile pass %, test pass %, speedup p25/p50/p75 and average) and the geometric mean of
@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sgcc.commands import run_command  # noqa: E402
+from sgcc.cli.commands import run_command  # noqa: E402
 
 PROGRAMS = ROOT / "examples" / "programs"
 

@@ -170,7 +170,7 @@ def main() -> None:
 def _make_hit(gcc: str, sgcc: str, flags: list[str], src: Path, cache_dir: Path, env: dict, tmp: str) -> None:
     """A cache entry for ``src`` whose winner is one of its functions with a comment added
     (so the hit path substitutes and assembles real text)."""
-    from sgcc import cache
+    from sgcc.cache import store as cache
     from sgcc.asm.units import AsmFile
 
     s_file = Path(tmp) / "probe.s"

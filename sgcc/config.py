@@ -9,7 +9,7 @@ A bad value (wrong type, unknown choice) is an error that names its source, neve
 silent default.
 
 These layers configure sgcc's commands. The compile path (every ``make`` compile) reads only
-its few ``SGCC_*`` variables (see :mod:`sgcc.dropin`): parsing TOML files there would cost
+its few ``SGCC_*`` variables (see :mod:`sgcc.dropin.driver`): parsing TOML files there would cost
 every compile.
 """
 
@@ -292,6 +292,6 @@ def cache_dir(cfg: Config) -> str:
     """The effective cache directory (the same one the compile path uses)."""
     if cfg.cache_dir:
         return os.path.abspath(cfg.cache_dir)
-    from sgcc import cache
+    from sgcc.cache import store as cache
 
     return os.path.abspath(cache.default_root())

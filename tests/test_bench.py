@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from sgcc import bench as benchmod, proc
+from sgcc import proc
+from sgcc.lab import bench as benchmod
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "examples" / "programs"
@@ -158,7 +159,7 @@ def test_discover_only_and_errors(tmp_path):
 
 
 def test_attempts_use_llm_sample_and_round_else_offer_order():
-    from sgcc.report import CandidateResult
+    from sgcc.engine.report import CandidateResult
 
     def c(id, gen, fn, stage, speedup=None, **meta):
         r = CandidateResult(id=id, function=fn, generator=gen, meta=meta)
@@ -180,7 +181,7 @@ def test_attempts_use_llm_sample_and_round_else_offer_order():
 def test_baseline_links_libm_programs(tmp_path):
     # A problem calling sqrt links only with -lm after the object (the A-vs-A and
     # perturbation studies build gcc's program themselves, like the engine).
-    from sgcc.sandbox import Sandbox
+    from sgcc.verify.sandbox import Sandbox
 
     d = tmp_path / "roots"
     (d / "tests").mkdir(parents=True)

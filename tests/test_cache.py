@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sgcc import cache, proc
-from sgcc.sandbox import load_tests
+from sgcc import proc
+from sgcc.cache import store as cache
+from sgcc.verify.sandbox import load_tests
 
 from conftest import EXAMPLES
 
@@ -83,7 +84,7 @@ def test_eviction_keeps_the_recently_used(tmp_path):
 
 _WRITER = r"""
 import sys
-from sgcc import cache
+from sgcc.cache import store as cache
 root, me, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store = cache.Store(root)
 keys = ["%02x" % i * 32 for i in range(4)]
@@ -279,7 +280,7 @@ def test_config_command_shows_sources(tmp_path, sgcc_exe):
     assert data["cache_dir"]["value"] == str((tmp_path / "cache").resolve())
     assert data["_project"] == {"build": "make"}
     # The compile path reads the same layers.
-    from sgcc import dropin
+    from sgcc.dropin import driver as dropin
 
     old = os.getcwd()
     try:

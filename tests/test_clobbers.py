@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sgcc import clobbers, proc
+from sgcc import proc
+from sgcc.verify import clobbers
 from sgcc.asm.units import AsmFile
 
 SOURCE = r"""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sgcc import dataset
+from sgcc.lab import dataset
 from sgcc.errors import SgccError
 
 FAST = dict(rounds=2, min_sample=0.005, jobs=2, timeout=10.0, seed=1)

@@ -1,4 +1,4 @@
-"""sgcc.explain on real gcc output: each kind of change made by hand to gcc's own assembly of
+"""sgcc.engine.explain on real gcc output: each kind of change made by hand to gcc's own assembly of
 popcount's ``count_bits``, assembled by the real assembler, linked and run against the
 example's tests (so every rewrite is a real, correct program), then classified from the
 objects' machine code. One engine run checks the report names what the replay candidate did.
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sgcc import explain, proc
+from sgcc import proc
+from sgcc.engine import explain
 from sgcc.asm.units import AsmFile
 from tests.conftest import EXAMPLES
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sgcc import isa, proc
+from sgcc import proc
+from sgcc.verify import isa
 from sgcc.errors import SgccError
 
 

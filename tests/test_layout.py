@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from sgcc import clobbers, isa, proc, screen
+from sgcc import proc
+from sgcc.verify import clobbers
+from sgcc.verify import isa
+from sgcc.verify import screen
 from sgcc.asm.units import AsmFile, _split_lines
 from sgcc.candidates.layout import EDITS, LayoutGenerator, edit, loop_heads
 from tests.conftest import EXAMPLES

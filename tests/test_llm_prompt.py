@@ -7,7 +7,7 @@ import pytest
 from sgcc import proc
 from sgcc.asm.units import AsmFile
 from sgcc.llm import prompt
-from sgcc.report import CandidateResult
+from sgcc.engine.report import CandidateResult
 from tests.conftest import EXAMPLES
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"

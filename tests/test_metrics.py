@@ -6,8 +6,8 @@ import statistics
 
 import pytest
 
-from sgcc import metrics
-from sgcc.report import CandidateResult
+from sgcc.lab import metrics
+from sgcc.engine.report import CandidateResult
 
 
 def cand(stage, speedup=None, id="c1"):

@@ -3,7 +3,7 @@
 import struct
 import zlib
 
-from sgcc import plot
+from sgcc.lab import plot
 
 
 def decode(png: bytes):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
-from sgcc.sandbox import load_tests
+from sgcc.verify.sandbox import load_tests
 
 from conftest import EXAMPLES
 

@@ -1,4 +1,4 @@
-"""sgcc.reward and sgcc.export on the popcount example: the real engine (gcc, assembler,
+"""sgcc.lab.reward and sgcc.lab.export on the popcount example: the real engine (gcc, assembler,
 screen, sandboxed tests, paired timing) judges model-style answers. No timing assertion:
 only that a correct answer took the timed path and got a positive finite speedup."""
 
@@ -10,9 +10,10 @@ import subprocess
 
 import pytest
 
-from sgcc import proc, reward
+from sgcc import proc
+from sgcc.lab import reward
 from sgcc.asm.units import AsmFile
-from sgcc.export import export, rows_for
+from sgcc.lab.export import export, rows_for
 from tests.conftest import EXAMPLES
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"

@@ -1,4 +1,4 @@
-"""Tests of sgcc.sandbox with real programs compiled by the real gcc.
+"""Tests of sgcc.verify.sandbox with real programs compiled by the real gcc.
 
 Some protections depend on the environment: dropping to ``nobody`` needs root, network
 isolation needs a kernel that allows a private network namespace. Tests of those are skipped
@@ -16,7 +16,7 @@ import pytest
 
 from sgcc import proc
 from sgcc.errors import SgccError
-from sgcc.sandbox import Sandbox, TestCase, load_tests
+from sgcc.verify.sandbox import Sandbox, TestCase, load_tests
 
 IS_ROOT = os.geteuid() == 0
 

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from sgcc import isa, proc, screen
+from sgcc import proc
+from sgcc.verify import isa
+from sgcc.verify import screen
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -533,7 +535,7 @@ def test_corrupt_object_is_a_refusal(base, default_target, tmp_path):
 
 
 def test_module_import_is_cheap():
-    r = proc.run([sys.executable, "-c", "import sys, sgcc.screen, sgcc.isa; "
+    r = proc.run([sys.executable, "-c", "import sys, sgcc.verify.screen, sgcc.verify.isa; "
                   "print(any(m.startswith(('capstone', 'elftools')) for m in sys.modules))"],
                  cwd=Path(__file__).resolve().parent.parent, timeout=60)
     assert r.stdout.strip() == b"False"

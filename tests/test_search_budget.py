@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 
-from sgcc import timing
-from sgcc.optimize import _Budget
+from sgcc.verify import timing
+from sgcc.engine.optimize import _Budget
 
 
 class _Unit:

@@ -18,12 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from sgcc import clobbers, isa, proc, screen
+from sgcc import proc
+from sgcc.verify import clobbers
+from sgcc.verify import isa
+from sgcc.verify import screen
 from sgcc.candidates import WHOLE_UNIT
 from sgcc.candidates.replay import ReplayGenerator
 from sgcc.candidates.transplant import Side, normalized, references, transplant
 from sgcc.candidates.variants import VariantsGenerator, needs_native, parse_variants
-from sgcc.optimize import Request, optimize
+from sgcc.engine.optimize import Request, optimize
 from tests.conftest import EXAMPLES
 
 CORPUS = Path(__file__).parent / "asm_corpus"
@@ -197,7 +200,7 @@ def test_generator_offers_clone_callers_and_skips_identical(tmp_path):
     """Inside the generator: a clone of the baseline is offered through its callers; a
     variant that changes nothing offers nothing; -march sets wait for --isa native."""
     from sgcc.candidates import Context
-    from sgcc.optimize import Engine
+    from sgcc.engine.optimize import Engine
 
     d = PROGRAMS / "nqueens"
     req = Request(source=d / "nqueens.c", flags=["-O3"], tests=d / "tests", output=tmp_path / "out")

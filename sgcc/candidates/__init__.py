@@ -1,7 +1,7 @@
 """Candidate generators: where replacement function units come from.
 
 A generator proposes :class:`Candidate` texts for a function unit; the engine
-(:mod:`sgcc.optimize`) screens, builds, tests and times every one of them the same way,
+(:mod:`sgcc.engine.optimize`) screens, builds, tests and times every one of them the same way,
 whatever produced it. Generators are asked in rounds so that iterative ones (a model
 refining its last attempt) see what happened to their earlier candidates; a generator says
 it is done by proposing nothing.
@@ -61,15 +61,15 @@ class Attempt:
     """One earlier candidate and what became of it (an entry of a generator's history)."""
 
     candidate: Candidate
-    result: object  # sgcc.report.CandidateResult: stage, reason, detail, speedup...
+    result: object  # sgcc.engine.report.CandidateResult: stage, reason, detail, speedup...
 
 
 @dataclass
 class Context:
     """What ``prepare`` hooks get: the baseline, the tests, and the engine's facilities.
 
-    ``sandbox`` runs binaries safely (:class:`sgcc.sandbox.Sandbox`), ``tests`` are the
-    recorded :class:`sgcc.sandbox.TestCase` list, ``workdir`` is a private directory for the
+    ``sandbox`` runs binaries safely (:class:`sgcc.verify.sandbox.Sandbox`), ``tests`` are the
+    recorded :class:`sgcc.verify.sandbox.TestCase` list, ``workdir`` is a private directory for the
     generator, ``compiler`` the real gcc, ``note`` updates the progress display.
     """
 
@@ -91,7 +91,7 @@ class Generator(Protocol):
     def propose(self, program: "object", unit: "object", round_no: int, history: list[Attempt]) -> list[Candidate]:
         """Candidates for ``unit`` in round ``round_no`` given the outcomes of earlier ones.
 
-        ``program`` is the :class:`sgcc.optimize.Program` being optimized (source text, flags,
+        ``program`` is the :class:`sgcc.engine.optimize.Program` being optimized (source text, flags,
         baseline assembly, function weights); ``history`` holds this generator's earlier
         :class:`Attempt` s for the unit, oldest first. Return ``[]`` when there is nothing more
         to try. A candidate for the whole translation unit (``function=WHOLE_UNIT``, the full

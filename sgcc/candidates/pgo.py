@@ -22,7 +22,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from sgcc import gccargs, proc
+from sgcc import proc
+from sgcc.dropin import gccargs
 from sgcc.candidates.transplant import TransplantGenerator, Variant, compile_variant
 
 #: Wall seconds one test may take when instrumented (counters slow a program down).

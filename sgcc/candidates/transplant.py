@@ -331,12 +331,12 @@ class Side:
     def clobbers(self, name: str, assumed: bool = False) -> frozenset | None:
         """Transitive caller-saved clobber set of function ``name`` (None: cannot tell):
         what its code may write (erring high), or with ``assumed`` what gcc's callers in this
-        compilation assumed it writes (erring low); see :meth:`sgcc.clobbers._Object.direct`."""
+        compilation assumed it writes (erring low); see :meth:`sgcc.verify.clobbers._Object.direct`."""
         if self.obj is None:
             return None
         key = (name, assumed)
         if key not in self._clobber_cache:
-            from sgcc import clobbers
+            from sgcc.verify import clobbers
 
             try:
                 if self._clobbers is None:
@@ -596,7 +596,7 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
                 continue
             # Not defined in the variant: the C library or another file.
             if sym not in base.tokens:
-                from sgcc.screen import DEFAULT_ALLOWED_EXTERNALS
+                from sgcc.verify.screen import DEFAULT_ALLOWED_EXTERNALS
 
                 if sym not in DEFAULT_ALLOWED_EXTERNALS:
                     raise _Refuse(f"{name} refers to {sym}, which the baseline does not use")
@@ -685,7 +685,7 @@ def _extra_clobbers(base: Side, var: Side, function: str, replaced=frozenset()) 
     """Registers the variant's ``function`` may change that gcc's does not and that a
     caller in the baseline (other than ``replaced``) may need after the call: the engine's
     own check, done early."""
-    from sgcc import clobbers
+    from sgcc.verify import clobbers
 
     b, v = base.clobbers(function, assumed=True), var.clobbers(function)
     if b is None:
@@ -888,7 +888,7 @@ class TransplantGenerator:
         if variant.name in self._whole_offered:
             return None
         self._whole_offered.add(variant.name)
-        from sgcc import screen
+        from sgcc.verify import screen
 
         text = variant.side.text
         if text == program.asm_text:

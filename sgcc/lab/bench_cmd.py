@@ -1,4 +1,4 @@
-"""``sgcc bench DATASET``: the click command (the work is in :mod:`sgcc.bench`)."""
+"""``sgcc bench DATASET``: the click command (the work is in :mod:`sgcc.lab.bench`)."""
 
 from __future__ import annotations
 
@@ -55,9 +55,10 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
     best-of-N and refinement curves, the search time; with --aa the A-vs-A noise floor, with
     --perturbation the random layout baseline measured the papers' way and sgcc's way.
     """
-    from sgcc import bench as benchmod, config as configmod
+    from sgcc import config as configmod
+    from sgcc.lab import bench as benchmod
     from sgcc.candidates import registry
-    from sgcc.commands import _write_atomic, request_from_options
+    from sgcc.cli.commands import _write_atomic, request_from_options
 
     options = {"isa": isa, "min_gain": min_gain, "timing_rounds": timing_rounds, "generators": generators,
                "budget": budget, "model": model, "endpoint": endpoint, "samples": samples, "rounds": rounds,
@@ -89,7 +90,7 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
     result["dataset"] = str(dataset)
     if curves_dir is not None:
         result["curve_files"] = [str(p) for p in benchmod.write_curves(result, curves_dir)]
-    from sgcc.report import _finite
+    from sgcc.engine.report import _finite
 
     text = json.dumps(_finite(result), indent=2)
     if json_out == "-":

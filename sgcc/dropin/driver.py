@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 import sys
 
-from sgcc import compiler as compilermod
-from sgcc import gccargs
+from sgcc.dropin import compiler as compilermod
+from sgcc.dropin import gccargs
 from sgcc.errors import SgccError
 
 
@@ -127,7 +127,7 @@ class EligibleCompile:
         recording = os.environ.get("SGCC_RECORD")
         if not self.settings.get("cache") and not recording:
             return None
-        from sgcc import cache
+        from sgcc.cache import store as cache
 
         ctx = cache.context(self.compiler, self.inv.flags_without_inputs(drop_dependency_flags=True),
                             self.settings.get("isa", "flags"))
@@ -303,7 +303,7 @@ def _stats(settings: dict, counts: dict, reasons: dict | None = None) -> None:
     if not settings.get("cache"):
         return
     try:
-        from sgcc import cache
+        from sgcc.cache import store as cache
 
         cache.Store(settings["cache_dir"]).bump(counts, reasons)
     except Exception:
@@ -356,7 +356,7 @@ def compile_settings() -> dict:
     if values["isa"] not in ("flags", "native"):
         raise ValueError(f"isa must be flags or native, not {values['isa']!r}")
     if not values["cache_dir"]:
-        from sgcc import cache
+        from sgcc.cache import store as cache
 
         values["cache_dir"] = cache.default_root()
     values["cache_dir"] = os.path.abspath(os.path.normpath(str(values["cache_dir"])))

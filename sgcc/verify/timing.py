@@ -12,7 +12,7 @@ time), clip each ratio at 1 and pick the best of N on those numbers. On a shared
 * gives every single run a fresh random environment size, because stack alignment alone
   moves timings by a few percent and would otherwise be "gained" or "lost" once for all;
 * puts a bootstrap confidence interval on the ratio and accepts a candidate only if the
-  *lower* end clears a minimum gain (:func:`decide`); the engine (:mod:`sgcc.optimize`) then
+  *lower* end clears a minimum gain (:func:`decide`); the engine (:mod:`sgcc.engine.optimize`) then
   calls :func:`measure` again on fresh rounds before believing a winner, because the best of
   N screened candidates is biased upwards by selection alone;
 * times one thing at a time on the machine (:func:`timing_lock`); building and testing do not
@@ -303,8 +303,8 @@ class TimingRunFailed(SgccError):
 def runner(sandbox, binary: Path, tests) -> Callable[[int], float]:
     """A run function for :func:`measure`: ``binary`` on every test input, CPU summed.
 
-    ``sandbox`` is a :class:`sgcc.sandbox.Sandbox`, ``tests`` a list of
-    :class:`sgcc.sandbox.TestCase`. Every timed run is also checked against the test's
+    ``sandbox`` is a :class:`sgcc.verify.sandbox.Sandbox`, ``tests`` a list of
+    :class:`sgcc.verify.sandbox.TestCase`. Every timed run is also checked against the test's
     expectations where known, and a mismatch raises :class:`TimingRunFailed`: a run that
     crashed or printed something else took a different path, so its time means nothing, and
     since each run sees a different environment size these runs double as extra tests

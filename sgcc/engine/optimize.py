@@ -30,11 +30,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sgcc import gccargs, metrics, proc
+from sgcc import proc
+from sgcc.dropin import gccargs
+from sgcc.lab import metrics
 from sgcc.candidates import WHOLE_UNIT, Attempt, Candidate, Context
 from sgcc.errors import SgccError
-from sgcc.report import CandidateResult, Report, estimate_dict
-from sgcc.timing import TimingRunFailed
+from sgcc.engine.report import CandidateResult, Report, estimate_dict
+from sgcc.verify.timing import TimingRunFailed
 
 STAGES = ("skipped", "check", "assemble", "link", "test", "time", "accepted")
 
@@ -78,10 +80,10 @@ class Program:
     asm_text: str
     obj: Path
     binary: Path
-    target: object  # sgcc.isa.Target
+    target: object  # sgcc.verify.isa.Target
     asm_flags: list[str] = field(default_factory=list)  # flags that assemble any variant of it
     weights: dict[str, float] | None = None  # function -> share of the tests' instructions
-    # Whole projects (sgcc.project): how a candidate's assembly becomes the program to test,
+    # Whole projects (sgcc.project.optimize): how a candidate's assembly becomes the program to test,
     # ``link(asm_text, obj, where) -> (binary or None, error)``, and the cache key the
     # project's own compile of this unit has (recorded by the drop-in).
     link: object = None
@@ -115,7 +117,7 @@ class Engine:
         return proc.run([self.req.compiler, *args], timeout=timeout)
 
     def build_baseline(self) -> Program:
-        from sgcc import isa
+        from sgcc.verify import isa
         from sgcc.asm.units import AsmFile
 
         src = self.req.source
@@ -165,7 +167,7 @@ class Engine:
     def build_candidate(self, program: Program, replacements: dict[str, str], where: Path,
                         result: CandidateResult) -> Path | None:
         """Substitute, assemble, check and link; return the binary or None (result says why)."""
-        from sgcc import screen
+        from sgcc.verify import screen
 
         for name, text in replacements.items():
             # The program's own function names may look like C library ones (read, send...).
@@ -193,7 +195,7 @@ class Engine:
             result.stop("check", verdict.reason, verdict.detail)
             return None
         if "-fno-ipa-ra" not in self.req.flags and WHOLE_UNIT not in replacements:
-            from sgcc import clobbers
+            from sgcc.verify import clobbers
 
             # Only gcc's callers that stay count: a candidate may bring its callers along
             # (and a whole-unit candidate brings all of them).
@@ -247,7 +249,7 @@ class Engine:
         """Time ``cand`` against ``base`` on new rounds: (accepted?, estimate). ``screening``
         (a search candidate, not a winner being confirmed) stops a comparison halfway when
         it clearly cannot clear the minimum gain."""
-        from sgcc import timing
+        from sgcc.verify import timing
 
         est = timing.measure(
             timing.runner(sandbox, base, tests),
@@ -262,7 +264,7 @@ class Engine:
     # -- the whole run --------------------------------------------------------------------
 
     def run(self) -> Report:
-        from sgcc import sandbox as sandboxmod
+        from sgcc.verify import sandbox as sandboxmod
 
         req = self.req
         started = time.perf_counter()
@@ -342,7 +344,7 @@ class Engine:
         report.generators = [g.name for g in self.req.generators]
         if not self.req.profile or not self.req.generators:
             return
-        from sgcc import profile
+        from sgcc.engine import profile
 
         if program.weights is not None:
             weights = program.weights  # profiled already (a project profiles its binary once)
@@ -369,7 +371,7 @@ class Engine:
     # -- the verdict cache ------------------------------------------------------------------
 
     def _cache_key(self, program: Program) -> str:
-        from sgcc import cache
+        from sgcc.cache import store as cache
 
         if program.cache_key:
             return program.cache_key
@@ -380,7 +382,7 @@ class Engine:
     def _cache_lookup(self, program: Program, tests, report: Report) -> list[Candidate]:
         """Seed the search from the cache: functions this very search already settled are not
         searched again; cached winners are offered again (re-validated, never trusted)."""
-        from sgcc import cache
+        from sgcc.cache import store as cache
 
         self._search_key = cache.search_key(cache.tests_digest(tests), self.req.generator_config,
                                             self.req.min_gain)
@@ -424,7 +426,7 @@ class Engine:
         """Record this search's verdicts and what to substitute (the validated combination)."""
         if not self.req.cache_dir:
             return
-        from sgcc import cache
+        from sgcc.cache import store as cache
 
         store = cache.Store(self.req.cache_dir, max_bytes=self.req.cache_max_bytes)
         now = time.strftime("%Y-%m-%dT%H:%M:%S")
@@ -656,9 +658,9 @@ class Engine:
         return program.binary, []
 
     def _explain(self, program: Program, res: CandidateResult, cand: Candidate) -> None:
-        """Record what an accepted candidate changed (sgcc.explain); never fails the run."""
+        """Record what an accepted candidate changed (sgcc.engine.explain); never fails the run."""
         per_fn = _changes(program, self.workdir / res.id / "cand.o", cand.replacements())
-        from sgcc.explain import merge
+        from sgcc.engine.explain import merge
 
         res.changes = merge(per_fn) if per_fn else []
         if set(per_fn) != {res.function}:
@@ -757,9 +759,9 @@ class _Budget:
 
 def _changes(program: Program, cand_obj: Path, replacements: dict) -> dict[str, list[str]]:
     """Per replaced function, what changed in its machine code against the baseline's
-    (sgcc.explain categories; a whole-unit candidate: every function that changed)."""
+    (sgcc.engine.explain categories; a whole-unit candidate: every function that changed)."""
     try:
-        from sgcc import explain
+        from sgcc.engine import explain
 
         if WHOLE_UNIT in replacements:
             return explain.explain_objects(program.obj, cand_obj)
@@ -769,7 +771,7 @@ def _changes(program: Program, cand_obj: Path, replacements: dict) -> dict[str, 
 
 
 def _failure_detail(f) -> str:
-    """Excerpts of a failed test (sgcc.sandbox.Failure), one repr per line (never its stderr)."""
+    """Excerpts of a failed test (sgcc.verify.sandbox.Failure), one repr per line (never its stderr)."""
     parts = [f"input: {f.stdin!r}"]
     if f.expected or f.actual:
         parts += [f"expected: {f.expected!r}", f"actual: {f.actual!r}"]

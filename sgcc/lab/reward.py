@@ -4,7 +4,7 @@ A *problem* is a directory in the layout of ``examples/programs`` and of ``sgcc 
 build`` (``NAME/NAME.c`` and ``NAME/tests/T.in`` with optional ``T.out``) plus the name of
 one function of its ``gcc -O3`` assembly. A *solution* is a model's raw answer to the papers'
 prompt for that function (:mod:`sgcc.llm.prompt`). Validation is exactly the engine's
-(:class:`sgcc.optimize.Engine`), so a model is trained against the judge it will face:
+(:class:`sgcc.engine.optimize.Engine`), so a model is trained against the judge it will face:
 
 1. the baseline is built once per problem and process (``gcc -S``, assemble, link), its
    tests' expected outputs recorded from it, and kept in an in-process cache;
@@ -16,7 +16,7 @@ prompt for that function (:mod:`sgcc.llm.prompt`). Validation is exactly the eng
 4. *every* test runs in the sandbox (not stopping at the first failure: partial credit needs
    the count);
 5. when all pass, the candidate is timed against the baseline with
-   :func:`sgcc.timing.measure` (paired, interleaved CPU time, machine-wide lock):
+   :func:`sgcc.verify.timing.measure` (paired, interleaved CPU time, machine-wide lock):
    ``speedup = t(P) / t(P')``, the point estimate, unclipped.
 
 The two rewards (SuperCoder section 3.3 and its ablation):
@@ -147,8 +147,8 @@ class Problem:
     def __init__(self, directory: Path, function: str, flags: list[str] | None = None, *, compiler: str = "gcc",
                  isa: str = "flags", timing_rounds: int = 10, min_sample: float = 0.05, test_timeout: float = 10.0,
                  seed: int | None = None):
-        from sgcc import sandbox as sandboxmod
-        from sgcc.optimize import Engine, Request
+        from sgcc.verify import sandbox as sandboxmod
+        from sgcc.engine.optimize import Engine, Request
 
         self.directory = Path(directory).resolve()
         self.function = function
@@ -182,8 +182,8 @@ class Problem:
     def evaluate(self, solution: str, *, timing: bool = True, parsed: bool = False) -> Verdict:
         """Judge a model's raw answer (or, with ``parsed=True``, bare assembly text)."""
         from sgcc.llm.prompt import parse_answer
-        from sgcc.report import CandidateResult
-        from sgcc.timing import TimingRunFailed
+        from sgcc.engine.report import CandidateResult
+        from sgcc.verify.timing import TimingRunFailed
 
         if parsed:
             assembly = solution
@@ -265,7 +265,7 @@ def close_all() -> None:
 
 def parse_ground_truth(ground_truth) -> dict:
     """The problem a dataset row names: ``{"problem": DIR, "function": NAME, ...}`` (a dict
-    or its JSON text, as :mod:`sgcc.export` writes it). With ``SGCC_DATASET_ROOT`` set, the
+    or its JSON text, as :mod:`sgcc.lab.export` writes it). With ``SGCC_DATASET_ROOT`` set, the
     problem is ``$SGCC_DATASET_ROOT/<name>`` (a dataset copied to another machine)."""
     if isinstance(ground_truth, (bytes, bytearray)):
         ground_truth = ground_truth.decode()

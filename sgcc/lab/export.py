@@ -5,12 +5,12 @@ from them): ``data_source``, ``prompt`` (chat messages: the papers' prompt for o
 :func:`sgcc.llm.prompt.messages_for`, with the problem's C source and gcc's ``-O3`` unit),
 ``ability``, ``reward_model`` ``{"style": "rule", "ground_truth": ...}`` and ``extra_info``.
 The ground truth is the JSON text ``{"problem": DIR, "name": NAME, "function": F, "flags": [...]}``
-that :func:`sgcc.reward.compute_score` reads back (``SGCC_DATASET_ROOT`` relocates ``DIR``).
+that :func:`sgcc.lab.reward.compute_score` reads back (``SGCC_DATASET_ROOT`` relocates ``DIR``).
 
 A dataset is a directory written by ``sgcc dataset build`` (its ``dataset.json`` lists the
 problems), any directory of problem directories in that layout (``examples/programs``), or
 one problem directory. Functions worth optimizing are those the problem's tests execute
-(instruction counts from callgrind, :mod:`sgcc.profile`, on the smallest tests first, a
+(instruction counts from callgrind, :mod:`sgcc.engine.profile`, on the smallest tests first, a
 few seconds' worth); without valgrind, or with ``functions="all"``, every function unit of
 the ``-O3`` assembly.
 """
@@ -30,7 +30,7 @@ PROFILE_SECONDS = 5.0
 
 def find_problems(dataset: Path) -> list[Path]:
     """The problem directories of ``dataset`` (see the module docstring), sorted by name."""
-    from sgcc.reward import problem_source
+    from sgcc.lab.reward import problem_source
 
     dataset = Path(dataset)
     if not dataset.is_dir():
@@ -62,7 +62,7 @@ def _functions(prob, mode: str) -> tuple[list[str], dict[str, float] | None]:
     names = [u.name for u in prob.program.asm.units]
     if mode == "all":
         return names, None
-    from sgcc import profile
+    from sgcc.engine import profile
 
     tests = sorted(prob.tests, key=lambda t: (len(t.stdin), t.name))
     weights = profile.function_weights(prob.program.binary, tests, sandbox=prob.sandbox, names=names,
@@ -79,7 +79,7 @@ def rows_for(directory: Path, *, functions: str = "executed", flags: list[str] |
              compiler: str = "gcc") -> list[dict]:
     """The VERL rows of one problem directory."""
     from sgcc.llm.prompt import messages_for
-    from sgcc.reward import Problem
+    from sgcc.lab.reward import Problem
 
     directory = Path(directory).resolve()
     rows = []
@@ -129,7 +129,7 @@ def export(dataset: Path, out: Path, *, functions: str = "executed", flags: list
         for row in found:
             row["extra_info"]["index"] = len(rows)
             rows.append(row)
-    from sgcc.commands import _write_atomic
+    from sgcc.cli.commands import _write_atomic
 
     _write_atomic(Path(out), "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     if progress:

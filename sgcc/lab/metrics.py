@@ -25,7 +25,7 @@ import math
 import random
 from typing import Iterable, Sequence
 
-#: Stages of a built candidate that got past assembling and linking (sgcc.optimize.STAGES).
+#: Stages of a built candidate that got past assembling and linking (sgcc.engine.optimize.STAGES).
 COMPILED_STAGES = frozenset({"test", "time", "accepted"})
 #: Stages of a candidate that passed every test.
 PASSED_STAGES = frozenset({"time", "accepted"})

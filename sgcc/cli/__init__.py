@@ -2,7 +2,7 @@
 
 ``sgcc <command> ...`` runs one of sgcc's own commands when ``<command>`` is one of the fixed
 words in :data:`COMMANDS` and sgcc was called by its own name; everything else is a gcc
-command line and goes to the drop-in (:mod:`sgcc.dropin`). A file literally named like a
+command line and goes to the drop-in (:mod:`sgcc.dropin.driver`). A file literally named like a
 command word can still be compiled as ``./optimize`` or with prefix use (``sgcc gcc optimize``).
 
 Only this dispatch runs before the drop-in, so it imports nothing but ``os`` and ``sys``.
@@ -34,9 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``sgcc`` console script."""
     argv = list(sys.argv if argv is None else argv)
     if is_command(argv):
-        from sgcc.commands import run_command
+        from sgcc.cli.commands import run_command
 
         return run_command(argv[1:])
-    from sgcc import dropin
+    from sgcc.dropin import driver as dropin
 
     return dropin.main(argv)

@@ -18,7 +18,7 @@ Candidates come from a model (or files): sgcc treats them as hostile. Three gate
    than more code or read-only constants), no relocation types or targets the baseline
    lacks, no forbidden instructions however they were spelled (raw ``.byte`` included),
    every byte of executable sections decodable, and every instruction within the
-   instruction set the target promises (:mod:`sgcc.isa`).
+   instruction set the target promises (:mod:`sgcc.verify.isa`).
 
 What this does not do: make arbitrary machine code harmless. Code that runs inside a
 process can reach the C library through any pointer it finds (a return address on the
@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 from sgcc.errors import SgccError
 
 if TYPE_CHECKING:
-    from sgcc.isa import Target
+    from sgcc.verify.isa import Target
 
 STAGE_CHECK = "check"
 STAGE_ASSEMBLE = "assemble"
@@ -838,7 +838,7 @@ _SEGMENT_REGS = frozenset({"cs", "ds", "es", "fs", "gs", "ss"})
 def _forbidden(insn) -> tuple[str, str] | None:
     """(key, why) if a decoded instruction is not accepted; the key is what a baseline
     function must also contain for the candidate's version of it to be allowed."""
-    from sgcc import isa
+    from sgcc.verify import isa
     from capstone import x86_const
 
     name = insn.insn_name() or insn.mnemonic
@@ -868,7 +868,7 @@ class _Obj:
 
     @classmethod
     def load(cls, path: Path) -> "_Obj":
-        from sgcc import isa
+        from sgcc.verify import isa
         from elftools.elf.sections import SymbolTableSection
 
         elf, _raw = isa._open_elf(path)
@@ -953,10 +953,10 @@ def check_object(
     (system calls, privileged, I/O, far transfers, segment registers, nondeterministic ones)
     unless the same baseline function has them, ``syscall`` bytes hidden inside other
     instructions, branches and references into the middle of an instruction or out of their
-    section, and instructions the ``isa`` target (an :class:`sgcc.isa.Target`) does not promise.
+    section, and instructions the ``isa`` target (an :class:`sgcc.verify.isa.Target`) does not promise.
     ``reason`` names the first problem, ``detail`` lists up to 20.
     """
-    from sgcc import isa as isa_mod
+    from sgcc.verify import isa as isa_mod
 
     try:
         cand = _Obj.load(Path(candidate_obj))

@@ -1,9 +1,9 @@
 """``sgcc dataset ...``: building (and, later, exporting) benchmark datasets.
 
-A click group of its own, registered in :mod:`sgcc.commands` with ``cli.add_command``;
+A click group of its own, registered in :mod:`sgcc.cli.commands` with ``cli.add_command``;
 further subcommands are added here with ``@dataset.command()``. The work is in
-:mod:`sgcc.dataset`; errors are :class:`~sgcc.errors.SgccError` and reported by the CLI
-boundary (:func:`sgcc.commands.run_command`).
+:mod:`sgcc.lab.dataset`; errors are :class:`~sgcc.errors.SgccError` and reported by the CLI
+boundary (:func:`sgcc.cli.commands.run_command`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from sgcc.export import DATA_SOURCE
+from sgcc.lab.export import DATA_SOURCE
 
 
 @click.group(name="dataset")
@@ -50,7 +50,7 @@ def build_command(src_dir: Path, out: Path, keep_top, jobs, timeout, rounds, min
     else at -O3 are dropped with the reason. Writes OUT/NAME/NAME.c, OUT/NAME/tests/T.in and
     T.out, and OUT/dataset.json (coverage, -O0 -> -O3 speedup, dropped programs).
     """
-    from sgcc import dataset as datasetmod
+    from sgcc.lab import dataset as datasetmod
     from sgcc.progress import Progress
 
     progress = Progress(enabled=not quiet)
@@ -80,9 +80,9 @@ def export_command(dataset_dir: Path, out: Path, functions, reward, data_source,
 
     One row per function worth optimizing of each problem (NAME/NAME.c with NAME/tests/),
     with the papers' prompt (the C source and gcc's -O3 unit of the function) as chat
-    messages and a ground truth that sgcc.reward.compute_score reads back.
+    messages and a ground truth that sgcc.lab.reward.compute_score reads back.
     """
-    from sgcc import export as exportmod
+    from sgcc.lab import export as exportmod
     from sgcc.progress import Progress
 
     result = exportmod.export(dataset_dir, out, functions=functions, reward=reward, data_source=data_source,

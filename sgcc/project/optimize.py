@@ -35,7 +35,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sgcc import gccargs, proc
+from sgcc import proc
+from sgcc.dropin import gccargs
 from sgcc.errors import SgccError
 
 
@@ -91,7 +92,7 @@ class ProjectReport:
     def to_json(self) -> str:
         from dataclasses import asdict
 
-        from sgcc.report import _finite
+        from sgcc.engine.report import _finite
 
         return json.dumps(_finite(asdict(self)), indent=2)
 
@@ -214,10 +215,11 @@ class Project:
     # -- the whole run --------------------------------------------------------------------
 
     def run(self):
-        from sgcc import isa as isamod
-        from sgcc import profile, sandbox as sandboxmod
+        from sgcc.verify import isa as isamod
+        from sgcc.engine import profile
+        from sgcc.verify import sandbox as sandboxmod
         from sgcc.asm.units import AsmFile
-        from sgcc.optimize import Program, Request, optimize
+        from sgcc.engine.optimize import Program, Request, optimize
 
         started = time.perf_counter()
         spec = self.spec
@@ -294,8 +296,9 @@ class Project:
         return report
 
     def _rebuild_and_check(self, base_binary: Path, tests, report: ProjectReport) -> dict | None:
-        from sgcc import sandbox as sandboxmod, timing
-        from sgcc.report import estimate_dict
+        from sgcc.verify import sandbox as sandboxmod
+        from sgcc.verify import timing
+        from sgcc.engine.report import estimate_dict
 
         root = self.spec.root.resolve()
         shipped = [u for u in report.units if u["honest"]["functions"]]
@@ -327,7 +330,7 @@ class Project:
         return final
 
     def _withdraw(self, shipped: list[dict]) -> None:
-        from sgcc import cache
+        from sgcc.cache import store as cache
 
         store = cache.Store(self.tmpl.cache_dir)
         for u in shipped:

@@ -28,7 +28,7 @@ class CandidateResult:
     confirm: dict | None = None
     seconds: float = 0.0
     meta: dict = field(default_factory=dict)  # what the generator says about it (tokens/s, flags...)
-    changes: list[str] = field(default_factory=list)  # what it changed (sgcc.explain), if accepted
+    changes: list[str] = field(default_factory=list)  # what it changed (sgcc.engine.explain), if accepted
 
     def stop(self, stage: str, reason: str, detail: str = "") -> None:
         self.stage, self.reason, self.detail = stage, reason, detail
@@ -91,9 +91,9 @@ class Report:
         return counts
 
     def change_summary(self) -> dict[str, int]:
-        """How many accepted candidates made each kind of change (sgcc.explain categories,
+        """How many accepted candidates made each kind of change (sgcc.engine.explain categories,
         and "unknown"); one candidate counts once per category."""
-        from sgcc.explain import CATEGORIES, UNKNOWN  # noqa: PLC0415 - light: no capstone import at module level
+        from sgcc.engine.explain import CATEGORIES, UNKNOWN  # noqa: PLC0415 - light: no capstone import at module level
 
         counts = {c: 0 for c in (*CATEGORIES, UNKNOWN)}
         for c in self.candidates:

@@ -8,13 +8,13 @@ dataset if those outputs can judge a candidate, so :func:`build`
    defensively (sizes capped, no symlinks, no special files: the sources may come from
    anywhere);
 2. compiles each at ``-O0`` and ``-O3`` (real gcc, ``-lm``) and runs both on every input in
-   the sgcc :class:`~sgcc.sandbox.Sandbox`; the ``-O0`` binary runs twice with different
+   the sgcc :class:`~sgcc.verify.sandbox.Sandbox`; the ``-O0`` binary runs twice with different
    environment sizes, and its output becomes the expected output. A problem is *dropped*,
    with its reason recorded, when it does not compile, exits non-zero, crashes, times out,
    prints different output on the two runs (non-determinism), or when ``-O3`` prints
    something else than ``-O0`` (undefined behaviour: no single "right" output exists);
 3. measures line and branch coverage of the inputs with gcov (``--coverage -O0``);
-4. times ``-O0`` against ``-O3`` on the heaviest input with :func:`sgcc.timing.measure`
+4. times ``-O0`` against ``-O3`` on the heaviest input with :func:`sgcc.verify.timing.measure`
    (paired, interleaved CPU time) and, with ``keep_top``, keeps the problems where ``-O3``
    gained most (the papers' selection of programs with room for optimization);
 5. writes the dataset atomically: ``OUT/NAME/NAME.c``, ``OUT/NAME/tests/T.in`` and ``T.out``
@@ -40,9 +40,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sgcc import gccargs, proc, timing
+from sgcc import proc
+from sgcc.dropin import gccargs
+from sgcc.verify import timing
 from sgcc.errors import SgccError
-from sgcc.sandbox import Sandbox, TestCase
+from sgcc.verify.sandbox import Sandbox, TestCase
 
 #: Marker in dataset.json: what makes a directory "a dataset" that ``--force`` may replace.
 FORMAT = "sgcc-dataset"

@@ -3,10 +3,10 @@
 A dataset is a directory of problems laid out like ``examples/programs``: ``NAME/NAME.c``,
 ``NAME/tests/*.in`` (optional ``.out``), optional replay candidates in ``NAME/candidates/``
 (and ``NAME/candidates-native/``, used with ``--isa native``). Every problem goes through
-the engine (:func:`sgcc.optimize.optimize`), problems in parallel for building and testing;
+the engine (:func:`sgcc.engine.optimize.optimize`), problems in parallel for building and testing;
 timing takes the machine-wide lock, so it stays serial.
 
-Reported (see :mod:`sgcc.metrics` for the definitions):
+Reported (see :mod:`sgcc.lab.metrics` for the definitions):
 
 * the papers' row: compile pass %, test pass %, speedup p25/p50/p75 and average (best
   candidate per problem, clipped at 1);
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from sgcc import metrics
+from sgcc.lab import metrics
 from sgcc.errors import SgccError
 
 BEST_OF = (1, 2, 4, 8)
@@ -134,7 +134,7 @@ def generator_counts(candidates, shipped_ids) -> dict[str, dict[str, int]]:
 
 def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir: Path) -> dict:
     """The engine on one problem; the row the bench keeps about it."""
-    from sgcc.optimize import optimize
+    from sgcc.engine.optimize import optimize
 
     out = (opts.output_dir or workdir) / problem.name
     started = time.perf_counter()
@@ -149,11 +149,11 @@ def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir
                     "seconds": time.perf_counter() - started})
         return row
     failed = [f"{g.name}: {g.error.message}" for g in request.generators if getattr(g, "error", None) is not None]
-    row.update(report.paper)  # the papers' per-problem figures (sgcc.metrics.problem_figures)
+    row.update(report.paper)  # the papers' per-problem figures (sgcc.lab.metrics.problem_figures)
     row.update({"honest": report.honest, "candidates": len(report.candidates), "stages": report.stage_counts(),
                 "attempts": attempts(report.candidates),
                 "generators": generator_counts(report.candidates, set(report.shipped)),
-                # What the accepted candidates changed (sgcc.explain), and per shipped function.
+                # What the accepted candidates changed (sgcc.engine.explain), and per shipped function.
                 "changes": report.change_summary(),
                 "shipped_changes": (report.final or {}).get("changes") or {},
                 "shipped": str(out), "notes": report.notes + failed, "search_seconds": report.seconds,
@@ -169,7 +169,9 @@ class Baseline:
     with its tests recorded."""
 
     def __init__(self, problem: Problem, opts: Options, workdir: Path, sandbox):
-        from sgcc import gccargs, proc, sandbox as sandboxmod
+        from sgcc import proc
+        from sgcc.dropin import gccargs
+        from sgcc.verify import sandbox as sandboxmod
 
         self.problem, self.opts, self.dir = problem, opts, workdir
         workdir.mkdir(parents=True, exist_ok=True)
@@ -184,7 +186,8 @@ class Baseline:
         self.tests = sandbox.record(self.binary, sandboxmod.load_tests(problem.tests))
 
     def build(self, asm_text: str, name: str) -> Path | None:
-        from sgcc import gccargs, proc
+        from sgcc import proc
+        from sgcc.dropin import gccargs
 
         s, o, b = self.dir / f"{name}.s", self.dir / f"{name}.o", self.dir / name
         s.write_text(asm_text, encoding="utf-8", errors="surrogateescape")
@@ -214,7 +217,7 @@ def papers_mean_wall(sandbox, binary: Path, tests, *, env_pad: int = 0, warmup: 
 def papers_ratio(sandbox, base: Path, cand: Path, tests) -> float:
     """The papers' speedup of ``cand`` over ``base``, unclipped: baseline timed first, then
     the candidate (sequentially, not interleaved), ratio of mean wall times."""
-    from sgcc.timing import timing_lock
+    from sgcc.verify.timing import timing_lock
 
     with timing_lock():
         ta = papers_mean_wall(sandbox, base, tests)
@@ -262,8 +265,9 @@ def _pad_entry(text: str, name: str, pad: int, align: int | None) -> str:
 def perturbation_study(problem: Problem, opts: Options, workdir: Path) -> dict:
     """Papers section 5.5 on one problem: ``opts.perturbations`` layout-only variants of gcc's
     program, each checked against the tests, then best-of-N the papers' way and sgcc's way."""
-    from sgcc import sandbox as sandboxmod, timing
-    from sgcc.optimize import MAX_CONFIRMATIONS
+    from sgcc.verify import sandbox as sandboxmod
+    from sgcc.verify import timing
+    from sgcc.engine.optimize import MAX_CONFIRMATIONS
 
     rng = random.Random(f"{opts.seed}:{problem.name}")
     with sandboxmod.Sandbox(timeout=opts.test_timeout) as sandbox:
@@ -327,7 +331,8 @@ def perturbation_study(problem: Problem, opts: Options, workdir: Path) -> dict:
 def aa_study(problem: Problem, opts: Options, workdir: Path) -> dict:
     """The baseline against a byte-identical copy: sgcc's timing (what would it accept?) and
     the papers' ratio."""
-    from sgcc import sandbox as sandboxmod, timing
+    from sgcc.verify import sandbox as sandboxmod
+    from sgcc.verify import timing
 
     with sandboxmod.Sandbox(timeout=opts.test_timeout) as sandbox:
         base = Baseline(problem, opts, workdir / "aa", sandbox)
@@ -426,7 +431,7 @@ def _sum_generators(rows) -> dict:
 
 
 def _sum_changes(rows) -> dict:
-    """Accepted candidates per kind of change, over all problems (sgcc.explain categories)."""
+    """Accepted candidates per kind of change, over all problems (sgcc.engine.explain categories)."""
     total: dict[str, int] = {}
     for r in rows:
         for kind, n in (r.get("changes") or {}).items():
@@ -444,7 +449,7 @@ def curves(rows) -> dict:
 
 def write_curves(result: dict, directory: Path) -> list[Path]:
     """The curves as PNG charts (papers' average speedup and test pass % against N / rounds)."""
-    from sgcc import plot
+    from sgcc.lab import plot
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

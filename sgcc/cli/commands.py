@@ -155,7 +155,7 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
     CC=sgcc, searches the translation units where the tests spend time, stores the verdicts,
     and rebuilds the tree from the cache (see [project] in sgcc.toml).
     """
-    from sgcc.optimize import optimize as run_optimize
+    from sgcc.engine.optimize import optimize as run_optimize
     from sgcc.progress import Progress
 
     if project is not None:
@@ -206,11 +206,11 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
 
 def request_from_options(options: dict, *, source: Path, flags: list[str], tests: Path, output: Path,
                          replay_dirs=(), refresh: bool = False, cwd: Path | None = None):
-    """(config, sgcc.optimize.Request) from command-line values (None = not given) layered over
+    """(config, sgcc.engine.optimize.Request) from command-line values (None = not given) layered over
     SGCC_* variables and sgcc.toml files: what `sgcc optimize` and `sgcc bench` both run."""
     from sgcc import config as configmod
     from sgcc.candidates import registry
-    from sgcc.optimize import Request
+    from sgcc.engine.optimize import Request
 
     cfg = configmod.load(options, cwd=cwd)
     budget_seconds, budget_candidates = configmod.parse_budget(cfg.budget)
@@ -294,7 +294,7 @@ def models_command(model: str | None, as_json: bool) -> None:
 
 def _optimize_project(directory: Path, cfg, request, build, binary, tests, report_path, quiet, no_cache) -> None:
     from sgcc.progress import Progress
-    from sgcc.project import Project, ProjectSpec
+    from sgcc.project.optimize import Project, ProjectSpec
 
     if no_cache:
         raise click.UsageError("--project works through the cache (the rebuilt tree takes its winners from it)")
@@ -320,7 +320,8 @@ def _optimize_project(directory: Path, cfg, request, build, binary, tests, repor
 
 def _store():
     """The cache the effective configuration names (what compiles here would use)."""
-    from sgcc import cache, config as configmod
+    from sgcc import config as configmod
+    from sgcc.cache import store as cache
 
     cfg = configmod.load()
     return cache.Store(configmod.cache_dir(cfg), max_bytes=configmod.parse_size(cfg.cache_size))
@@ -384,7 +385,7 @@ def cache_group() -> None:
 
 
 def _entries(store):
-    from sgcc import cache
+    from sgcc.cache import store as cache
 
     for key in store.keys():
         entry = store.read(key)
@@ -464,7 +465,7 @@ def cache_verify() -> None:
     run this after pulling one. Corrupt entries are removed; entries whose code fails the
     screen are reported and removed.
     """
-    from sgcc import screen
+    from sgcc.verify import screen
 
     store = _store()
     bad = 0
@@ -476,7 +477,7 @@ def cache_verify() -> None:
             bad += 1
             click.echo(f"{key[:16]}  corrupt: removed")
             continue
-        from sgcc import cache
+        from sgcc.cache import store as cache
 
         for fn, text in (cache.substitution(entry) or {}).items():
             verdict = screen.screen_text(text, may_define=frozenset([fn, *entry.get("functions", {})]))
@@ -518,11 +519,11 @@ def config_command(as_json: bool) -> None:
     click.echo(f"cache directory in effect: {configmod.cache_dir(cfg)}")
 
 
-from sgcc.dataset_cli import dataset as _dataset_group  # noqa: E402  (a group of its own module)
+from sgcc.lab.dataset_cmd import dataset as _dataset_group  # noqa: E402  (a group of its own module)
 
 cli.add_command(_dataset_group)
 
-from sgcc.bench_cli import bench as _bench_command  # noqa: E402  (sgcc bench, its own module)
+from sgcc.lab.bench_cmd import bench as _bench_command  # noqa: E402  (sgcc bench, its own module)
 
 cli.add_command(_bench_command)
 

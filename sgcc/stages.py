@@ -1,0 +1,34 @@
+"""The one vocabulary of the pipeline's stages.
+
+A candidate moves through these stages in order and stops at the first one it fails; the
+report, the bench, the LLM's refinement feedback and ``explain`` all speak of it in these
+words. ``Stage`` is a ``str`` enum, so a stage compares equal to its plain name and JSON
+reports stay plain strings.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Stage(enum.StrEnum):
+    """Where a candidate is, or where it stopped."""
+
+    PENDING = "pending"  # not looked at yet
+    SKIPPED = "skipped"  # never built: identical to gcc's unit, a repeat, or the budget ran out
+    CHECK = "check"  # the text screen and the object checks refused it
+    ASSEMBLE = "assemble"  # the assembler refused it
+    LINK = "link"  # the program did not link
+    TEST = "test"  # a test failed in the isolated runner
+    TIME = "time"  # correct, but not proven faster
+    ACCEPTED = "accepted"  # correct and proven faster
+
+
+#: The stages in pipeline order.
+ORDER: tuple[Stage, ...] = tuple(Stage)
+
+#: Built candidates that got past assembling and linking (the papers' "compile pass").
+COMPILED = frozenset({Stage.TEST, Stage.TIME, Stage.ACCEPTED})
+
+#: Candidates that passed every test (the papers' "test pass").
+PASSED = frozenset({Stage.TIME, Stage.ACCEPTED})
