@@ -1,7 +1,7 @@
 """The one exception type sgcc raises for conditions a user can act on.
 
 Errors wrap their cause and carry a hint; they surface once, at the CLI boundary
-(:func:`sgcc.cli.main`), which prints ``sgcc: error: <message>`` and the hint.
+(:func:`sgcc.cli.main.run_command`), which prints ``sgcc: error: <message>`` and the hint.
 """
 
 from __future__ import annotations

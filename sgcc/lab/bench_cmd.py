@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from sgcc.fsutil import atomic_write
+
 
 @click.command(name="bench")
 @click.argument("dataset", type=click.Path(file_okay=False, exists=True, path_type=Path))
@@ -58,7 +60,7 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
     from sgcc import config as configmod
     from sgcc.lab import bench as benchmod
     from sgcc.candidates import registry
-    from sgcc.cli.commands import _write_atomic, request_from_options
+    from sgcc.cli.request import request_from_options
 
     options = {"isa": isa, "min_gain": min_gain, "timing_rounds": timing_rounds, "generators": generators,
                "budget": budget, "model": model, "endpoint": endpoint, "samples": samples, "rounds": rounds,
@@ -98,7 +100,7 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
     else:
         click.echo(benchmod.render(result))
         if json_out:
-            _write_atomic(Path(json_out), text + "\n")
+            atomic_write(json_out, text + "\n")
         if curves_dir is not None:
             click.echo(f"curves written to {', '.join(result['curve_files'])}")
     sys.stdout.flush()

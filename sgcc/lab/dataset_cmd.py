@@ -1,9 +1,9 @@
 """``sgcc dataset ...``: building (and, later, exporting) benchmark datasets.
 
-A click group of its own, registered in :mod:`sgcc.cli.commands` with ``cli.add_command``;
-further subcommands are added here with ``@dataset.command()``. The work is in
-:mod:`sgcc.lab.dataset`; errors are :class:`~sgcc.errors.SgccError` and reported by the CLI
-boundary (:func:`sgcc.cli.commands.run_command`).
+A click group of its own, registered in :mod:`sgcc.cli.main`; further subcommands are added
+here with ``@dataset.command()``. The work is in :mod:`sgcc.lab.dataset` and
+:mod:`sgcc.lab.export`; errors are :class:`~sgcc.errors.SgccError` and reported by the CLI
+boundary (:func:`sgcc.cli.main.run_command`).
 """
 
 from __future__ import annotations
