@@ -39,10 +39,12 @@ def models_command(model: str | None, as_json: bool) -> None:
         except SgccError as exc:
             configured["error"] = exc.message
     dirs = [{"label": label, "path": str(d), "exists": d.is_dir()} for label, d in modelsmod.search_dirs()]
+
+    def is_configured(m) -> bool:
+        return configured["path"] is not None and os.path.realpath(m.path) == os.path.realpath(configured["path"])
+
     if as_json:
-        click.echo(json.dumps({"models": [m.to_dict() | {"configured": configured["path"] is not None and
-                                                          os.path.realpath(m.path) == os.path.realpath(configured["path"])}
-                                          for m in found],
+        click.echo(json.dumps({"models": [m.to_dict() | {"configured": is_configured(m)} for m in found],
                                "search_dirs": dirs, "configured": configured}, indent=2))
         return
     if not found:
@@ -51,7 +53,7 @@ def models_command(model: str | None, as_json: bool) -> None:
         header = ("NAME", "SIZE", "ARCH", "PARAMS", "QUANT", "CONTEXT", "FOUND IN")
         rows = []
         for m in found:
-            mark = " *" if configured["path"] and os.path.realpath(m.path) == os.path.realpath(configured["path"]) else ""
+            mark = " *" if is_configured(m) else ""
             rows.append((m.name + mark, modelsmod.human_size(m.size), m.architecture or "-", m.size_label or "-",
                          m.quantization or "-", str(m.context_length or "-"), m.source))
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
@@ -72,4 +74,5 @@ def models_command(model: str | None, as_json: bool) -> None:
         click.echo(f"the configured model {cfg.model!r} (from {configured['source']}) cannot be used: "
                    f"{configured['error']}")
     if cfg.endpoint:
-        click.echo(f"endpoint: {cfg.endpoint} (from {cfg.source('endpoint')}): the llm uses it instead of a local model")
+        click.echo(f"endpoint: {cfg.endpoint} (from {cfg.source('endpoint')}): "
+                   "the llm uses it instead of a local model")

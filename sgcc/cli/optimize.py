@@ -32,7 +32,8 @@ from sgcc.fsutil import atomic_write
               help="Candidate generators: auto (default), replay, llm, variants, pgo, layout; '-NAME' removes one.")
 @click.option("--budget", metavar="BUDGET", default=None,
               help="Search budget for the program: seconds ('300s', '5m'), candidates ('40') or both ('300s,40').")
-@click.option("--model", metavar="PATH|NAME", default=None, help="GGUF model for the llm generator (see `sgcc models`).")
+@click.option("--model", metavar="PATH|NAME", default=None,
+              help="GGUF model for the llm generator (see `sgcc models`).")
 @click.option("--endpoint", metavar="URL", default=None,
               help="OpenAI-compatible chat endpoint for the llm generator (llama.cpp server, vLLM, Ollama).")
 @click.option("--samples", type=int, default=None, help="llm: answers per function and round (best-of-N).")
@@ -44,7 +45,8 @@ from sgcc.fsutil import atomic_write
 @click.option("--threads", type=int, default=None, help="llm: CPU threads for a local model (default: all cores).")
 @click.option("--isa", type=click.Choice(["flags", "native"]), default=None,
               help="Instructions candidates may use: what the flags promise (default) or all this CPU has.")
-@click.option("--min-gain", type=float, default=None, help="Minimum speedup the lower confidence bound must clear (0.03 = 3%).")
+@click.option("--min-gain", type=float, default=None,
+              help="Minimum speedup the lower confidence bound must clear (0.03 = 3%).")
 @click.option("--timing-rounds", type=int, default=None, help="Paired timing rounds per comparison (default 20).")
 @click.option("--test-timeout", type=float, default=None, help="Seconds one test run may take.")
 @click.option("--jobs", "-j", type=int, default=None, help="Parallel builds and tests (default: one per core).")
@@ -55,9 +57,9 @@ from sgcc.fsutil import atomic_write
 @click.option("--refresh", is_flag=True, default=False,
               help="Search again where the cache already holds a verdict for this search (and store the new one).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display and no summary.")
-def optimize(source, gcc_flags, tests, output, project, build, binary, report_path, candidates, generators, budget, model, endpoint,
-             samples, rounds, temperature, max_tokens, context, threads, isa, min_gain, timing_rounds, test_timeout,
-             jobs, seed, keep_temps, no_cache, refresh, quiet):
+def optimize(source, gcc_flags, tests, output, project, build, binary, report_path, candidates, generators, budget,
+             model, endpoint, samples, rounds, temperature, max_tokens, context, threads, isa, min_gain, timing_rounds,
+             test_timeout, jobs, seed, keep_temps, no_cache, refresh, quiet):
     """Optimize one C program against its tests: prove each candidate correct and faster, or drop it.
 
     GCC_FLAGS are the flags of the baseline build (default -O3), e.g. `-O3 -lm`. The result

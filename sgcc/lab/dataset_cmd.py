@@ -27,7 +27,8 @@ def dataset() -> None:
               help="Directory to write the dataset to (written atomically).")
 @click.option("--keep-top", type=click.IntRange(min=1), default=None, metavar="N",
               help="Keep only the N problems where -O3 gained most over -O0 (default: all).")
-@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Problems built and tested in parallel (0: one per core).")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0,
+              help="Problems built and tested in parallel (0: one per core).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
               help="Seconds one run of a program may take.")
 @click.option("--rounds", type=click.IntRange(min=2), default=6, show_default=True,
