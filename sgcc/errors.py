@@ -18,6 +18,7 @@ class SgccError(Exception):
             self.__cause__ = cause
 
     def render(self) -> str:
+        """The lines the CLI prints: ``sgcc: error: MESSAGE (cause)`` and ``sgcc: hint: HINT``."""
         text = f"sgcc: error: {self.message}"
         if self.__cause__ is not None and str(self.__cause__) not in self.message:
             text += f" ({self.__cause__})"
