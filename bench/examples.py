@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sgcc.cli.commands import run_command  # noqa: E402
+from sgcc.cli.main import run_command  # noqa: E402
 
 PROGRAMS = ROOT / "examples" / "programs"
 

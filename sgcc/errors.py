@@ -1,7 +1,7 @@
 """The one exception type sgcc raises for conditions a user can act on.
 
 Errors wrap their cause and carry a hint; they surface once, at the CLI boundary
-(:func:`sgcc.cli.main`), which prints ``sgcc: error: <message>`` and the hint.
+(:func:`sgcc.cli.main.run_command`), which prints ``sgcc: error: <message>`` and the hint.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ class SgccError(Exception):
             self.__cause__ = cause
 
     def render(self) -> str:
+        """The lines the CLI prints: ``sgcc: error: MESSAGE (cause)`` and ``sgcc: hint: HINT``."""
         text = f"sgcc: error: {self.message}"
         if self.__cause__ is not None and str(self.__cause__) not in self.message:
             text += f" ({self.__cause__})"

@@ -12,6 +12,11 @@ import time
 
 
 class Progress:
+    """Status lines on ``stream`` (stderr by default); does nothing when not ``enabled``.
+
+    Thread-safe: parallel builds and tests report through one object.
+    """
+
     def __init__(self, stream=None, *, enabled: bool = True):
         self.stream = stream or sys.stderr
         self.enabled = enabled

@@ -201,7 +201,7 @@ def test_from_config(tmp_path):
 
 
 def test_the_compile_path_never_imports_the_llm():
-    code = ("import sys, sgcc.cli, sgcc.dropin.driver, sgcc.cli.commands, sgcc.candidates.registry, sgcc.candidates.llm\n"
+    code = ("import sys, sgcc.cli, sgcc.dropin.driver, sgcc.cli.main, sgcc.candidates.registry, sgcc.candidates.llm\n"
             "bad = sorted(m for m in sys.modules if m == 'llama_cpp' or m.startswith(('llama_cpp.', 'sgcc.llm')))\n"
             "assert not bad, bad\n"
             "import sgcc.llm.backends, sgcc.llm.models, sgcc.llm.prompt\n"

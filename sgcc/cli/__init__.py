@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``sgcc`` console script."""
     argv = list(sys.argv if argv is None else argv)
     if is_command(argv):
-        from sgcc.cli.commands import run_command
+        from sgcc.cli.main import run_command
 
         return run_command(argv[1:])
     from sgcc.dropin import driver as dropin

@@ -9,11 +9,14 @@ from pathlib import Path
 
 import click
 
+from sgcc.fsutil import atomic_write
+
 
 @click.command(name="bench")
 @click.argument("dataset", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--generators", metavar="LIST", default=None,
-              help="Candidate generators (as for optimize): auto, replay, llm, variants, pgo, layout; '-NAME' removes one.")
+              help="Candidate generators (as for optimize): auto, replay, llm, variants, pgo, layout; "
+                   "'-NAME' removes one.")
 @click.option("--candidates-dir", "candidates_dir", metavar="NAME", default="candidates", show_default=True,
               help="Replay candidates' directory inside each problem.")
 @click.option("--model", metavar="PATH|NAME", default=None, help="GGUF model for the llm generator.")
@@ -40,7 +43,8 @@ import click
 @click.option("--aa-max", type=int, default=8, show_default=True, help="At most this many problems for --aa.")
 @click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep each problem's shipped program as DIR/NAME.")
-@click.option("--cache", "use_cache", is_flag=True, help="Use the verdict cache (off by default: a bench must measure).")
+@click.option("--cache", "use_cache", is_flag=True,
+              help="Use the verdict cache (off by default: a bench must measure).")
 @click.option("--quiet", "-q", is_flag=True, help="No per-problem progress lines.")
 def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds, temperature, max_tokens, isa,
           min_gain, timing_rounds, budget, only, jobs, seed, json_out, perturbation, perturbations, curves_dir, aa,
@@ -56,9 +60,9 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
     --perturbation the random layout baseline measured the papers' way and sgcc's way.
     """
     from sgcc import config as configmod
-    from sgcc.lab import bench as benchmod
     from sgcc.candidates import registry
-    from sgcc.cli.commands import _write_atomic, request_from_options
+    from sgcc.cli.request import request_from_options
+    from sgcc.lab import bench as benchmod
 
     options = {"isa": isa, "min_gain": min_gain, "timing_rounds": timing_rounds, "generators": generators,
                "budget": budget, "model": model, "endpoint": endpoint, "samples": samples, "rounds": rounds,
@@ -98,7 +102,7 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
     else:
         click.echo(benchmod.render(result))
         if json_out:
-            _write_atomic(Path(json_out), text + "\n")
+            atomic_write(json_out, text + "\n")
         if curves_dir is not None:
             click.echo(f"curves written to {', '.join(result['curve_files'])}")
     sys.stdout.flush()

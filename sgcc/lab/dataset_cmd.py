@@ -1,9 +1,9 @@
 """``sgcc dataset ...``: building (and, later, exporting) benchmark datasets.
 
-A click group of its own, registered in :mod:`sgcc.cli.commands` with ``cli.add_command``;
-further subcommands are added here with ``@dataset.command()``. The work is in
-:mod:`sgcc.lab.dataset`; errors are :class:`~sgcc.errors.SgccError` and reported by the CLI
-boundary (:func:`sgcc.cli.commands.run_command`).
+A click group of its own, registered in :mod:`sgcc.cli.main`; further subcommands are added
+here with ``@dataset.command()``. The work is in :mod:`sgcc.lab.dataset` and
+:mod:`sgcc.lab.export`; errors are :class:`~sgcc.errors.SgccError` and reported by the CLI
+boundary (:func:`sgcc.cli.main.run_command`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ def dataset() -> None:
               help="Directory to write the dataset to (written atomically).")
 @click.option("--keep-top", type=click.IntRange(min=1), default=None, metavar="N",
               help="Keep only the N problems where -O3 gained most over -O0 (default: all).")
-@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Problems built and tested in parallel (0: one per core).")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0,
+              help="Problems built and tested in parallel (0: one per core).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
               help="Seconds one run of a program may take.")
 @click.option("--rounds", type=click.IntRange(min=2), default=6, show_default=True,

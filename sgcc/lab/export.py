@@ -129,9 +129,9 @@ def export(dataset: Path, out: Path, *, functions: str = "executed", flags: list
         for row in found:
             row["extra_info"]["index"] = len(rows)
             rows.append(row)
-    from sgcc.cli.commands import _write_atomic
+    from sgcc.fsutil import atomic_write
 
-    _write_atomic(Path(out), "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    atomic_write(out, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     if progress:
         progress.done()
     return {"problems": len(problems) - len(skipped), "rows": len(rows), "skipped": skipped, "out": str(out)}

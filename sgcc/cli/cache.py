@@ -1,0 +1,181 @@
+"""``sgcc stats`` and ``sgcc cache ...``: the verdict cache's counters and entries."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from sgcc.errors import SgccError
+
+
+def _store():
+    """The cache the effective configuration names (what compiles here would use)."""
+    from sgcc import config as configmod
+    from sgcc.cache import store as cache
+
+    cfg = configmod.load()
+    return cache.Store(configmod.cache_dir(cfg), max_bytes=configmod.parse_size(cfg.cache_size))
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
+@click.option("--zero", is_flag=True, help="Reset the counters (entries are kept).")
+def stats(as_json: bool, zero: bool) -> None:
+    """Cache statistics: compiles, hits, misses, why compiles passed through, size."""
+    store = _store()
+    if zero:
+        store.zero_stats()
+        click.echo(f"sgcc: statistics of {store.root} reset")
+        return
+    data = store.stats()
+    if as_json:
+        click.echo(json.dumps(data, indent=2, sort_keys=True))
+        return
+    c = data["counters"]
+    lookups = c.get("tu_lookups", 0)
+    hits = c.get("tu_hits", 0) + c.get("tu_hits_no_winner", 0)
+    rows = [
+        ("cache directory", data["root"]),
+        ("counting since", data.get("since", "-")),
+        ("compiles intercepted", c.get("eligible", 0)),
+        ("compiles passed through", c.get("passthrough", 0)),
+        ("fell back to plain gcc", c.get("fallbacks", 0) + c.get("internal_errors", 0)),
+        ("cache lookups (translation units)", lookups),
+        ("  hits with optimized code", c.get("tu_hits", 0)),
+        ("  hits: gcc's code is best", c.get("tu_hits_no_winner", 0)),
+        ("  misses", c.get("tu_misses", 0)),
+        ("  hit rate", f"{100.0 * hits / lookups:.1f}%" if lookups else "-"),
+        ("function units substituted", c.get("units_substituted", 0)),
+        ("verdicts stored", c.get("stores", 0)),
+        ("corrupt entries found (removed)", c.get("corrupt", 0)),
+        ("entries evicted", c.get("evictions", 0)),
+        ("entries", data["entries"]),
+        ("size", f"{_human(data['bytes'])} of {_human(data['max_bytes'])}"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        click.echo(f"{k:<{width}}  {v}")
+    if data["passthrough"]:
+        click.echo("passed through, by reason:")
+        for reason, n in sorted(data["passthrough"].items(), key=lambda kv: -kv[1]):
+            click.echo(f"  {reason:<{width - 2}}  {n}")
+
+
+def _human(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+@click.group(name="cache")
+def cache_group() -> None:
+    """Inspect and manage the verdict cache (list, show, clear, trim, verify)."""
+
+
+def _entries(store):
+    from sgcc.cache import store as cache
+
+    for key in store.keys():
+        entry = store.read(key)
+        if entry is not None:
+            yield key, entry, cache.substitution(entry) or {}
+
+
+@cache_group.command(name="list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+def cache_list(as_json: bool) -> None:
+    """One line per entry: key, source, functions substituted, speedup, last update."""
+    rows = []
+    for key, entry, units in _entries(_store()):
+        apply = entry.get("apply") or {}
+        rows.append({"key": key, "source": entry.get("source", "?"), "updated": entry.get("updated", "?"),
+                     "functions": sorted(entry.get("functions", {})), "applies": sorted(units),
+                     "speedup": apply.get("speedup")})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        gain = f"{r['speedup']:.3f}x" if isinstance(r["speedup"], (int, float)) else "gcc's code"
+        click.echo(f"{r['key'][:16]}  {r['updated']}  {gain:>10}  {r['source']}  "
+                   f"[{', '.join(r['applies']) or 'no winner'}]")
+
+
+def _find(store, prefix: str) -> str:
+    matches = [k for k in store.keys() if k.startswith(prefix)]
+    if not matches:
+        raise SgccError(f"no cache entry starts with {prefix!r}", hint="`sgcc cache list` shows the keys")
+    if len(matches) > 1:
+        raise SgccError(f"{len(matches)} cache entries start with {prefix!r}; give more of the key")
+    return matches[0]
+
+
+@cache_group.command(name="show")
+@click.argument("key")
+def cache_show(key: str) -> None:
+    """Print one entry (KEY may be a unique prefix) as JSON."""
+    store = _store()
+    full = _find(store, key)
+    entry = store.read(full)
+    if entry is None:
+        raise SgccError(f"cache entry {full} is corrupt and was removed")
+    click.echo(json.dumps(entry, indent=2, sort_keys=True))
+
+
+@cache_group.command(name="clear")
+@click.argument("key", required=False)
+def cache_clear(key: str | None) -> None:
+    """Remove every entry, or the one KEY names (a unique prefix)."""
+    store = _store()
+    if key:
+        store.delete(_find(store, key))
+        click.echo("sgcc: removed 1 entry")
+    else:
+        click.echo(f"sgcc: removed {store.clear()} entries from {store.root}")
+
+
+@cache_group.command(name="trim")
+@click.option("--max-size", metavar="SIZE", default=None, help="Trim to this size (default: the cache_size setting).")
+def cache_trim(max_size: str | None) -> None:
+    """Evict least recently used entries until the cache fits its size limit."""
+    from sgcc import config as configmod
+
+    store = _store()
+    limit = configmod.parse_size(max_size) if max_size else store.max_bytes
+    n = store.trim(limit)
+    click.echo(f"sgcc: evicted {n} entries; {_human(store.size())} remain in {store.root}")
+
+
+@cache_group.command(name="verify")
+def cache_verify() -> None:
+    """Check every entry's integrity and screen the code it would substitute.
+
+    A cache shared by a team (a project's cache/ directory) is code that builds will use:
+    run this after pulling one. Corrupt entries are removed; entries whose code fails the
+    screen are reported and removed.
+    """
+    from sgcc.cache import store as cache
+    from sgcc.verify import screen
+
+    store = _store()
+    bad = 0
+    total = 0
+    for key in store.keys():
+        total += 1
+        entry = store.read(key)
+        if entry is None:
+            bad += 1
+            click.echo(f"{key[:16]}  corrupt: removed")
+            continue
+        for fn, text in (cache.substitution(entry) or {}).items():
+            verdict = screen.screen_text(text, may_define=frozenset([fn, *entry.get("functions", {})]))
+            if not verdict.ok:
+                bad += 1
+                store.delete(key)
+                click.echo(f"{key[:16]}  {fn}: {verdict.reason}: removed")
+                break
+    click.echo(f"sgcc: {total} entries checked, {bad} removed")
+    if bad:
+        raise click.exceptions.Exit(1)  # the summary above is the message; run_command returns the status

@@ -1,0 +1,89 @@
+"""The ``sgcc`` click group and the boundary where a tool command's errors become messages.
+
+:func:`run_command` is the one place where :class:`~sgcc.errors.SgccError` is reported as
+``sgcc: error: ...`` (with its hint) and exit status 1; usage errors exit with 2, as click
+does. Each command lives in a module of its own (``sgcc.cli.functions``, ``sgcc.cli.optimize``,
+``sgcc.cli.cache``, ``sgcc.cli.config``, ``sgcc.cli.models``; the research commands in
+``sgcc.lab.bench_cmd`` and ``sgcc.lab.dataset_cmd``) and is registered here.
+"""
+
+from __future__ import annotations
+
+import click
+
+from sgcc import __version__
+from sgcc.cli.cache import cache_group, stats
+from sgcc.cli.config import config_command
+from sgcc.cli.functions import functions
+from sgcc.cli.models import models_command
+from sgcc.cli.optimize import optimize
+from sgcc.errors import SgccError
+from sgcc.lab.bench_cmd import bench
+from sgcc.lab.dataset_cmd import dataset
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    invoke_without_command=False,
+)
+def cli() -> None:
+    """sgcc: a gcc drop-in that makes C programs faster than gcc -O3 and never makes them wrong.
+
+    Any command line that does not start with one of the commands below is a gcc command
+    line: `sgcc -O3 -c foo.c`, `CC=sgcc make`, `CC="sgcc gcc" make`.
+    """
+
+
+@cli.command()
+def version() -> None:
+    """Print sgcc's version."""
+    click.echo(f"sgcc {__version__}")
+
+
+@cli.command(name="help")
+@click.argument("command", required=False)
+@click.pass_context
+def help_command(ctx: click.Context, command: str | None) -> None:
+    """Show help for sgcc or one of its commands."""
+    group = ctx.parent.command if ctx.parent else cli
+    if command:
+        sub = cli.get_command(ctx, command)
+        if sub is None:
+            raise click.UsageError(f"no such command: {command}")
+        with click.Context(sub, info_name=command, parent=ctx.parent) as subctx:
+            click.echo(sub.get_help(subctx))
+        return
+    click.echo(group.get_help(ctx.parent or ctx))
+
+
+# Registered in the order the help lists them (click sorts by name anyway).
+for _command in (functions, optimize, models_command, stats, cache_group, config_command, dataset, bench):
+    cli.add_command(_command)
+
+
+def run_command(args: list[str]) -> int:
+    """Run the tool command ``args`` (argv without the program name) and return its exit status.
+
+    The one place a tool command's errors are turned into messages and exit codes: an
+    :class:`SgccError` is ``sgcc: error: ...`` and 1, a usage error click's message and 2, an
+    interrupt ``sgcc: interrupted`` and 130, ``ctx.exit(n)`` in a command is ``n``.
+    """
+    try:
+        # Not standalone: click returns instead of exiting, so the errors are reported here.
+        status = cli.main(args=args, prog_name="sgcc", standalone_mode=False)
+    except SgccError as exc:
+        click.echo(exc.render(), err=True)
+        return 1
+    except click.exceptions.Abort:
+        click.echo("sgcc: interrupted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("sgcc: interrupted", err=True)
+        return 130
+    # click returns the code of a `ctx.exit(n)` (and of --help: 0); commands themselves return None.
+    return status if isinstance(status, int) else 0

@@ -1,0 +1,146 @@
+"""``sgcc optimize``: one program against its tests, or with ``--project`` a whole project."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from sgcc.cli.request import request_from_options
+from sgcc.errors import SgccError
+from sgcc.fsutil import atomic_write
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True})
+@click.argument("source", type=click.Path(dir_okay=False, path_type=Path), required=False)
+@click.argument("gcc_flags", nargs=-1, type=click.UNPROCESSED)
+@click.option("--tests", "tests", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory of NAME.in (stdin) and optional NAME.out (expected stdout) files.")
+@click.option("-o", "output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the optimized program (the baseline if nothing is proven better).")
+@click.option("--project", "project", type=click.Path(file_okay=False, path_type=Path),
+              help="Optimize the project built in this directory (see [project] in its sgcc.toml) instead of SOURCE.")
+@click.option("--build", "build", metavar="COMMAND", default=None,
+              help="--project: the build command (default: [project] build, else make); must use $CC or {sgcc}.")
+@click.option("--binary", "binary", metavar="PATH", default=None,
+              help="--project: the program the build produces, relative to the project directory.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the full report as JSON to this file.")
+@click.option("--candidates", "candidates", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Replay candidates: DIR/FUNC.s or DIR/FUNC/*.s (may be repeated).")
+@click.option("--generators", "generators", metavar="LIST", default=None,
+              help="Candidate generators: auto (default), replay, llm, variants, pgo, layout; '-NAME' removes one.")
+@click.option("--budget", metavar="BUDGET", default=None,
+              help="Search budget for the program: seconds ('300s', '5m'), candidates ('40') or both ('300s,40').")
+@click.option("--model", metavar="PATH|NAME", default=None,
+              help="GGUF model for the llm generator (see `sgcc models`).")
+@click.option("--endpoint", metavar="URL", default=None,
+              help="OpenAI-compatible chat endpoint for the llm generator (llama.cpp server, vLLM, Ollama).")
+@click.option("--samples", type=int, default=None, help="llm: answers per function and round (best-of-N).")
+@click.option("--rounds", type=int, default=None, help="llm: refinement rounds after the first answers.")
+@click.option("--temperature", type=float, default=None, help="llm: sampling temperature (default 0.5).")
+@click.option("--max-tokens", type=int, default=None, help="llm: most tokens per answer (default 2000).")
+@click.option("--context", type=int, default=None,
+              help="llm: context size in tokens of a local model (default: the model's own, at most 8192).")
+@click.option("--threads", type=int, default=None, help="llm: CPU threads for a local model (default: all cores).")
+@click.option("--isa", type=click.Choice(["flags", "native"]), default=None,
+              help="Instructions candidates may use: what the flags promise (default) or all this CPU has.")
+@click.option("--min-gain", type=float, default=None,
+              help="Minimum speedup the lower confidence bound must clear (0.03 = 3%).")
+@click.option("--timing-rounds", type=int, default=None, help="Paired timing rounds per comparison (default 20).")
+@click.option("--test-timeout", type=float, default=None, help="Seconds one test run may take.")
+@click.option("--jobs", "-j", type=int, default=None, help="Parallel builds and tests (default: one per core).")
+@click.option("--seed", type=int, default=None, help="Seed for timing order and sampling (reproducible runs).")
+@click.option("--keep-temps", is_flag=True, default=None, help="Keep the work directory for debugging.")
+@click.option("--no-cache", "no_cache", is_flag=True, default=False,
+              help="Neither read nor write the verdict cache.")
+@click.option("--refresh", is_flag=True, default=False,
+              help="Search again where the cache already holds a verdict for this search (and store the new one).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display and no summary.")
+def optimize(source, gcc_flags, tests, output, project, build, binary, report_path, candidates, generators, budget,
+             model, endpoint, samples, rounds, temperature, max_tokens, context, threads, isa, min_gain, timing_rounds,
+             test_timeout, jobs, seed, keep_temps, no_cache, refresh, quiet):
+    """Optimize one C program against its tests: prove each candidate correct and faster, or drop it.
+
+    GCC_FLAGS are the flags of the baseline build (default -O3), e.g. `-O3 -lm`. The result
+    OUT always passes every test: it is the baseline with every proven-faster function
+    substituted, or the baseline itself. Verdicts go to the cache, so a later `CC=sgcc make`
+    of the same code builds the optimized program without searching.
+
+    With --project DIR, the whole project built in DIR is optimized: sgcc builds it with
+    CC=sgcc, searches the translation units where the tests spend time, stores the verdicts,
+    and rebuilds the tree from the cache (see [project] in sgcc.toml).
+    """
+    from sgcc.engine.optimize import optimize as run_optimize
+    from sgcc.progress import Progress
+
+    if project is not None:
+        if source is not None:
+            raise click.UsageError("give SOURCE or --project, not both")
+    else:
+        if source is None:
+            raise click.UsageError("missing SOURCE (or --project DIR)")
+        if tests is None or output is None:
+            raise click.UsageError("SOURCE needs --tests DIR and -o OUT")
+    flags = list(gcc_flags)
+    if not any(f.startswith("-O") for f in flags):
+        flags.insert(0, "-O3")
+    for bad in ("-c", "-S", "-E", "-o"):
+        if bad in flags:
+            raise click.UsageError(f"{bad} is not a baseline flag here (sgcc optimize builds the program itself)")
+    cfg, request = request_from_options(
+        {"isa": isa, "min_gain": min_gain, "timing_rounds": timing_rounds,
+         "test_timeout": test_timeout, "jobs": jobs, "keep_temps": keep_temps,
+         "generators": generators, "budget": budget, "model": model, "endpoint": endpoint,
+         "samples": samples, "rounds": rounds, "temperature": temperature,
+         "max_tokens": max_tokens, "context": context, "threads": threads,
+         "seed": seed, "cache": False if no_cache else None},
+        source=source or Path("-"), flags=flags, tests=tests or Path("-"), output=output or Path("-"),
+        replay_dirs=candidates, refresh=refresh, cwd=project.resolve() if project is not None else None)
+    if project is not None:
+        _optimize_project(project, cfg, request, build, binary, tests, report_path, quiet, no_cache)
+        return
+    progress = Progress(enabled=not quiet)
+    try:
+        report = run_optimize(request, progress)
+    finally:
+        progress.done()
+    # A generator that could not run (a missing or corrupt model, an unreachable endpoint) did
+    # not stop the run: OUT holds gcc's program or what the others proved. Say so, and fail.
+    failed = [g for g in request.generators if getattr(g, "error", None) is not None]
+    for gen in failed:
+        report.notes.append(f"the {gen.name} generator could not run: {gen.error.message}")
+    if report_path is not None:
+        atomic_write(report_path, report.to_json() + "\n")
+    if not quiet:
+        click.echo(report.summary(), err=True)
+    if failed:
+        err = failed[0].error
+        raise SgccError(f"the {failed[0].name} generator could not run: {err.message} "
+                        f"({output} was still written and passes every test)", hint=err.hint)
+
+
+def _optimize_project(directory: Path, cfg, request, build, binary, tests, report_path, quiet, no_cache) -> None:
+    from sgcc.progress import Progress
+    from sgcc.project.optimize import Project, ProjectSpec
+
+    if no_cache:
+        raise click.UsageError("--project works through the cache (the rebuilt tree takes its winners from it)")
+    root = directory.resolve()
+    if cfg.project_file is not None and cfg.project_file.parent != root:
+        table = {}  # an sgcc.toml above the project describes some other project
+    else:
+        table = cfg.project
+    spec = ProjectSpec.from_table(root, table, build=build, binary=binary,
+                                  tests=str(tests) if tests is not None else None)
+    progress = Progress(enabled=not quiet)
+    runner = Project(spec, request, cfg, progress)
+    try:
+        report = runner.run()
+    finally:
+        progress.done()
+        runner.close()
+    if report_path is not None:
+        atomic_write(report_path, report.to_json() + "\n")
+    if not quiet:
+        click.echo(report.summary(), err=True)
