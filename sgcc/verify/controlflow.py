@@ -394,7 +394,7 @@ class Frame:
         self.regs, self.slots = regs, slots
 
     @classmethod
-    def entry(cls) -> "Frame":
+    def entry(cls) -> Frame:
         regs = [UNKNOWN] * 16
         regs[RSP] = ENTRY
         return cls(tuple(regs), frozenset({(ENTRY, RETURN_ADDRESS)}))
@@ -405,7 +405,7 @@ class Frame:
     def __hash__(self) -> int:
         return hash((self.regs, self.slots))
 
-    def merge(self, other: "Frame") -> "Frame":
+    def merge(self, other: Frame) -> Frame:
         regs = tuple(a if a == b else UNKNOWN for a, b in zip(self.regs, other.regs))
         return Frame(regs, self.slots & other.slots)
 
@@ -556,7 +556,7 @@ def validate(candidate: Unit, baseline: Baseline) -> list[Problem]:
             problems.append(Problem(rule, text))
 
     # -- sections ---------------------------------------------------------------------------
-    for idx, sec in enumerate(unit.sections):
+    for sec in unit.sections:
         flags = sec["sh_flags"]
         if flags & _SHF_EXECINSTR and flags & _SHF_WRITE:
             add("section", f"{sec.name} is both writable and executable")
