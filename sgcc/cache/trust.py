@@ -1,0 +1,120 @@
+"""Who may put code into a build: cache entries carry an HMAC by a trusted key.
+
+A cache entry is code. Anyone who can write to the cache directory (a shared cache, a
+project's checked-in ``cache_dir``, a remote store) could otherwise edit an entry, recompute
+its checksum and have every later ``sgcc -O3`` build assemble their text. So an entry is used
+by a plain build only when it carries a valid HMAC-SHA256 by a key the user trusts:
+
+* **the user's own key**, 32 random bytes created on first use next to the user's
+  configuration file (``signing.key``, mode 0600). sgcc signs with it only what it has
+  validated itself (text screen, object checks, control-flow proof, tests and timing);
+* **team keys** named in the configuration (``signing_key`` to sign with a shared key,
+  ``trusted_keys`` for more keys to accept), for caches a team shares.
+
+Entries signed by no trusted key, and entries of the old checksum-only format, are ignored
+(counted as ``untrusted`` in ``sgcc stats``). A key file must not be writable by others.
+
+Kept lean: the drop-in compile imports this module on a cache hit only.
+"""
+
+from __future__ import annotations
+
+import os
+
+#: Bytes of a key sgcc creates.
+KEY_BYTES = 32
+#: Largest key file read (a key is a secret, not a document).
+MAX_KEY_FILE = 4096
+
+
+class KeyFileError(Exception):
+    """A key file that cannot be used (missing, unreadable, writable by others, empty)."""
+
+
+def user_key_path() -> str:
+    """The user's own signing key: ``signing.key`` beside the user configuration file."""
+    override = os.environ.get("SGCC_CONFIG")
+    if override:
+        return os.path.join(os.path.dirname(os.path.abspath(override)), "signing.key")
+    base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
+    return os.path.join(base, "sgcc", "signing.key")
+
+
+def _read_key(path: str) -> bytes:
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise KeyFileError(f"cannot open key file {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise KeyFileError(f"key file {path} is not a regular file")
+        if st.st_mode & 0o022:
+            raise KeyFileError(f"key file {path} is writable by others (chmod go-w)")
+        data = os.read(fd, MAX_KEY_FILE + 1)
+    finally:
+        os.close(fd)
+    key = data.strip()
+    if not key or len(data) > MAX_KEY_FILE:
+        raise KeyFileError(f"key file {path} is empty or too large")
+    return key
+
+
+def load_key(path: str, *, create: bool = False) -> bytes:
+    """The key in ``path``; with ``create``, a new random key is made there first if none
+    exists (mode 0600; a concurrent creator's key wins and is read back)."""
+    if create and not os.path.exists(path):
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(os.urandom(KEY_BYTES).hex().encode() + b"\n")
+    return _read_key(path)
+
+
+def key_id(key: bytes) -> str:
+    """A short public name of a key (its hash), written next to a signature."""
+    import hashlib
+
+    return hashlib.sha256(b"sgcc-key-id\0" + key).hexdigest()[:16]
+
+
+class Keyring:
+    """The key that signs new entries and every key whose signatures are accepted."""
+
+    def __init__(self, signing: bytes, trusted: list[bytes] = ()):
+        self.signing = signing
+        self.keys = {key_id(k): k for k in [signing, *trusted]}
+        self.signing_id = key_id(signing)
+
+    @classmethod
+    def load(cls, signing_key: str | None = None, trusted_keys: list[str] | tuple = (),
+             *, create: bool = True) -> Keyring:
+        """The keyring of these settings: ``signing_key`` (a path; default the user's own key,
+        created on first use) and ``trusted_keys`` (paths). Raises :class:`KeyFileError`."""
+        signing = load_key(signing_key or user_key_path(), create=create and not signing_key)
+        return cls(signing, [load_key(p) for p in trusted_keys])
+
+    def sign(self, body: bytes) -> str:
+        """``KEYID:HMAC`` of ``body`` under the signing key."""
+        import hashlib
+        import hmac
+
+        return f"{self.signing_id}:{hmac.new(self.signing, body, hashlib.sha256).hexdigest()}"
+
+    def verify(self, signature: str, body: bytes) -> bool:
+        """Whether ``signature`` is a valid HMAC of ``body`` by a trusted key."""
+        import hashlib
+        import hmac
+
+        kid, _, mac = signature.partition(":")
+        key = self.keys.get(kid)
+        if key is None or not mac:
+            return False
+        return hmac.compare_digest(hmac.new(key, body, hashlib.sha256).hexdigest(), mac)

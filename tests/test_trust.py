@@ -1,0 +1,64 @@
+"""Cache-entry signatures (sgcc.cache.trust): only a trusted key's HMAC makes an entry usable."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from sgcc.cache import trust
+
+
+def test_the_user_key_is_created_once_private(tmp_path, monkeypatch):
+    monkeypatch.setenv("SGCC_CONFIG", str(tmp_path / "cfg" / "config.toml"))
+    path = trust.user_key_path()
+    assert path == str(tmp_path / "cfg" / "signing.key")
+    ring = trust.Keyring.load()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert trust.Keyring.load().signing == ring.signing  # the same key the second time
+    assert len(ring.signing) == 2 * trust.KEY_BYTES
+
+
+def test_signatures_verify_only_for_the_same_body_and_a_trusted_key(tmp_path):
+    mine = trust.Keyring(b"k" * 32)
+    sig = mine.sign(b"body")
+    assert mine.verify(sig, b"body")
+    assert not mine.verify(sig, b"body!")
+    assert not trust.Keyring(b"other").verify(sig, b"body")
+    assert not mine.verify("", b"body") and not mine.verify("nokey:abc", b"body")
+    # A checksum is no signature: the old header's sha256 does not pass.
+    import hashlib
+
+    assert not mine.verify(hashlib.sha256(b"body").hexdigest(), b"body")
+
+
+def test_team_keys_are_accepted_when_trusted(tmp_path):
+    team = tmp_path / "team.key"
+    team.write_text("team-secret\n")
+    team.chmod(0o600)
+    signed_by_team = trust.Keyring(b"team-secret").sign(b"entry")
+    alone = trust.Keyring(b"mine")
+    assert not alone.verify(signed_by_team, b"entry")
+    ring = trust.Keyring(b"mine", [trust.load_key(str(team))])
+    assert ring.verify(signed_by_team, b"entry")
+    signing_with_team = trust.Keyring.load(signing_key=str(team))
+    assert signing_with_team.sign(b"entry") == signed_by_team
+
+
+def test_unusable_key_files_are_refused(tmp_path):
+    loose = tmp_path / "loose.key"
+    loose.write_text("secret\n")
+    loose.chmod(0o666)
+    with pytest.raises(trust.KeyFileError, match="writable by others"):
+        trust.load_key(str(loose))
+    empty = tmp_path / "empty.key"
+    empty.write_text("")
+    empty.chmod(0o600)
+    with pytest.raises(trust.KeyFileError, match="empty"):
+        trust.load_key(str(empty))
+    with pytest.raises(trust.KeyFileError, match="cannot open"):
+        trust.load_key(str(tmp_path / "missing.key"))
+    os.mkfifo(tmp_path / "fifo.key", 0o600)
+    with pytest.raises(trust.KeyFileError, match="not a regular file"):
+        trust.load_key(str(tmp_path / "fifo.key"))
