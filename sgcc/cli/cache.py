@@ -143,7 +143,10 @@ def cache_trim(max_size: str | None) -> None:
     from sgcc import config as configmod
 
     store = _store()
-    limit = configmod.parse_size(max_size) if max_size else store.max_bytes
+    try:
+        limit = configmod.parse_size(max_size) if max_size else store.max_bytes
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--max-size'") from None
     n = store.trim(limit)
     click.echo(f"sgcc: evicted {n} entries; {_human(store.size())} remain in {store.root}")
 

@@ -9,6 +9,8 @@ does. Each command lives in a module of its own (``sgcc.cli.functions``, ``sgcc.
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from sgcc import __version__
@@ -77,13 +79,26 @@ def run_command(args: list[str]) -> int:
     except click.exceptions.Abort:
         click.echo("sgcc: interrupted", err=True)
         return 130
+    except click.UsageError as exc:
+        # Bad input is an `sgcc: error:` line like any other, with the usage as the hint.
+        click.echo(f"sgcc: error: {exc.format_message()}", err=True)
+        if exc.ctx is not None:
+            usage = exc.ctx.get_usage().replace("\n", " ")
+            click.echo(f"sgcc: hint: {usage} (see '{exc.ctx.command_path} --help')", err=True)
+        return exc.exit_code
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"sgcc: error: {exc.format_message()}", err=True)
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except KeyboardInterrupt:
         click.echo("sgcc: interrupted", err=True)
         return 130
+    except Exception as exc:  # a bug in sgcc: still one line for the user, the details on request
+        if os.environ.get("SGCC_DEBUG"):
+            raise
+        click.echo(f"sgcc: error: internal error ({type(exc).__name__}: {exc})", err=True)
+        click.echo("sgcc: hint: this is a bug in sgcc; SGCC_DEBUG=1 shows where it happened", err=True)
+        return 70  # EX_SOFTWARE
     # click returns the code of a `ctx.exit(n)` (and of --help: 0); commands themselves return None.
     return status if isinstance(status, int) else 0

@@ -11,9 +11,70 @@ from sgcc.errors import SgccError
 from sgcc.fsutil import atomic_write
 
 
-@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True})
+class GccFlagsCommand(click.Command):
+    """A command whose unknown words are gcc's, passed through verbatim.
+
+    click would split an unknown single-dash word into letters and take any letter that is
+    one of sgcc's short options as that option (``-march=...`` held an ``-h``: help and exit
+    0; ``-Dnoisy=1`` became ``-Dn``). So the words are sorted before click sees them, by one
+    rule: a word is sgcc's when it is exactly one of sgcc's option names (``--tests``,
+    ``--tests=DIR``, ``-o``, ``-oOUT``, ``-j``, ``-jN``, ``-q``, ``-h``), together with its value;
+    the first other word not starting with ``-`` (and not the argument of a gcc option such as
+    ``-I DIR``) is SOURCE; every other word, before or after SOURCE, is a gcc flag; after
+    ``--`` every word is a gcc flag.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        from sgcc.dropin.gccargs import SEPARATE_ARG
+
+        takes_value: dict[str, bool] = {}
+        for param in self.params:
+            if isinstance(param, click.Option):
+                for name in (*param.opts, *param.secondary_opts):
+                    takes_value[name] = not (param.is_flag or param.count)
+        for name in ctx.help_option_names:
+            takes_value[name] = False
+        ours: list[str] = []
+        gcc: list[str] = []
+        source_seen = False
+        i = 0
+        while i < len(args):
+            word = args[i]
+            i += 1
+            if word == "--":
+                gcc.extend(args[i:])
+                break
+            name = word.split("=", 1)[0] if word.startswith("--") else word
+            if name in takes_value:
+                ours.append(word)
+                if takes_value[name] and "=" not in word and i < len(args):
+                    ours.append(args[i])
+                    i += 1
+                continue
+            if word[:2] in ("-o", "-j") and len(word) > 2:  # joined values of sgcc's short options
+                ours.extend([word[:2], word[2:]])
+                continue
+            if word.startswith("-") and word != "-":
+                gcc.append(word)
+                if word in SEPARATE_ARG and i < len(args):
+                    gcc.append(args[i])  # -I DIR, -include FILE, --param NAME=VALUE: gcc's
+                    i += 1
+                continue
+            if not source_seen:
+                ours.append(word)
+                source_seen = True
+            else:
+                gcc.append(word)
+        rest = super().parse_args(ctx, ours)
+        ctx.params["gcc_flags"] = tuple(gcc)
+        return rest
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return [*super().collect_usage_pieces(ctx), "[GCC_FLAGS]..."]
+
+
+@click.command(cls=GccFlagsCommand)
 @click.argument("source", type=click.Path(dir_okay=False, path_type=Path), required=False)
-@click.argument("gcc_flags", nargs=-1, type=click.UNPROCESSED)
 @click.option("--tests", "tests", type=click.Path(file_okay=False, path_type=Path),
               help="Directory of NAME.in (stdin) and optional NAME.out (expected stdout) files.")
 @click.option("-o", "output", type=click.Path(dir_okay=False, path_type=Path),
@@ -62,7 +123,9 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
              test_timeout, jobs, seed, keep_temps, no_cache, refresh, quiet):
     """Optimize one C program against its tests: prove each candidate correct and faster, or drop it.
 
-    GCC_FLAGS are the flags of the baseline build (default -O3), e.g. `-O3 -lm`. The result
+    GCC_FLAGS are the flags of the baseline build (default -O3), e.g. `-O3 -lm`: every word
+    that is not one of the options below goes to gcc verbatim, before or after SOURCE, and
+    every word after `--` does too. The result
     OUT always passes every test: it is the baseline with every proven-faster function
     substituted, or the baseline itself. Verdicts go to the cache, so a later `CC=sgcc make`
     of the same code builds the optimized program without searching.
@@ -82,6 +145,9 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
             raise click.UsageError("missing SOURCE (or --project DIR)")
         if tests is None or output is None:
             raise click.UsageError("SOURCE needs --tests DIR and -o OUT")
+    for path, what in ((output, "-o"), (report_path, "--report")):
+        if path is not None:
+            _check_writable(path, what)
     flags = list(gcc_flags)
     if not any(f.startswith("-O") for f in flags):
         flags.insert(0, "-O3")
@@ -111,7 +177,7 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
     for gen in failed:
         report.notes.append(f"the {gen.name} generator could not run: {gen.error.message}")
     if report_path is not None:
-        atomic_write(report_path, report.to_json() + "\n")
+        _write_report(report_path, report)
     if not quiet:
         click.echo(report.summary(), err=True)
     if failed:
@@ -141,6 +207,33 @@ def _optimize_project(directory: Path, cfg, request, build, binary, tests, repor
         progress.done()
         runner.close()
     if report_path is not None:
-        atomic_write(report_path, report.to_json() + "\n")
+        _write_report(report_path, report)
     if not quiet:
         click.echo(report.summary(), err=True)
+
+
+def _check_writable(path: Path, what: str) -> None:
+    """Refuse, before any work, an output sgcc could not write at the end: its directory
+    must exist (or be creatable) and take a new file (a probe file is made and removed:
+    permission bits alone do not tell, /proc says yes to root and refuses the write)."""
+    import os
+
+    if path.is_dir():
+        raise click.BadParameter(f"{path} is a directory", param_hint=f"'{what}'")
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        probe = parent / f".sgcc-probe-{os.getpid()}-{os.urandom(4).hex()}"
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise SgccError(f"cannot write {what} {path}", cause=exc,
+                        hint="name a file in a directory you can write to") from exc
+
+
+def _write_report(path: Path, report) -> None:
+    try:
+        atomic_write(path, report.to_json() + "\n")
+    except OSError as exc:
+        raise SgccError(f"cannot write the report {path}", cause=exc) from exc

@@ -16,7 +16,7 @@ import os
 # Driver options whose argument may be the next argv element. Anything sgcc does not know
 # could swallow the next word, so unknown options are harmless only when they cannot take
 # one; the list covers gcc 12's separate-argument options that a C build uses.
-_SEPARATE_ARG = frozenset(
+SEPARATE_ARG = frozenset(
     """
     -o -x -I -D -U -L -l -include -imacros -idirafter -iprefix -iwithprefix -iwithprefixbefore
     -isystem -isysroot -iquote -imultilib -imultiarch -MF -MT -MQ -Xlinker -Xassembler
@@ -142,7 +142,7 @@ class Invocation:
                     i += 1
                     continue
             out.append(a)
-            if a in _SEPARATE_ARG and i + 1 < len(args):
+            if a in SEPARATE_ARG and i + 1 < len(args):
                 out.append(args[i + 1])
                 i += 2
                 continue
@@ -277,7 +277,7 @@ def parse(argv: list[str]) -> Invocation:
         elif a.startswith("--") and a.split("=")[0] not in ("--param", "--std", "--sysroot"):
             # Long options are driver aliases sgcc does not track; let gcc handle them.
             refuse("long-option")
-        if a in _SEPARATE_ARG:  # the bare form; a joined one (-Ifoo) is a single word
+        if a in SEPARATE_ARG:  # the bare form; a joined one (-Ifoo) is a single word
             if nxt is None:
                 refuse("bad-args")
             i += 2
