@@ -18,7 +18,7 @@ import pytest
 from sgcc import proc
 from sgcc.asm.units import AsmFile
 from sgcc.candidates.replay import ReplayGenerator
-from sgcc.engine.optimize import Request, optimize
+from sgcc.engine import Request, optimize
 from tests.conftest import EXAMPLES
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"

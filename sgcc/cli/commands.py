@@ -155,7 +155,7 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
     CC=sgcc, searches the translation units where the tests spend time, stores the verdicts,
     and rebuilds the tree from the cache (see [project] in sgcc.toml).
     """
-    from sgcc.engine.optimize import optimize as run_optimize
+    from sgcc.engine import optimize as run_optimize
     from sgcc.progress import Progress
 
     if project is not None:
@@ -206,11 +206,11 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
 
 def request_from_options(options: dict, *, source: Path, flags: list[str], tests: Path, output: Path,
                          replay_dirs=(), refresh: bool = False, cwd: Path | None = None):
-    """(config, sgcc.engine.optimize.Request) from command-line values (None = not given) layered over
+    """(config, sgcc.engine.Request) from command-line values (None = not given) layered over
     SGCC_* variables and sgcc.toml files: what `sgcc optimize` and `sgcc bench` both run."""
     from sgcc import config as configmod
     from sgcc.candidates import registry
-    from sgcc.engine.optimize import Request
+    from sgcc.engine import Request
 
     cfg = configmod.load(options, cwd=cwd)
     budget_seconds, budget_candidates = configmod.parse_budget(cfg.budget)
