@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
+from sgcc.candidates import Generator
 from sgcc.config import GENERATOR_NAMES
 from sgcc.errors import SgccError
 
@@ -52,7 +53,7 @@ def resolve_names(spec: str, *, have_model: bool, have_replay: bool) -> list[str
     return names
 
 
-def build(cfg, *, replay_dirs=(), names: list[str] | None = None) -> list:
+def build(cfg, *, replay_dirs=(), names: list[str] | None = None) -> list[Generator]:
     """Generator instances for the effective configuration ``cfg`` (:class:`sgcc.config.Config`)."""
     if names is None:
         names = resolve_names(cfg.generators, have_model=bool(cfg.model or cfg.endpoint),

@@ -90,9 +90,9 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
     result["dataset"] = str(dataset)
     if curves_dir is not None:
         result["curve_files"] = [str(p) for p in benchmod.write_curves(result, curves_dir)]
-    from sgcc.engine.report import _finite
+    from sgcc.engine import finite_json
 
-    text = json.dumps(_finite(result), indent=2)
+    text = json.dumps(finite_json(result), indent=2)
     if json_out == "-":
         click.echo(text)
     else:

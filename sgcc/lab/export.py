@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 
 from sgcc.errors import SgccError
+from sgcc.fsutil import atomic_write
 
 DATA_SOURCE = "sgcc/superoptimization"
 ABILITY = "code-optimization"
@@ -129,9 +130,10 @@ def export(dataset: Path, out: Path, *, functions: str = "executed", flags: list
         for row in found:
             row["extra_info"]["index"] = len(rows)
             rows.append(row)
-    from sgcc.cli.commands import _write_atomic
-
-    _write_atomic(Path(out), "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    try:
+        atomic_write(Path(out), "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    except OSError as exc:
+        raise SgccError(f"cannot write {out}", cause=exc) from exc
     if progress:
         progress.done()
     return {"problems": len(problems) - len(skipped), "rows": len(rows), "skipped": skipped, "out": str(out)}
