@@ -24,6 +24,11 @@ dataset if those outputs can judge a candidate, so :func:`build`
 
 Building and testing run in parallel (``jobs`` threads, each driving subprocesses); timing
 runs serially and takes the machine-wide timing lock.
+
+The work is split by job: :mod:`sgcc.lab.dataset_inputs` reads the source directory (1),
+:mod:`sgcc.lab.dataset_checks` compiles, runs, measures and times (2-4),
+:mod:`sgcc.lab.dataset_model` holds the records and limits; this module drives the build
+and writes the dataset (5).
 """
 
 from __future__ import annotations
