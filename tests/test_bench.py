@@ -187,7 +187,8 @@ def test_baseline_links_libm_programs(tmp_path):
     d = tmp_path / "roots"
     (d / "tests").mkdir(parents=True)
     (d / "roots.c").write_text('#include <math.h>\n#include <stdio.h>\n'
-                               'int main(void) { volatile double n = 0; if (scanf("%lf", (double *)&n) != 1) return 1;\n'
+                               'int main(void) { volatile double n = 0;\n'
+                               '  if (scanf("%lf", (double *)&n) != 1) return 1;\n'
                                '  printf("%.3f\\n", sqrt(n)); return 0; }\n')
     (d / "tests" / "a.in").write_text("2\n")
     problem = benchmod.discover(tmp_path)[0]

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from sgcc.lab import dataset, dataset_checks, dataset_model
 from sgcc.errors import SgccError
+from sgcc.lab import dataset, dataset_checks, dataset_model
 
 FAST = dict(rounds=2, min_sample=0.005, jobs=2, timeout=10.0, seed=1)
 

@@ -15,9 +15,9 @@ import pytest
 
 from sgcc import proc
 from sgcc.candidates import llm as llmgen
+from sgcc.engine import Request, optimize
 from sgcc.errors import SgccError
 from sgcc.llm.backends import ScriptedBackend
-from sgcc.engine import Request, optimize
 from tests.conftest import EXAMPLES
 from tests.test_llm_remote import Server, _ok
 
@@ -201,7 +201,8 @@ def test_from_config(tmp_path):
 
 
 def test_the_compile_path_never_imports_the_llm():
-    code = ("import sys, sgcc.cli, sgcc.dropin.driver, sgcc.cli.commands, sgcc.candidates.registry, sgcc.candidates.llm\n"
+    code = ("import sys, sgcc.cli, sgcc.dropin.driver, sgcc.cli.commands, sgcc.candidates.registry, "
+            "sgcc.candidates.llm\n"
             "bad = sorted(m for m in sys.modules if m == 'llama_cpp' or m.startswith(('llama_cpp.', 'sgcc.llm')))\n"
             "assert not bad, bad\n"
             "import sgcc.llm.backends, sgcc.llm.models, sgcc.llm.prompt\n"

@@ -152,7 +152,8 @@ def test_cli_optimize_writes_report_and_output(tmp_path, sgcc_exe):
     for bad in (POPCOUNT / "bad").glob("*.s"):
         (cands / bad.name).write_text(bad.read_text())
     r = proc.run([sgcc_exe, "optimize", str(POPCOUNT / "popcount.c"), "-O3", "--tests", str(POPCOUNT / "tests"),
-                  "-o", str(out), "--candidates", str(cands.parent), "--generators", "replay", "--timing-rounds", "5", "--report",
+                  "-o", str(out), "--candidates", str(cands.parent), "--generators", "replay", "--timing-rounds", "5",
+                  "--report",
                   str(report_path)], timeout=300)
     assert r.returncode == 0, r.stderr.decode()
     data = json.loads(report_path.read_text())

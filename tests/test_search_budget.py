@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 
-from sgcc.verify import timing
 from sgcc.engine.budget import Budget
+from sgcc.verify import timing
 
 
 class _Unit:

@@ -90,7 +90,7 @@ class Generator(abc.ABC):
 
     name: str = ""
 
-    def prepare(self, context: Context) -> None:
+    def prepare(self, context: Context) -> None:  # noqa: B027 - an optional hook: nothing by default
         """Called once, after the baseline is built and the tests are recorded, before round
         0: for work shared by every unit, such as compiling the whole translation unit under
         other flags or a profiling build. ``context`` gives the baseline, the sandbox, the
@@ -120,5 +120,5 @@ class Generator(abc.ABC):
     #: the caller to report after the run; ``None`` when it ran.
     error = None
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook: nothing by default
         """Called when the run ends, successful or not: release models, processes, files."""

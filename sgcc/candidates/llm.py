@@ -152,7 +152,8 @@ class LLMGenerator(Generator):
         origin = f"round {round_no}, sample {sample + 1}/{self.samples}"
         meta = {"round": round_no, "sample": sample + 1}
         if self.error is not None:  # another sample of this batch found the backend gone
-            return Candidate(function, NAME, "", origin=origin, meta=meta, skip=f"llm unavailable: {self.error.message}")
+            return Candidate(function, NAME, "", origin=origin, meta=meta,
+                             skip=f"llm unavailable: {self.error.message}")
         self._say(f"llm: {where}: generating")
 
         def progress(tokens: int, seconds: float) -> None:

@@ -19,7 +19,9 @@ The public API, which the command line, :mod:`sgcc.project` and the research har
 - :func:`problem_figures`, :func:`best_of`, :func:`clip`: the papers' per-problem figures;
 - :data:`MAX_CONFIRMATIONS`, :class:`Budget`, :data:`BUDGET_REACHED`: how winners are
   confirmed and how the search is bounded;
-- :func:`target_for`: the instruction set candidates may use for given flags.
+- :func:`target_for`: the instruction set candidates may use for given flags;
+- the modules :mod:`sgcc.engine.profile` (``function_weights``: where the tests spend
+  instructions) and :mod:`sgcc.engine.explain` (what a candidate changed in machine code).
 
 The stages a candidate goes through are named by :class:`sgcc.stages.Stage`. Modules, in
 pipeline order: ``request``, ``baseline``, ``pipeline``, ``budget``, ``search``,
@@ -30,8 +32,8 @@ The engine never imports :mod:`sgcc.lab`.
 
 from sgcc.engine.baseline import build_baseline, target_for
 from sgcc.engine.budget import BUDGET_REACHED, Budget
-from sgcc.engine.figures import best_of, clip, problem_figures
 from sgcc.engine.driver import Engine, optimize
+from sgcc.engine.figures import best_of, clip, problem_figures
 from sgcc.engine.pipeline import Pipeline
 from sgcc.engine.report import CandidateResult, Report, estimate_dict, finite_json
 from sgcc.engine.request import Program, Request

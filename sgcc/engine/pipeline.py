@@ -46,7 +46,7 @@ class Pipeline:
         """Substitute, assemble, check and link; return the binary or None (result says why)."""
         from sgcc.verify import screen
 
-        for name, text in replacements.items():
+        for text in replacements.values():
             # The program's own function names may look like C library ones (read, send...).
             verdict = screen.screen_text(text, may_define=program.defined)
             if not verdict.ok:

@@ -124,24 +124,26 @@ class Search:
             report.candidates.append(res)
             history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
 
+        batch: list[tuple[str, Candidate]] = []  # this round's: (the unit it is charged to, the candidate)
+        pending: set[tuple[str, str]] = set()  # this round's candidate keys
+
+        def offer(cand: Candidate, unit_name: str, budgeted: bool = True) -> None:
+            res = triage(cand, baseline_text, seen)
+            if res is not None:
+                report.candidates.append(res)
+                history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+            elif candidate_key(cand) in pending:
+                skipped(cand, "same text as another candidate of this round")
+            elif budgeted and not budget.allows(unit_name):
+                skipped(cand, BUDGET_REACHED, unit_name)
+            else:
+                pending.add(candidate_key(cand))
+                batch.append((unit_name, cand))
+                budget.count(unit_name)
+
         for round_no in range(max(1, req.max_generator_rounds)):
-            batch: list[tuple[str, Candidate]] = []  # (the unit it is charged to, the candidate)
-            pending: set[tuple[str, str]] = set()
-
-            def offer(cand: Candidate, unit_name: str, budgeted: bool = True) -> None:
-                res = triage(cand, baseline_text, seen)
-                if res is not None:
-                    report.candidates.append(res)
-                    history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
-                elif candidate_key(cand) in pending:
-                    skipped(cand, "same text as another candidate of this round")
-                elif budgeted and not budget.allows(unit_name):
-                    skipped(cand, BUDGET_REACHED, unit_name)
-                else:
-                    pending.add(candidate_key(cand))
-                    batch.append((unit_name, cand))
-                    budget.count(unit_name)
-
+            batch.clear()
+            pending.clear()
             if round_no == 0:
                 for cand in cached:
                     offer(cand, cand.function, budgeted=False)  # re-validating earlier winners

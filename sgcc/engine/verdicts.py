@@ -106,7 +106,8 @@ class Verdicts:
                 complete = searched.get(fn, True)
                 if fn in shipped_fns:
                     res = by_fn[fn]
-                    generator = res.meta.get("cached_from", res.generator) if res.generator == "cache" else res.generator
+                    cached = res.generator == "cache"
+                    generator = res.meta.get("cached_from", res.generator) if cached else res.generator
                     verdict = {"winner": confirmed[fn].text, "also": dict(confirmed[fn].also or {}),
                                "generator": generator, "speedup": res.speedup,
                                "low": res.ci_low, "high": res.ci_high, "complete": complete}

@@ -186,7 +186,7 @@ def run(problems: list[Problem], make_request: Callable, opts: Options, *, log=N
                         "settings": {"flags": opts.flags, "timing_rounds": opts.timing_rounds,
                                      "min_gain": opts.min_gain, "jobs": opts.jobs, "seed": opts.seed}}
         result["curves"] = curves(rows)
-        ok = [p for p, r in zip(problems, rows) if "error" not in r]
+        ok = [p for p, r in zip(problems, rows, strict=True) if "error" not in r]
         if opts.aa:
             t0 = time.perf_counter()
             sample = ok if len(ok) <= opts.aa_max else random.Random(opts.seed).sample(ok, opts.aa_max)
@@ -294,7 +294,8 @@ def render(result: dict) -> str:
     for r in rows:
         h = r["honest"]
         ci = f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}]"
-        what = r.get("error", ", ".join(f"{fn} ({h.get('generators', {}).get(fn, '?')})" for fn in h["functions"]) or "-")
+        what = r.get("error", ", ".join(f"{fn} ({h.get('generators', {}).get(fn, '?')})"
+                                        for fn in h["functions"]) or "-")
         lines.append(f"{r['name']:22} {r['candidates']:5d} {str(r['compiled']):>8} {str(r['passed']):>6} "
                      f"{r['speedup']:7.3f} {h['speedup']:8.3f} {ci:>17}  {what[:24]:24} {r['seconds']:6.1f}")
     p, h = result["paper"], result["honest"]

@@ -46,10 +46,18 @@ from sgcc import proc
 from sgcc.errors import SgccError
 from sgcc.lab.dataset_checks import prepare_problem, time_problem
 from sgcc.lab.dataset_inputs import discover, read_capped
-from sgcc.lab.dataset_model import (FORMAT, FORMAT_VERSION, MAX_CANDIDATE, MAX_CANDIDATE_FILES, MAX_OUTPUT, NAME,
-                                    Coverage, Outcome, Problem)
+from sgcc.lab.dataset_model import (
+    FORMAT,
+    FORMAT_VERSION,
+    MAX_CANDIDATE,
+    MAX_CANDIDATE_FILES,
+    MAX_OUTPUT,
+    NAME,
+    Coverage,
+    Outcome,
+    Problem,
+)
 from sgcc.verify.sandbox import Sandbox
-
 
 # --------------------------------------------------------------------------- writing
 
@@ -184,7 +192,8 @@ def build(src_dir: Path, out: Path, *, keep_top: int | None = None, jobs: int = 
 
     problems, dropped = discover(src_dir)
     if not problems and not dropped:
-        raise SgccError(f"no C programs in {src_dir}", hint="put NAME.c with NAME.in (or NAME/NAME.c with NAME/tests/*.in) there")
+        raise SgccError(f"no C programs in {src_dir}",
+                        hint="put NAME.c with NAME.in (or NAME/NAME.c with NAME/tests/*.in) there")
     jobs = jobs or os.cpu_count() or 1
     work = Path(tempfile.mkdtemp(prefix="sgcc-dataset-"))
     # 0711 down to each coverage directory: as root, coverage builds run as nobody, who must
@@ -222,7 +231,8 @@ def build(src_dir: Path, out: Path, *, keep_top: int | None = None, jobs: int = 
             "seconds": round(time.monotonic() - started, 1),
             "totals": summarize(kept, dropped, unselected),
             "problems": [_problem_dict(o) for o in kept],
-            "dropped": [{"name": o.name, "stage": o.stage, "reason": o.reason} for o in sorted(dropped, key=lambda o: o.name)],
+            "dropped": [{"name": o.name, "stage": o.stage, "reason": o.reason}
+                        for o in sorted(dropped, key=lambda o: o.name)],
             "not_selected": [
                 {"name": o.name, "speedup_o0_o3": round(o.speedup.speedup, 3)} for o in unselected
             ],
@@ -282,7 +292,8 @@ def format_summary(data: dict) -> str:
     for p in data["problems"]:
         s, cv = p["speedup_o0_o3"], p["coverage"]
         lines.append(f"  {p['name']:<{width}}  {len(p['tests'])} tests  O0->O3 {s['estimate']:5.2f}x "
-                     f"[{s['low']:.2f}, {s['high']:.2f}]  lines {cv['line_pct']:5.1f}%  branches {cv['branch_pct']:5.1f}%")
+                     f"[{s['low']:.2f}, {s['high']:.2f}]  lines {cv['line_pct']:5.1f}%  "
+                     f"branches {cv['branch_pct']:5.1f}%")
     for d in data["dropped"]:
         lines.append(f"  {d['name']:<{width}}  DROPPED ({d['stage']}): {d['reason']}")
     return "\n".join(lines)

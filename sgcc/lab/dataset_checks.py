@@ -16,6 +16,7 @@ from sgcc.lab.dataset_model import COMPILE_TIMEOUT, MAX_OUTPUT, Coverage, Droppe
 from sgcc.verify import timing
 from sgcc.verify.sandbox import Sandbox, TestCase
 
+
 def _compile(compiler: str, source: Path, binary: Path, flags: list[str]) -> None:
     """Compile ``source`` to ``binary``; raises :class:`Dropped` with gcc's first error."""
     limits = proc.Limits(cpu=int(COMPILE_TIMEOUT) + 1, address_space=4 << 30, file_size=256 << 20)
@@ -95,7 +96,8 @@ def measure_coverage(compiler: str, source_text: bytes, name: str, tests: list[T
         result = proc.run(argv, cwd=work, timeout=COMPILE_TIMEOUT, capture_limit=1 << 20,
                           limits=proc.Limits(cpu=int(COMPILE_TIMEOUT) + 1, file_size=256 << 20))
         if not result.ok:
-            raise Dropped("coverage", f"does not compile with --coverage: {_first_error(result.stderr.decode('utf-8', 'replace'), work)}")
+            error = _first_error(result.stderr.decode("utf-8", "replace"), work)
+            raise Dropped("coverage", f"does not compile with --coverage: {error}")
     root = os.geteuid() == 0
     if root:
         os.chown(work, proc.NOBODY, proc.NOBODY)

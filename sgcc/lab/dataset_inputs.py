@@ -9,9 +9,19 @@ from pathlib import Path
 
 from sgcc.errors import SgccError
 from sgcc.fsutil import ReadError, read_bounded
-from sgcc.lab.dataset_model import (CANDIDATE_DIRS, MAX_INPUT, MAX_INPUTS, MAX_INPUTS_TOTAL, MAX_SOURCE, NAME,
-                                    Dropped, Outcome, Problem)
+from sgcc.lab.dataset_model import (
+    CANDIDATE_DIRS,
+    MAX_INPUT,
+    MAX_INPUTS,
+    MAX_INPUTS_TOTAL,
+    MAX_SOURCE,
+    NAME,
+    Dropped,
+    Outcome,
+    Problem,
+)
 from sgcc.verify.sandbox import TestCase
+
 
 def read_capped(path: Path, limit: int, what: str) -> bytes:
     """Read a regular, non-symlink file of at most ``limit`` bytes, or raise :class:`SgccError`.

@@ -79,8 +79,8 @@ def rows_for(directory: Path, *, functions: str = "executed", flags: list[str] |
              data_source: str = DATA_SOURCE, split: str = "train", reward: str | None = None,
              compiler: str = "gcc") -> list[dict]:
     """The VERL rows of one problem directory."""
-    from sgcc.llm.prompt import messages_for
     from sgcc.lab.reward import Problem
+    from sgcc.llm.prompt import messages_for
 
     directory = Path(directory).resolve()
     rows = []

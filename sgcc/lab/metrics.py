@@ -22,7 +22,7 @@ import math
 import random
 from typing import Sequence
 
-from sgcc.engine.figures import best_of, clip
+from sgcc.engine import best_of, clip
 
 
 def quantile(values: Sequence[float], q: float) -> float:

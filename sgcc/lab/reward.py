@@ -151,8 +151,8 @@ class Problem:
     def __init__(self, directory: Path, function: str, flags: list[str] | None = None, *, compiler: str = "gcc",
                  isa: str = "flags", timing_rounds: int = 10, min_sample: float = 0.05, test_timeout: float = 10.0,
                  seed: int | None = None):
-        from sgcc.verify import sandbox as sandboxmod
         from sgcc.engine import Engine, Request
+        from sgcc.verify import sandbox as sandboxmod
 
         self.directory = Path(directory).resolve()
         self.function = function
@@ -185,8 +185,8 @@ class Problem:
 
     def evaluate(self, solution: str, *, timing: bool = True, parsed: bool = False) -> Verdict:
         """Judge a model's raw answer (or, with ``parsed=True``, bare assembly text)."""
-        from sgcc.llm.prompt import parse_answer
         from sgcc.engine import CandidateResult
+        from sgcc.llm.prompt import parse_answer
         from sgcc.verify.timing import TimingRunFailed
 
         if parsed:

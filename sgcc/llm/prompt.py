@@ -272,7 +272,8 @@ def feedback(result, text: str, *, invalid: bool = False, offset: int | None = N
             body = (f"Your assembly is correct (it passes {total}) but not measurably faster than gcc -O3: "
                     f"measured {_fmt_speed(result)}. Make it faster.")
         else:
-            body = f"Your assembly is correct (it passes {total}) but not faster than gcc -O3: {reason}. Make it faster."
+            body = (f"Your assembly is correct (it passes {total}) but not faster than gcc -O3: {reason}. "
+                    "Make it faster.")
     elif stage == Stage.ACCEPTED:
         total = f"all {result.tests_total} tests" if result.tests_total else "all tests"
         body = (f"Your assembly is correct (it passes {total}) and measured {_fmt_speed(result)} "

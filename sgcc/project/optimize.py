@@ -289,9 +289,9 @@ class Project:
         return report
 
     def _rebuild_and_check(self, base_binary: Path, tests, report: ProjectReport) -> dict | None:
+        from sgcc.engine import estimate_dict
         from sgcc.verify import sandbox as sandboxmod
         from sgcc.verify import timing
-        from sgcc.engine import estimate_dict
 
         root = self.spec.root.resolve()
         shipped = [u for u in report.units if u["honest"]["functions"]]
