@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sgcc.engine import MAX_CONFIRMATIONS, best_of
-from sgcc.errors import SgccError
 
 if TYPE_CHECKING:
     from sgcc.lab.bench import Options, Problem
@@ -33,27 +32,23 @@ PAPERS_RUNS = 10
 
 
 class Baseline:
-    """gcc's program for a problem, built the way the engine builds it (-S, assemble, link),
-    with its tests recorded."""
+    """gcc's program for a problem, built by the engine (:func:`sgcc.engine.build_baseline`:
+    -S, assemble, link), with its tests recorded; :meth:`build` builds variants of its
+    assembly the same way."""
 
     def __init__(self, problem: Problem, opts: Options, workdir: Path, sandbox):
-        from sgcc import proc
-        from sgcc.dropin import gccargs
+        from sgcc.engine import Request, build_baseline
         from sgcc.verify import sandbox as sandboxmod
 
         self.problem, self.opts, self.dir = problem, opts, workdir
         workdir.mkdir(parents=True, exist_ok=True)
-        inv = gccargs.parse([*opts.flags, "-c", str(problem.source)])
-        self.asm_flags = inv.flags_without_inputs(drop_dependency_flags=True)
-        s = workdir / "base.s"
-        proc.run([opts.compiler, *opts.flags, "-S", "-o", str(s), str(problem.source)], timeout=300, check=True)
-        self.asm_text = s.read_text(encoding="utf-8", errors="surrogateescape")
-        self.binary = self.build(self.asm_text, "base")
-        if self.binary is None:
-            raise SgccError(f"gcc's own assembly of {problem.name} does not build")
+        program = build_baseline(Request(source=problem.source, flags=list(opts.flags), tests=problem.tests,
+                                         output=workdir / "unused", compiler=opts.compiler), workdir)
+        self.asm_flags, self.asm_text, self.binary = program.asm_flags, program.asm_text, program.binary
         self.tests = sandbox.record(self.binary, sandboxmod.load_tests(problem.tests))
 
     def build(self, asm_text: str, name: str) -> Path | None:
+        """Assemble and link ``asm_text`` as DIR/``name``; None when it does not build."""
         from sgcc import proc
         from sgcc.dropin import gccargs
 
