@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from sgcc import config as configmod  # noqa: E402
 from sgcc.candidates import registry  # noqa: E402
-from sgcc.engine.optimize import Request, optimize  # noqa: E402
+from sgcc.engine import Request, optimize  # noqa: E402
 from sgcc.progress import Progress  # noqa: E402
 
 PROGRAM = r"""

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from sgcc import config as configmod  # noqa: E402
 from sgcc import proc  # noqa: E402
 from sgcc.candidates import registry  # noqa: E402
-from sgcc.engine.optimize import Engine, Request  # noqa: E402
+from sgcc.engine import Engine, Request  # noqa: E402
 from sgcc.progress import Progress  # noqa: E402
 
 CONFIGS = {"variants": ["variants"], "pgo": ["pgo"], "layout": ["layout"], "all": ["variants", "pgo", "layout"]}

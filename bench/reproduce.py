@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sgcc.candidates.replay import ReplayGenerator  # noqa: E402
-from sgcc.engine.optimize import Request, optimize  # noqa: E402
+from sgcc.engine import Request, optimize  # noqa: E402
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from sgcc import proc
 from sgcc.lab import bench as benchmod
+from sgcc.lab import studies
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "examples" / "programs"
@@ -136,7 +137,7 @@ def test_perturb_is_layout_only():
     """Perturbing changes layout directives and order, never gcc's instructions."""
     text = proc.run(["gcc", "-O3", "-S", "-o", "-", str(PROGRAMS / "bitrev" / "bitrev.c")], timeout=60,
                     check=True).stdout.decode()
-    variant, desc = benchmod.perturb(text, random.Random(3))
+    variant, desc = studies.perturb(text, random.Random(3))
     assert variant != text
     layout = (".skip", ".p2align", ".section", ".text")  # what a perturbation may add
 
@@ -159,7 +160,7 @@ def test_discover_only_and_errors(tmp_path):
 
 
 def test_attempts_use_llm_sample_and_round_else_offer_order():
-    from sgcc.engine.report import CandidateResult
+    from sgcc.engine import CandidateResult
 
     def c(id, gen, fn, stage, speedup=None, **meta):
         r = CandidateResult(id=id, function=fn, generator=gen, meta=meta)
@@ -186,10 +187,11 @@ def test_baseline_links_libm_programs(tmp_path):
     d = tmp_path / "roots"
     (d / "tests").mkdir(parents=True)
     (d / "roots.c").write_text('#include <math.h>\n#include <stdio.h>\n'
-                               'int main(void) { volatile double n = 0; if (scanf("%lf", (double *)&n) != 1) return 1;\n'
+                               'int main(void) { volatile double n = 0;\n'
+                               '  if (scanf("%lf", (double *)&n) != 1) return 1;\n'
                                '  printf("%.3f\\n", sqrt(n)); return 0; }\n')
     (d / "tests" / "a.in").write_text("2\n")
     problem = benchmod.discover(tmp_path)[0]
     with Sandbox(timeout=10) as sandbox:
-        base = benchmod.Baseline(problem, benchmod.Options(), tmp_path / "work", sandbox)
+        base = studies.Baseline(problem, benchmod.Options(), tmp_path / "work", sandbox)
         assert base.binary.is_file() and base.tests[0].expected_stdout == b"1.414\n"

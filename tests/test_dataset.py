@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from sgcc.lab import dataset
 from sgcc.errors import SgccError
+from sgcc.lab import dataset, dataset_checks, dataset_model
 
 FAST = dict(rounds=2, min_sample=0.005, jobs=2, timeout=10.0, seed=1)
 
@@ -143,7 +143,7 @@ def test_writes_the_examples_layout_with_recorded_outputs(built):
     # Nothing of the dropped programs, and no temporary directories left beside OUT.
     assert sorted(p.name for p in out.iterdir()) == ["dataset.json", "good"]
     assert [p.name for p in out.parent.iterdir() if p.name.startswith(".")] == []
-    assert json.loads((out / "dataset.json").read_text())["format"] == dataset.FORMAT
+    assert json.loads((out / "dataset.json").read_text())["format"] == dataset_model.FORMAT
 
 
 def test_statistics_are_plausible(built):
@@ -218,7 +218,7 @@ def test_hostile_inputs_are_dropped_with_clear_reasons(tmp_path):
     src.mkdir()
     (src / "big.c").write_text(TRIVIAL)
     with open(src / "big.in", "wb") as fh:  # sparse: costs no disk space
-        fh.truncate(dataset.MAX_INPUT + 1)
+        fh.truncate(dataset_model.MAX_INPUT + 1)
     secret = tmp_path / "secret.c"
     secret.write_text(TRIVIAL)
     (src / "linked.c").symlink_to(secret)
@@ -266,6 +266,6 @@ def test_parse_gcov_json_counts_only_the_named_source():
         ]},
         {"file": "/usr/include/stdio.h", "lines": [{"line_number": 1, "count": 0, "branches": []}]},
     ]}
-    cov = dataset.parse_gcov_json(json.dumps(doc).encode(), "p.c")
+    cov = dataset_checks.parse_gcov_json(json.dumps(doc).encode(), "p.c")
     assert (cov.lines_executed, cov.lines_total, cov.branches_taken, cov.branches_total) == (1, 2, 1, 2)
     assert cov.line_pct == 50.0 and cov.branch_pct == 50.0

@@ -17,7 +17,7 @@ from sgcc import proc
 from sgcc.candidates import llm as llmgen
 from sgcc.errors import SgccError
 from sgcc.llm.backends import ScriptedBackend
-from sgcc.engine.optimize import Request, optimize
+from sgcc.engine import Request, optimize
 from tests.conftest import EXAMPLES
 from tests.test_llm_remote import Server, _ok
 

@@ -6,8 +6,8 @@ import pytest
 
 from sgcc import proc
 from sgcc.asm.units import AsmFile
-from sgcc.llm import prompt
 from sgcc.engine.report import CandidateResult
+from sgcc.llm import prompt
 from tests.conftest import EXAMPLES
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"
@@ -49,7 +49,8 @@ def test_answers_with_exactly_one_block_parse(answer):
     ("   \n", "stop", "the answer is empty"),
     (UNIT, "stop", "no assembly in the answer"),
     ("I cannot optimize this further.", "stop", "no assembly in the answer"),
-    (f"Here is the faster code:\n<assembly>\n{UNIT}</assembly>", "stop", "prose around the assembly: 'Here is the faster"),
+    (f"Here is the faster code:\n<assembly>\n{UNIT}</assembly>", "stop",
+     "prose around the assembly: 'Here is the faster"),
     (f"<assembly>\n{UNIT}</assembly>\nThis uses lea.", "stop", "prose around the assembly: 'This uses lea.'"),
     (f"Sure!\n```asm\n{UNIT}```", "stop", "prose around the assembly in the answer: 'Sure!'"),
     (f"<assembly>\n{UNIT}", "length", "cut off at the token limit before </assembly>"),

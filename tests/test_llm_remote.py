@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from sgcc.llm.backends import (BackendUnavailable, PromptTooLong, RemoteBackend, RequestFailed, chat_url)
+from sgcc.llm.backends import BackendUnavailable, PromptTooLong, RemoteBackend, RequestFailed, chat_url
 
 MESSAGES = [{"role": "user", "content": "Given the following C code..."}]
 
@@ -122,7 +122,8 @@ def test_slow_server_times_out(server):
     server.script = [(200, _ok(), 3.0)]
     backend = RemoteBackend(server.url, model="m", timeout=0.5, retries=2, backoff=0.01)
     started = time.perf_counter()
-    with pytest.raises(RequestFailed, match=r"no answer from http://127\.0\.0\.1:\d+/v1/chat/completions within 0\.5 s") as exc:
+    expected = r"no answer from http://127\.0\.0\.1:\d+/v1/chat/completions within 0\.5 s"
+    with pytest.raises(RequestFailed, match=expected) as exc:
         backend.complete(MESSAGES, max_tokens=10, temperature=0.5)
     assert time.perf_counter() - started < 2.5  # not retried: a timeout would only repeat
     assert "llm_timeout" in exc.value.hint

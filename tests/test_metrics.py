@@ -6,8 +6,8 @@ import statistics
 
 import pytest
 
+from sgcc.engine import CandidateResult, figures
 from sgcc.lab import metrics
-from sgcc.engine.report import CandidateResult
 
 
 def cand(stage, speedup=None, id="c1"):
@@ -50,24 +50,24 @@ def test_problem_figures_best_correct_candidate_clipped():
     cs = [cand("assemble", id="c1"), cand("test", id="c2"), cand("time", 0.9, id="c3"),
           cand("accepted", 1.25, id="c4"), cand("time", 1.1, id="c5")]
     # c4 is the best correct one: 1.25.
-    assert metrics.problem_figures(cs) == {"compiled": True, "passed": True, "speedup": 1.25}
+    assert figures.problem_figures(cs) == {"compiled": True, "passed": True, "speedup": 1.25}
 
 
 def test_problem_figures_slower_correct_clips_to_one():
     # Correct but slower (0.8): the papers fall back to gcc's program, speedup 1.
-    assert metrics.problem_figures([cand("time", 0.8)]) == {"compiled": True, "passed": True, "speedup": 1.0}
+    assert figures.problem_figures([cand("time", 0.8)]) == {"compiled": True, "passed": True, "speedup": 1.0}
 
 
 def test_problem_figures_failures():
     # Assembled and linked but failed a test: compiled, not passed.
-    assert metrics.problem_figures([cand("test")]) == {"compiled": True, "passed": False, "speedup": 1.0}
+    assert figures.problem_figures([cand("test")]) == {"compiled": True, "passed": False, "speedup": 1.0}
     # Never assembled, and a skipped one that was never built (id "-") counts for nothing,
     # even with a stage that would count.
-    assert metrics.problem_figures([cand("assemble"), cand("time", 2.0, id="-")]) == \
+    assert figures.problem_figures([cand("assemble"), cand("time", 2.0, id="-")]) == \
         {"compiled": False, "passed": False, "speedup": 1.0}
-    assert metrics.problem_figures([]) == {"compiled": False, "passed": False, "speedup": 1.0}
+    assert figures.problem_figures([]) == {"compiled": False, "passed": False, "speedup": 1.0}
     # Dicts (a report's JSON) work too.
-    assert metrics.problem_figures([{"id": "c1", "stage": "accepted", "speedup": 1.5}])["speedup"] == 1.5
+    assert figures.problem_figures([{"id": "c1", "stage": "accepted", "speedup": 1.5}])["speedup"] == 1.5
 
 
 def test_paper_row_hand_checked():

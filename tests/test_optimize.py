@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import pytest
 from sgcc import proc
 from sgcc.asm.units import AsmFile
 from sgcc.candidates.replay import ReplayGenerator
-from sgcc.engine.optimize import Request, optimize
+from sgcc.engine import Request, optimize
 from tests.conftest import EXAMPLES
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"
@@ -151,7 +152,8 @@ def test_cli_optimize_writes_report_and_output(tmp_path, sgcc_exe):
     for bad in (POPCOUNT / "bad").glob("*.s"):
         (cands / bad.name).write_text(bad.read_text())
     r = proc.run([sgcc_exe, "optimize", str(POPCOUNT / "popcount.c"), "-O3", "--tests", str(POPCOUNT / "tests"),
-                  "-o", str(out), "--candidates", str(cands.parent), "--generators", "replay", "--timing-rounds", "5", "--report",
+                  "-o", str(out), "--candidates", str(cands.parent), "--generators", "replay", "--timing-rounds", "5",
+                  "--report",
                   str(report_path)], timeout=300)
     assert r.returncode == 0, r.stderr.decode()
     data = json.loads(report_path.read_text())
@@ -215,3 +217,31 @@ def test_libraries_in_the_flags_link_after_the_program(tmp_path):
     assert report.honest["functions"] == []  # no generators: the baseline, built and linked
     r = proc.run([str(tmp_path / "out")], stdin=b"1000\n", timeout=30)
     assert r.returncode == 0 and r.stdout.strip()
+
+
+def test_every_generator_implements_the_one_interface():
+    """Each generator the registry can build is a Generator (the engine calls nothing else),
+    and a generator without propose cannot be made at all."""
+    from importlib import import_module
+
+    from sgcc.candidates import Generator, registry
+
+    for name, module in registry.MODULES.items():
+        classes = [v for v in vars(import_module(module)).values()
+                   if isinstance(v, type) and v.__name__.endswith("Generator") and v is not Generator
+                   and v.__module__ == module]
+        assert classes and all(issubclass(c, Generator) for c in classes), name
+    assert issubclass(ReplayGenerator, Generator)
+
+    class Silent(Generator):
+        name = "silent"
+
+    with pytest.raises(TypeError):
+        Silent()
+
+
+def test_engine_never_imports_the_lab():
+    code = ("import sys, sgcc.engine, sgcc.engine.explain, sgcc.engine.profile; "
+            "print(sorted(m for m in sys.modules if m.startswith('sgcc.lab')))")
+    r = proc.run([sys.executable, "-c", code], timeout=60, check=True)
+    assert r.stdout.decode().strip() == "[]"

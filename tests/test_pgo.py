@@ -13,7 +13,7 @@ from pathlib import Path
 from sgcc import proc
 from sgcc.candidates.pgo import PgoGenerator
 from sgcc.candidates.transplant import normalized
-from sgcc.engine.optimize import Request, optimize
+from sgcc.engine import Request, optimize
 from tests.conftest import EXAMPLES
 
 FAST = dict(timing_rounds=6, min_sample=0.02, seed=1, test_timeout=5.0)

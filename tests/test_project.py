@@ -9,11 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES
 
 from sgcc import proc
 from sgcc.verify.sandbox import load_tests
-
-from conftest import EXAMPLES
 
 BITSTATS = EXAMPLES / "bitstats"
 

@@ -11,8 +11,8 @@ import subprocess
 import pytest
 
 from sgcc import proc
-from sgcc.lab import reward
 from sgcc.asm.units import AsmFile
+from sgcc.lab import reward
 from sgcc.lab.export import export, rows_for
 from tests.conftest import EXAMPLES
 

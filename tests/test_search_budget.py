@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 
+from sgcc.engine.budget import Budget
 from sgcc.verify import timing
-from sgcc.engine.optimize import _Budget
 
 
 class _Unit:
@@ -36,7 +36,7 @@ def test_promising_comparison_runs_every_round():
 
 def test_budget_shares_follow_the_profile():
     units = [_Unit("hot"), _Unit("warm"), _Unit("cold")]
-    budget = _Budget(100.0, 10, units, {"hot": 0.8, "warm": 0.15, "cold": 0.05})
+    budget = Budget(100.0, 10, units, {"hot": 0.8, "warm": 0.15, "cold": 0.05})
     # At least half an equal share each; the hottest gets most.
     assert budget.share["hot"] == 0.8 and abs(budget.share["cold"] - 0.5 / 3) < 1e-9
     for _ in range(8):
@@ -52,7 +52,7 @@ def test_budget_shares_follow_the_profile():
 
 
 def test_unbounded_budget_allows_everything():
-    budget = _Budget(None, None, [_Unit("f")], None)
+    budget = Budget(None, None, [_Unit("f")], None)
     for _ in range(100):
         budget.count("f")
         budget.spend("f", 10.0)

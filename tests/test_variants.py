@@ -26,7 +26,7 @@ from sgcc.candidates import WHOLE_UNIT
 from sgcc.candidates.replay import ReplayGenerator
 from sgcc.candidates.transplant import Side, normalized, references, transplant
 from sgcc.candidates.variants import VariantsGenerator, needs_native, parse_variants
-from sgcc.engine.optimize import Request, optimize
+from sgcc.engine import Request, optimize
 from tests.conftest import EXAMPLES
 
 CORPUS = Path(__file__).parent / "asm_corpus"
@@ -200,7 +200,7 @@ def test_generator_offers_clone_callers_and_skips_identical(tmp_path):
     """Inside the generator: a clone of the baseline is offered through its callers; a
     variant that changes nothing offers nothing; -march sets wait for --isa native."""
     from sgcc.candidates import Context
-    from sgcc.engine.optimize import Engine
+    from sgcc.engine import Engine
 
     d = PROGRAMS / "nqueens"
     req = Request(source=d / "nqueens.c", flags=["-O3"], tests=d / "tests", output=tmp_path / "out")

@@ -1,24 +1,22 @@
 """Candidate generators: where replacement function units come from.
 
-A generator proposes :class:`Candidate` texts for a function unit; the engine
-(:mod:`sgcc.engine.optimize`) screens, builds, tests and times every one of them the same way,
-whatever produced it. Generators are asked in rounds so that iterative ones (a model
-refining its last attempt) see what happened to their earlier candidates; a generator says
-it is done by proposing nothing.
+Every generator is a :class:`Generator`: it has a ``name`` and proposes :class:`Candidate`
+texts for a function unit; the engine (:mod:`sgcc.engine`) screens, builds, tests and times
+every one of them the same way, whatever produced it. Generators are asked in rounds so that
+iterative ones (a model refining its last attempt) see what happened to their earlier
+candidates; a generator says it is done by proposing nothing.
 
-Optional hooks a generator may define (the engine calls them when present):
-
-- ``prepare(context)`` once, after the baseline is built and the tests are recorded, before
-  round 0 (``context`` is a :class:`Context`): for work shared by every unit, such as
-  compiling the whole translation unit under other flags or a profiling build;
-- ``unmatched(names)``: candidates for functions the program lacks (refused up front);
-- ``close()`` when the run ends, successful or not.
+The engine calls, in this order: :meth:`Generator.unmatched` (candidates for functions the
+program lacks, refused up front), :meth:`Generator.prepare` once, :meth:`Generator.propose`
+per unit and round, :attr:`Generator.incomplete` after the search, and
+:meth:`Generator.close` when the run ends, successful or not. It calls nothing else;
+callers report :attr:`Generator.error` after the run.
 """
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass, field
-from typing import Protocol
 
 #: ``Candidate.function`` for a candidate that replaces the whole translation unit's assembly
 #: (offered when a variant's functions cannot be transplanted one by one).
@@ -83,18 +81,44 @@ class Context:
     jobs: int = 1
 
 
-class Generator(Protocol):
-    """What the engine needs from a candidate source."""
+class Generator(abc.ABC):
+    """The one interface of a candidate source; every generator subclasses it.
 
-    name: str
+    A subclass sets ``name`` (the generator's name in reports and the cache) and implements
+    :meth:`propose` (abstract: a class without it cannot be instantiated); the other methods
+    have defaults that do nothing, which a subclass overrides when it has work to do there."""
 
+    name: str = ""
+
+    def prepare(self, context: Context) -> None:  # noqa: B027 - an optional hook: nothing by default
+        """Called once, after the baseline is built and the tests are recorded, before round
+        0: for work shared by every unit, such as compiling the whole translation unit under
+        other flags or a profiling build. ``context`` gives the baseline, the sandbox, the
+        tests and a private directory."""
+
+    @abc.abstractmethod
     def propose(self, program: "object", unit: "object", round_no: int, history: list[Attempt]) -> list[Candidate]:
         """Candidates for ``unit`` in round ``round_no`` given the outcomes of earlier ones.
 
-        ``program`` is the :class:`sgcc.engine.optimize.Program` being optimized (source text, flags,
+        ``program`` is the :class:`sgcc.engine.Program` being optimized (source text, flags,
         baseline assembly, function weights); ``history`` holds this generator's earlier
         :class:`Attempt` s for the unit, oldest first. Return ``[]`` when there is nothing more
         to try. A candidate for the whole translation unit (``function=WHOLE_UNIT``, the full
         assembly text) may be returned from any call; the engine budgets it as the hottest unit.
         """
-        ...
+
+    def unmatched(self, names: set[str]) -> list[Candidate]:
+        """Candidates this generator has for functions the program does not define (``names``
+        are the ones it does); the engine refuses them at ``check`` without building. By
+        default none: only generators that read candidates from elsewhere have such."""
+        return []
+
+    #: True when the generator could not do its part (a model that did not load, failed
+    #: requests): the engine then caches no "nothing faster" verdict for this search.
+    incomplete: bool = False
+    #: What kept the generator from running at all (an :class:`sgcc.errors.SgccError`), for
+    #: the caller to report after the run; ``None`` when it ran.
+    error = None
+
+    def close(self) -> None:  # noqa: B027 - an optional hook: nothing by default
+        """Called when the run ends, successful or not: release models, processes, files."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from sgcc.asm.units import _analyze, _split_lines
-from sgcc.candidates import Candidate
+from sgcc.candidates import Candidate, Generator
 
 _ALIGN = frozenset({".p2align", ".align", ".balign"})
 _JUMP_RE = re.compile(r"^\s*j[a-z]+\s+(\.L[\w.$]+)\s*$")
@@ -109,7 +109,7 @@ def edit(text: str, name: str, kind: str) -> str | None:
     return new if new != text else None
 
 
-class LayoutGenerator:
+class LayoutGenerator(Generator):
     """Offers the alignment edits of each searched unit of gcc's (see the module docstring)."""
 
     name = "layout"

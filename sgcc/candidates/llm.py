@@ -25,13 +25,16 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from sgcc.candidates import Candidate
+from sgcc.candidates import Candidate, Generator
 from sgcc.errors import SgccError
+from sgcc.stages import Stage
 
 NAME = "llm"
 
 
-class LLMGenerator:
+class LLMGenerator(Generator):
+    """Asks a model (:mod:`sgcc.llm.backends`) for each unit; see the module docstring."""
+
     name = NAME
 
     def __init__(self, backend, *, samples: int = 1, temperature: float = 0.5, max_tokens: int = 2000,
@@ -64,10 +67,9 @@ class LLMGenerator:
     def prepare(self, context) -> None:
         """Keep the progress display and a directory for transcripts (the model is loaded when
         the first function needs it, so a run with nothing to search never loads it)."""
-        self._note = getattr(context, "note", None)
-        workdir = getattr(context, "workdir", None)
-        if workdir is not None:
-            self._dir = Path(workdir) / "llm"
+        self._note = context.note
+        if context.workdir is not None:
+            self._dir = Path(context.workdir) / "llm"
             self._dir.mkdir(parents=True, exist_ok=True)
 
     def _load(self) -> bool:
@@ -116,13 +118,13 @@ class LLMGenerator:
                 if raw is None:
                     continue
                 offset = lines = None
-                if result.stage == "assemble" and not cand.invalid:
+                if result.stage == Stage.ASSEMBLE and not cand.invalid:
                     offset = prompt.unit_line_offset(program.asm, unit.name, cand.text)
                     try:
                         lines = program.asm.join({unit.name: cand.text}).split("\n")
                     except Exception:  # noqa: BLE001
                         lines = None
-                invalid = bool(cand.invalid) and result.stage == "check" and result.reason == cand.invalid
+                invalid = bool(cand.invalid) and result.stage == Stage.CHECK and result.reason == cand.invalid
                 text = prompt.feedback(result, cand.text, invalid=invalid, offset=offset, base_lines=lines)
                 jobs.append((i, prompt.messages_for(program.source_text, unit.text, raw, text)))
         if self.temperature == 0:  # the same conversation would get the same answer
@@ -150,7 +152,8 @@ class LLMGenerator:
         origin = f"round {round_no}, sample {sample + 1}/{self.samples}"
         meta = {"round": round_no, "sample": sample + 1}
         if self.error is not None:  # another sample of this batch found the backend gone
-            return Candidate(function, NAME, "", origin=origin, meta=meta, skip=f"llm unavailable: {self.error.message}")
+            return Candidate(function, NAME, "", origin=origin, meta=meta,
+                             skip=f"llm unavailable: {self.error.message}")
         self._say(f"llm: {where}: generating")
 
         def progress(tokens: int, seconds: float) -> None:

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from importlib import import_module
 
+from sgcc.candidates import Generator
 from sgcc.config import GENERATOR_NAMES
 from sgcc.errors import SgccError
 
 #: Generators ``auto`` means when no model is configured (the llm joins when one is).
 AUTO = ("variants", "pgo", "layout")
 
-_FACTORIES = {
+#: Generator name -> the module holding it (and its ``from_config`` factory).
+MODULES = {
     "llm": "sgcc.candidates.llm",
     "variants": "sgcc.candidates.variants",
     "pgo": "sgcc.candidates.pgo",
@@ -27,7 +29,7 @@ def _available(name: str) -> bool:
     from importlib.util import find_spec
 
     try:
-        return find_spec(_FACTORIES[name]) is not None
+        return find_spec(MODULES[name]) is not None
     except ImportError:
         return False
 
@@ -52,7 +54,7 @@ def resolve_names(spec: str, *, have_model: bool, have_replay: bool) -> list[str
     return names
 
 
-def build(cfg, *, replay_dirs=(), names: list[str] | None = None) -> list:
+def build(cfg, *, replay_dirs=(), names: list[str] | None = None) -> list[Generator]:
     """Generator instances for the effective configuration ``cfg`` (:class:`sgcc.config.Config`)."""
     if names is None:
         names = resolve_names(cfg.generators, have_model=bool(cfg.model or cfg.endpoint),
@@ -65,7 +67,7 @@ def build(cfg, *, replay_dirs=(), names: list[str] | None = None) -> list:
             generators.extend(ReplayGenerator(d) for d in replay_dirs)
             continue
         try:
-            module = import_module(_FACTORIES[name])
+            module = import_module(MODULES[name])
         except ImportError as exc:
             raise SgccError(f"the {name} generator is not available ({exc})", cause=exc,
                             hint=f"leave it out: --generators auto,-{name}") from exc

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sgcc.candidates import Candidate
+from sgcc.candidates import Candidate, Generator
 from sgcc.errors import SgccError
 
 MAX_CANDIDATE_BYTES = 1 << 20
@@ -40,7 +40,7 @@ def load(directory: Path) -> list[Candidate]:
     return found
 
 
-class ReplayGenerator:
+class ReplayGenerator(Generator):
     """Offers every file's candidate once, in round 0."""
 
     name = "replay"
@@ -54,6 +54,7 @@ class ReplayGenerator:
         return [c for c in self._all if c.function not in names]
 
     def propose(self, program, unit, round_no, history):
+        """The files for ``unit``, in round 0 only."""
         if round_no > 0:
             return []
         return [c for c in self._all if c.function == unit.name]

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from sgcc import proc
 from sgcc.asm.units import AsmFile, _analyze, _section_name, _split_lines
-from sgcc.candidates import WHOLE_UNIT, Candidate
+from sgcc.candidates import WHOLE_UNIT, Candidate, Generator
 
 #: Symbol references inside a statement: identifiers not part of a register (``%rax``), a
 #: relocation operator (``@PLT``) or a number (``0x10``, ``1b``); ``$`` is the immediate
@@ -783,7 +783,7 @@ def compile_all(context, variants: list[Variant], directory: Path) -> list[Varia
         return list(pool.map(lambda v: compile_variant(context, v, directory), variants))
 
 
-class TransplantGenerator:
+class TransplantGenerator(Generator):
     """Shared behaviour of generators that offer units of other compilations.
 
     Subclasses fill :attr:`variants` in ``prepare``. For a baseline unit the generator offers,

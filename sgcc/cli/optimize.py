@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from sgcc.cli.request import request_from_options
+from sgcc.engine import request_from_options
 from sgcc.errors import SgccError
 from sgcc.fsutil import atomic_write
 
@@ -134,7 +134,7 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
     CC=sgcc, searches the translation units where the tests spend time, stores the verdicts,
     and rebuilds the tree from the cache (see [project] in sgcc.toml).
     """
-    from sgcc.engine.optimize import optimize as run_optimize
+    from sgcc.engine import optimize as run_optimize
     from sgcc.progress import Progress
 
     if project is not None:
@@ -173,7 +173,7 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
         progress.done()
     # A generator that could not run (a missing or corrupt model, an unreachable endpoint) did
     # not stop the run: OUT holds gcc's program or what the others proved. Say so, and fail.
-    failed = [g for g in request.generators if getattr(g, "error", None) is not None]
+    failed = [g for g in request.generators if g.error is not None]
     for gen in failed:
         report.notes.append(f"the {gen.name} generator could not run: {gen.error.message}")
     if report_path is not None:

@@ -6,6 +6,8 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
+from sgcc.stages import Stage
+
 
 @dataclass
 class CandidateResult:
@@ -15,7 +17,7 @@ class CandidateResult:
     function: str
     generator: str
     origin: str = ""
-    stage: str = "pending"  # check, assemble, link, test, time, accepted
+    stage: Stage = Stage.PENDING  # where it is, or where it stopped (sgcc.stages)
     reason: str = ""
     detail: str = ""
     tests_passed: int | None = None
@@ -30,10 +32,12 @@ class CandidateResult:
     meta: dict = field(default_factory=dict)  # what the generator says about it (tokens/s, flags...)
     changes: list[str] = field(default_factory=list)  # what it changed (sgcc.engine.explain), if accepted
 
-    def stop(self, stage: str, reason: str, detail: str = "") -> None:
+    def stop(self, stage: Stage, reason: str, detail: str = "") -> None:
+        """Record where the candidate stopped and why."""
         self.stage, self.reason, self.detail = stage, reason, detail
 
     def set_estimate(self, est) -> None:
+        """Record a timing estimate (sgcc.verify.timing.Estimate)."""
         self.speedup, self.ci_low, self.ci_high = est.speedup, est.low, est.high
         self.rounds, self.reps = est.rounds, est.reps
 
@@ -79,12 +83,13 @@ class Report:
         data["stages"] = self.stage_counts()
         data["throughput"] = self.throughput()
         data["change_summary"] = self.change_summary()
-        return _finite(data)
+        return finite_json(data)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
 
     def stage_counts(self) -> dict[str, int]:
+        """Candidates per stage they reached (or stopped at)."""
         counts: dict[str, int] = {}
         for c in self.candidates:
             counts[c.stage] = counts.get(c.stage, 0) + 1
@@ -97,7 +102,7 @@ class Report:
 
         counts = {c: 0 for c in (*CATEGORIES, UNKNOWN)}
         for c in self.candidates:
-            if c.stage == "accepted":
+            if c.stage == Stage.ACCEPTED:
                 for cat in set(c.changes):
                     counts[cat] = counts.get(cat, 0) + 1
         return counts
@@ -143,7 +148,7 @@ class Report:
         else:
             lines.append("sgcc: shipped the baseline (no candidate proven correct and faster)")
         for c in self.candidates:
-            if c.stage == "accepted" and c.changes:
+            if c.stage == Stage.ACCEPTED and c.changes:
                 by_fn = c.meta.get("changes_by_function") or {c.function: c.changes}
                 for fn, cats in by_fn.items():
                     if cats:
@@ -169,12 +174,13 @@ def estimate_dict(est) -> dict:
     return {"speedup": est.speedup, "low": est.low, "high": est.high, "rounds": est.rounds, "reps": est.reps}
 
 
-def _finite(value):
-    """JSON has no NaN/inf: write them as null."""
+def finite_json(value):
+    """``value`` (dicts and lists of plain values) with every NaN or infinity replaced by
+    ``None``: JSON has no NaN/inf, so reports write them as null."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: finite_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_finite(v) for v in value]
+        return [finite_json(v) for v in value]
     return value

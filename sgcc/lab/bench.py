@@ -3,7 +3,7 @@
 A dataset is a directory of problems laid out like ``examples/programs``: ``NAME/NAME.c``,
 ``NAME/tests/*.in`` (optional ``.out``), optional replay candidates in ``NAME/candidates/``
 (and ``NAME/candidates-native/``, used with ``--isa native``). Every problem goes through
-the engine (:func:`sgcc.engine.optimize.optimize`), problems in parallel for building and testing;
+the engine (:func:`sgcc.engine.optimize`), problems in parallel for building and testing;
 timing takes the machine-wide lock, so it stays serial.
 
 Reported (see :mod:`sgcc.lab.metrics` for the definitions):
@@ -13,13 +13,10 @@ Reported (see :mod:`sgcc.lab.metrics` for the definitions):
 * sgcc's honest figures: geometric mean of the shipped programs' re-measured, unclipped
   speedups with a bootstrap interval, and the share of problems with a significant gain;
 * ``aa``: the noise floor, each baseline timed against a byte-identical copy, sgcc's way
-  (paired, interleaved CPU time with an interval) and the papers' way;
-* ``perturbation`` (papers section 5.5): per problem, layout-only perturbations of gcc's
-  program (functions reordered, padding and alignment before functions, another
-  environment size), each checked against the tests, then best-of-N selection measured the
-  papers' way (:func:`papers_mean_wall`: the baseline timed once, then each variant,
-  sequentially, 3 warm-ups and 10 timed runs each, mean wall time, ratio clipped at 1) and sgcc's way (paired timing, the best accepted one
-  re-measured on fresh rounds before it counts);
+  and the papers' way (:func:`sgcc.lab.studies.aa_study`);
+* ``perturbation`` (papers section 5.5): best-of-N selection among layout-only
+  perturbations of gcc's program, measured the papers' way and sgcc's way
+  (:func:`sgcc.lab.studies.perturbation_study`);
 * curves: best-of-N (N = 1, 2, 4, 8) and refinement rounds 0..K from the run's candidates.
 """
 
@@ -27,7 +24,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import statistics
 import tempfile
 import threading
 import time
@@ -36,12 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from sgcc.lab import metrics
 from sgcc.errors import SgccError
+from sgcc.lab import metrics, studies
+from sgcc.stages import COMPILED, PASSED, Stage
 
 BEST_OF = (1, 2, 4, 8)
-PAPERS_WARMUP = 3
-PAPERS_RUNS = 10
 
 
 @dataclass
@@ -111,7 +106,7 @@ def attempts(candidates) -> list[tuple[int, int, float | None]]:
         seen[key] = seen.get(key, 0) + 1
         sample = c.meta.get("sample") if isinstance(c.meta.get("sample"), int) else seen[key]
         rnd = c.meta.get("round") if isinstance(c.meta.get("round"), int) else 0
-        ok = c.stage in metrics.PASSED_STAGES
+        ok = c.stage in PASSED
         out.append((sample, rnd, (c.speedup if c.speedup is not None else 1.0) if ok else None))
     return out
 
@@ -125,16 +120,16 @@ def generator_counts(candidates, shipped_ids) -> dict[str, dict[str, int]]:
         if c.id == "-":
             continue
         g["built"] += 1
-        g["compiled"] += c.stage in metrics.COMPILED_STAGES
-        g["passed"] += c.stage in metrics.PASSED_STAGES
-        g["accepted"] += c.stage == "accepted" or bool(c.confirm)
+        g["compiled"] += c.stage in COMPILED
+        g["passed"] += c.stage in PASSED
+        g["accepted"] += c.stage == Stage.ACCEPTED or bool(c.confirm)
         g["shipped"] += c.id in shipped_ids
     return out
 
 
 def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir: Path) -> dict:
     """The engine on one problem; the row the bench keeps about it."""
-    from sgcc.engine.optimize import optimize
+    from sgcc.engine import optimize
 
     out = (opts.output_dir or workdir) / problem.name
     started = time.perf_counter()
@@ -148,8 +143,8 @@ def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir
                     "candidates": 0, "attempts": [], "generators": {}, "stages": {}, "search_seconds": 0.0,
                     "seconds": time.perf_counter() - started})
         return row
-    failed = [f"{g.name}: {g.error.message}" for g in request.generators if getattr(g, "error", None) is not None]
-    row.update(report.paper)  # the papers' per-problem figures (sgcc.lab.metrics.problem_figures)
+    failed = [f"{g.name}: {g.error.message}" for g in request.generators if g.error is not None]
+    row.update(report.paper)  # the papers' per-problem figures (sgcc.engine.figures.problem_figures)
     row.update({"honest": report.honest, "candidates": len(report.candidates), "stages": report.stage_counts(),
                 "attempts": attempts(report.candidates),
                 "generators": generator_counts(report.candidates, set(report.shipped)),
@@ -159,191 +154,6 @@ def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir
                 "shipped": str(out), "notes": report.notes + failed, "search_seconds": report.seconds,
                 "seconds": time.perf_counter() - started})
     return row
-
-
-# --------------------------------------------------------------------------- baselines
-
-
-class Baseline:
-    """gcc's program for a problem, built the way the engine builds it (-S, assemble, link),
-    with its tests recorded."""
-
-    def __init__(self, problem: Problem, opts: Options, workdir: Path, sandbox):
-        from sgcc import proc
-        from sgcc.dropin import gccargs
-        from sgcc.verify import sandbox as sandboxmod
-
-        self.problem, self.opts, self.dir = problem, opts, workdir
-        workdir.mkdir(parents=True, exist_ok=True)
-        inv = gccargs.parse([*opts.flags, "-c", str(problem.source)])
-        self.asm_flags = inv.flags_without_inputs(drop_dependency_flags=True)
-        s = workdir / "base.s"
-        proc.run([opts.compiler, *opts.flags, "-S", "-o", str(s), str(problem.source)], timeout=300, check=True)
-        self.asm_text = s.read_text(encoding="utf-8", errors="surrogateescape")
-        self.binary = self.build(self.asm_text, "base")
-        if self.binary is None:
-            raise SgccError(f"gcc's own assembly of {problem.name} does not build")
-        self.tests = sandbox.record(self.binary, sandboxmod.load_tests(problem.tests))
-
-    def build(self, asm_text: str, name: str) -> Path | None:
-        from sgcc import proc
-        from sgcc.dropin import gccargs
-
-        s, o, b = self.dir / f"{name}.s", self.dir / f"{name}.o", self.dir / name
-        s.write_text(asm_text, encoding="utf-8", errors="surrogateescape")
-        r = proc.run([self.opts.compiler, *self.asm_flags, "-c", "-x", "assembler", str(s), "-o", str(o)], timeout=120)
-        if not r.ok:
-            return None
-        r = proc.run(gccargs.link_argv(self.opts.compiler, self.opts.flags, [str(o)], str(b)), timeout=120)
-        return b if r.ok else None
-
-
-# --------------------------------------------------------------------------- the papers' timer
-
-
-def papers_mean_wall(sandbox, binary: Path, tests, *, env_pad: int = 0, warmup: int = PAPERS_WARMUP,
-                     runs: int = PAPERS_RUNS) -> float:
-    """hyperfine's protocol as the papers used it: ``warmup`` untimed runs, then the mean
-    wall-clock time of ``runs`` runs (one run = the program on every test input)."""
-
-    def once() -> float:
-        return sum(sandbox.run(binary, t.stdin, env_pad=env_pad).wall for t in tests)
-
-    for _ in range(warmup):
-        once()
-    return statistics.fmean(once() for _ in range(runs))
-
-
-def papers_ratio(sandbox, base: Path, cand: Path, tests) -> float:
-    """The papers' speedup of ``cand`` over ``base``, unclipped: baseline timed first, then
-    the candidate (sequentially, not interleaved), ratio of mean wall times."""
-    from sgcc.verify.timing import timing_lock
-
-    with timing_lock():
-        ta = papers_mean_wall(sandbox, base, tests)
-        tb = papers_mean_wall(sandbox, cand, tests)
-    return ta / tb
-
-
-# --------------------------------------------------------------------------- perturbations
-
-
-def perturb(asm_text: str, rng: random.Random) -> tuple[str, dict]:
-    """A layout-only variant of gcc's assembly: the function units in another order (link
-    order within the object), some functions' entries on another alignment and after some
-    padding bytes (never executed). Every instruction is gcc's."""
-    from sgcc.asm.units import AsmFile
-
-    asm = AsmFile.parse(asm_text)
-    units = list(asm.units)
-    if not units:
-        return asm_text, {"order": [], "pad": {}, "align": {}}
-    order = list(range(len(units)))
-    rng.shuffle(order)
-    replacements, pads, aligns = {}, {}, {}
-    for slot, k in enumerate(order):
-        u = units[k]
-        pad = rng.choice([0, rng.randint(1, 63)])
-        align = rng.choice([None, 5, 6])
-        if slot == 0 and pad == 0 and align is None and order == sorted(order):
-            pad = rng.randint(1, 63)  # never the baseline itself
-        text = _pad_entry(u.text, u.name, pad, align)
-        pads[u.name], aligns[u.name] = pad, align
-        replacements[units[slot].name] = text
-    return asm.join(replacements), {"order": [units[k].name for k in order], "pad": pads, "align": aligns}
-
-
-def _pad_entry(text: str, name: str, pad: int, align: int | None) -> str:
-    lines = text.splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        if line.split("#")[0].strip() == f"{name}:":
-            extra = (f"\t.p2align {align}\n" if align else "") + (f"\t.skip {pad}, 0x90\n" if pad else "")
-            return "".join(lines[:i]) + extra + "".join(lines[i:])
-    return text
-
-
-def perturbation_study(problem: Problem, opts: Options, workdir: Path) -> dict:
-    """Papers section 5.5 on one problem: ``opts.perturbations`` layout-only variants of gcc's
-    program, each checked against the tests, then best-of-N the papers' way and sgcc's way."""
-    from sgcc.verify import sandbox as sandboxmod
-    from sgcc.verify import timing
-    from sgcc.engine.optimize import MAX_CONFIRMATIONS
-
-    rng = random.Random(f"{opts.seed}:{problem.name}")
-    with sandboxmod.Sandbox(timeout=opts.test_timeout) as sandbox:
-        base = Baseline(problem, opts, workdir / "perturb", sandbox)
-        variants = []
-        for i in range(opts.perturbations):
-            text, desc = perturb(base.asm_text, rng)
-            desc["env_pad"] = rng.randint(0, timing.MAX_ENV_PAD)
-            binary = base.build(text, f"p{i:02d}")
-            ok = binary is not None and sandbox.check(binary, base.tests).ok
-            variants.append({"index": i, "desc": desc, "valid": ok, "binary": binary if ok else None})
-        valid = [v for v in variants if v["valid"]]
-        # (a) the papers' way (section 5.5: the original runtime, then each randomized run,
-        # compared with it): the baseline is timed once, then each variant, sequentially.
-        with timing.timing_lock():
-            base_wall = papers_mean_wall(sandbox, base.binary, base.tests)
-        for v in valid:
-            with timing.timing_lock():
-                v["papers"] = base_wall / papers_mean_wall(sandbox, v["binary"], base.tests,
-                                                           env_pad=v["desc"]["env_pad"])
-        papers_best = metrics.best_of([v["papers"] for v in valid])
-        # (b) sgcc's way: screen each, believe the best accepted one only after fresh rounds.
-        accepted = []
-        for v in valid:
-            try:
-                est = timing.measure(timing.runner(sandbox, base.binary, base.tests),
-                                     timing.runner(sandbox, v["binary"], base.tests),
-                                     rounds=opts.timing_rounds, min_sample_seconds=opts.min_sample,
-                                     seed=opts.seed, futile_below=1 + opts.min_gain)
-            except timing.TimingRunFailed as exc:
-                v["sgcc"] = {"error": exc.message}
-                continue
-            v["sgcc"] = {"speedup": est.speedup, "low": est.low, "high": est.high}
-            if timing.decide(est, opts.min_gain):
-                accepted.append((est.speedup, v))
-        shipped = None
-        for _, v in sorted(accepted, key=lambda t: -t[0])[:MAX_CONFIRMATIONS]:
-            try:
-                est = timing.measure(timing.runner(sandbox, base.binary, base.tests),
-                                     timing.runner(sandbox, v["binary"], base.tests),
-                                     rounds=opts.timing_rounds, min_sample_seconds=opts.min_sample, seed=None)
-            except timing.TimingRunFailed as exc:
-                v["confirm"] = {"error": exc.message}
-                continue
-            v["confirm"] = {"speedup": est.speedup, "low": est.low, "high": est.high}
-            if timing.decide(est, opts.min_gain):
-                shipped = v
-                break
-    for v in variants:
-        v.pop("binary", None)
-    honest = shipped["confirm"] if shipped else {"speedup": 1.0, "low": 1.0, "high": 1.0}
-    return {"name": problem.name, "variants": variants, "valid": len(valid),
-            "papers_best": papers_best, "accepted": len(accepted), "shipped": shipped is not None,
-            "honest": {"speedup": honest["speedup"], "ci_low": honest["low"], "ci_high": honest["high"],
-                       "functions": ["layout"] if shipped else []}}
-
-
-# --------------------------------------------------------------------------- A vs A
-
-
-def aa_study(problem: Problem, opts: Options, workdir: Path) -> dict:
-    """The baseline against a byte-identical copy: sgcc's timing (what would it accept?) and
-    the papers' ratio."""
-    from sgcc.verify import sandbox as sandboxmod
-    from sgcc.verify import timing
-
-    with sandboxmod.Sandbox(timeout=opts.test_timeout) as sandbox:
-        base = Baseline(problem, opts, workdir / "aa", sandbox)
-        copy = base.dir / "copy"
-        shutil.copyfile(base.binary, copy)
-        copy.chmod(0o755)
-        est = timing.measure(timing.runner(sandbox, base.binary, base.tests), timing.runner(sandbox, copy, base.tests),
-                             rounds=opts.timing_rounds, min_sample_seconds=opts.min_sample, seed=opts.seed)
-        papers = papers_ratio(sandbox, base.binary, copy, base.tests)
-    return {"name": problem.name, "speedup": est.speedup, "low": est.low, "high": est.high,
-            "accepted": timing.decide(est, opts.min_gain), "papers": papers}
 
 
 # --------------------------------------------------------------------------- the whole bench
@@ -376,7 +186,7 @@ def run(problems: list[Problem], make_request: Callable, opts: Options, *, log=N
                         "settings": {"flags": opts.flags, "timing_rounds": opts.timing_rounds,
                                      "min_gain": opts.min_gain, "jobs": opts.jobs, "seed": opts.seed}}
         result["curves"] = curves(rows)
-        ok = [p for p, r in zip(problems, rows) if "error" not in r]
+        ok = [p for p, r in zip(problems, rows, strict=True) if "error" not in r]
         if opts.aa:
             t0 = time.perf_counter()
             sample = ok if len(ok) <= opts.aa_max else random.Random(opts.seed).sample(ok, opts.aa_max)
@@ -385,7 +195,7 @@ def run(problems: list[Problem], make_request: Callable, opts: Options, *, log=N
             for p in sample:
                 log(f"sgcc bench: A-vs-A {p.name}")
                 try:
-                    pairs.append(aa_study(p, opts, workdir / p.name))
+                    pairs.append(studies.aa_study(p, opts, workdir / p.name))
                 except SgccError as exc:  # one problem's failure is a line, not the end of the bench
                     log(f"sgcc bench: A-vs-A {p.name}: {exc.message}")
                     failed.append({"name": p.name, "error": exc.message})
@@ -397,7 +207,7 @@ def run(problems: list[Problem], make_request: Callable, opts: Options, *, log=N
             def study(p: Problem) -> dict:
                 log(f"sgcc bench: perturbing {p.name}")
                 try:
-                    return perturbation_study(p, opts, workdir / p.name)
+                    return studies.perturbation_study(p, opts, workdir / p.name)
                 except SgccError as exc:  # one problem's failure is a line, not the end of the bench
                     log(f"sgcc bench: perturbing {p.name}: {exc.message}")
                     return {"name": p.name, "error": exc.message}
@@ -405,14 +215,14 @@ def run(problems: list[Problem], make_request: Callable, opts: Options, *, log=N
             # Building and testing the variants overlaps; their timing takes the lock.
             with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
                 done = list(pool.map(study, ok))
-            studies = [s for s in done if "error" not in s]
+            finished = [s for s in done if "error" not in s]
             prows = [{"compiled": s["valid"] > 0, "passed": s["valid"] > 0, "speedup": s["papers_best"],
-                      "honest": s["honest"]} for s in studies]
-            result["perturbation"] = {"count": opts.perturbations, "problems": studies,
+                      "honest": s["honest"]} for s in finished]
+            result["perturbation"] = {"count": opts.perturbations, "problems": finished,
                                       "failed": [s for s in done if "error" in s],
                                       "papers": metrics.paper_row(prows),
                                       "sgcc": {**metrics.honest_row(prows, opts.min_gain, seed=opts.seed or 0),
-                                               "accepted": sum(s["accepted"] > 0 for s in studies)},
+                                               "accepted": sum(s["accepted"] > 0 for s in finished)},
                                       "seconds": time.perf_counter() - t0}
         result["seconds"] = time.perf_counter() - started
         return result
@@ -484,7 +294,8 @@ def render(result: dict) -> str:
     for r in rows:
         h = r["honest"]
         ci = f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}]"
-        what = r.get("error", ", ".join(f"{fn} ({h.get('generators', {}).get(fn, '?')})" for fn in h["functions"]) or "-")
+        what = r.get("error", ", ".join(f"{fn} ({h.get('generators', {}).get(fn, '?')})"
+                                        for fn in h["functions"]) or "-")
         lines.append(f"{r['name']:22} {r['candidates']:5d} {str(r['compiled']):>8} {str(r['passed']):>6} "
                      f"{r['speedup']:7.3f} {h['speedup']:8.3f} {ci:>17}  {what[:24]:24} {r['seconds']:6.1f}")
     p, h = result["paper"], result["honest"]

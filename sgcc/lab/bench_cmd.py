@@ -61,7 +61,7 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
     """
     from sgcc import config as configmod
     from sgcc.candidates import registry
-    from sgcc.cli.request import request_from_options
+    from sgcc.engine import request_from_options
     from sgcc.lab import bench as benchmod
 
     options = {"isa": isa, "min_gain": min_gain, "timing_rounds": timing_rounds, "generators": generators,
@@ -94,9 +94,9 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
     result["dataset"] = str(dataset)
     if curves_dir is not None:
         result["curve_files"] = [str(p) for p in benchmod.write_curves(result, curves_dir)]
-    from sgcc.engine.report import _finite
+    from sgcc.engine import finite_json
 
-    text = json.dumps(_finite(result), indent=2)
+    text = json.dumps(finite_json(result), indent=2)
     if json_out == "-":
         click.echo(text)
     else:

@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 
 from sgcc.errors import SgccError
+from sgcc.fsutil import atomic_write
 
 DATA_SOURCE = "sgcc/superoptimization"
 ABILITY = "code-optimization"
@@ -78,8 +79,8 @@ def rows_for(directory: Path, *, functions: str = "executed", flags: list[str] |
              data_source: str = DATA_SOURCE, split: str = "train", reward: str | None = None,
              compiler: str = "gcc") -> list[dict]:
     """The VERL rows of one problem directory."""
-    from sgcc.llm.prompt import messages_for
     from sgcc.lab.reward import Problem
+    from sgcc.llm.prompt import messages_for
 
     directory = Path(directory).resolve()
     rows = []
@@ -129,9 +130,10 @@ def export(dataset: Path, out: Path, *, functions: str = "executed", flags: list
         for row in found:
             row["extra_info"]["index"] = len(rows)
             rows.append(row)
-    from sgcc.fsutil import atomic_write
-
-    atomic_write(out, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    try:
+        atomic_write(Path(out), "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    except OSError as exc:
+        raise SgccError(f"cannot write {out}", cause=exc) from exc
     if progress:
         progress.done()
     return {"problems": len(problems) - len(skipped), "rows": len(rows), "skipped": skipped, "out": str(out)}

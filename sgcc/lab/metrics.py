@@ -1,12 +1,9 @@
 """The papers' table row and sgcc's honest figures, as pure functions.
 
-The papers (SuperCoder, section 4) score a system on a set of problems:
-
-* a problem *compiled* if some candidate assembled and linked;
-* it *passed* if some candidate passed every test;
-* its *speedup* is the best t(P)/t(P') over its correct candidates, clipped at 1 (a slower
-  or wrong candidate falls back to gcc's program, so a problem never scores below 1);
-* the row: compile pass %, test pass %, speedup p25/p50/p75 and the average speedup.
+The papers (SuperCoder, section 4) score a system on a set of problems. Per problem
+(:func:`sgcc.engine.figures.problem_figures`, which every engine report carries): whether
+it *compiled*, whether it *passed*, and its best *speedup*, clipped at 1. Over problems, the
+row: compile pass %, test pass %, speedup p25/p50/p75 and the average speedup.
 
 Quantiles interpolate linearly between order statistics (numpy's default, the same as
 ``statistics.quantiles(method="inclusive")``): the q-quantile of sorted x_0..x_{n-1} is
@@ -23,34 +20,9 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Iterable, Sequence
+from typing import Sequence
 
-#: Stages of a built candidate that got past assembling and linking (sgcc.engine.optimize.STAGES).
-COMPILED_STAGES = frozenset({"test", "time", "accepted"})
-#: Stages of a candidate that passed every test.
-PASSED_STAGES = frozenset({"time", "accepted"})
-
-
-def _get(c, key):
-    return c.get(key) if isinstance(c, dict) else getattr(c, key, None)
-
-
-def problem_figures(candidates: Iterable) -> dict:
-    """The papers' per-problem figures from its candidates (CandidateResult or their dicts):
-    ``{"compiled", "passed", "speedup"}``. Candidates never built (id ``-``: skipped,
-    repeats, refused before building) do not count; a candidate that failed while being
-    timed counts as compiled, not passed (its stage is ``test``)."""
-    built = [c for c in candidates if _get(c, "id") != "-"]
-    compiled = any(_get(c, "stage") in COMPILED_STAGES for c in built)
-    speeds = [_get(c, "speedup") for c in built if _get(c, "stage") in PASSED_STAGES]
-    return {"compiled": compiled, "passed": bool(speeds), "speedup": best_of(speeds)}
-
-
-def clip(speedup: float | None) -> float:
-    """The papers' clipping: a missing or slower result is gcc's program (1.0)."""
-    if speedup is None or not math.isfinite(speedup):
-        return 1.0
-    return max(1.0, speedup)
+from sgcc.engine import best_of, clip
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -145,12 +117,6 @@ def noise_floor(estimates: Sequence[dict], min_gain: float = 0.03) -> dict:
         out["papers_clipped_mean"] = sum(clip(p) for p in papers) / len(papers)
         out["papers_max"] = max(papers)
     return out
-
-
-def best_of(speedups: Sequence[float | None]) -> float:
-    """Best-of-N as the papers score it: the best clipped speedup of correct attempts
-    (``None`` = an attempt that was not correct)."""
-    return max([1.0, *(clip(s) for s in speedups if s is not None)])
 
 
 def curve(attempts: Sequence[Sequence[tuple[int, int, float | None]]], xs: Sequence[int], *,

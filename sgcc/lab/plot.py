@@ -8,6 +8,7 @@ bytes (8-bit RGB, filter 0 on every row).
 
 from __future__ import annotations
 
+import itertools
 import math
 import struct
 import zlib
@@ -147,7 +148,7 @@ def line_chart(series: dict[str, list[tuple[float, float]]], *, title: str = "",
     for k, (name, points) in enumerate(series.items()):
         color = PALETTE[k % len(PALETTE)]
         ordered = sorted(points)
-        for (x0, y0), (x1, y1) in zip(ordered, ordered[1:]):
+        for (x0, y0), (x1, y1) in itertools.pairwise(ordered):
             c.line(px(x0), py(y0), px(x1), py(y1), color, thickness=2)
         for x, y in ordered:
             c.rect(round(px(x)) - 2, round(py(y)) - 2, round(px(x)) + 2, round(py(y)) + 2, color)

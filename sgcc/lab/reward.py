@@ -4,7 +4,7 @@ A *problem* is a directory in the layout of ``examples/programs`` and of ``sgcc 
 build`` (``NAME/NAME.c`` and ``NAME/tests/T.in`` with optional ``T.out``) plus the name of
 one function of its ``gcc -O3`` assembly. A *solution* is a model's raw answer to the papers'
 prompt for that function (:mod:`sgcc.llm.prompt`). Validation is exactly the engine's
-(:class:`sgcc.engine.optimize.Engine`), so a model is trained against the judge it will face:
+(:class:`sgcc.engine.Engine`), so a model is trained against the judge it will face:
 
 1. the baseline is built once per problem and process (``gcc -S``, assemble, link), its
    tests' expected outputs recorded from it, and kept in an in-process cache;
@@ -12,7 +12,7 @@ prompt for that function (:mod:`sgcc.llm.prompt`). Validation is exactly the eng
 3. the assembly replaces the function's unit in the baseline's file, is screened (hostile
    directives, sections, symbols, instructions beyond the target ISA, registers its callers
    rely on under ``-fipa-ra``), assembled under limits, checked against the baseline object
-   and linked (:meth:`Engine.build_candidate`);
+   and linked (:meth:`sgcc.engine.Pipeline.build_candidate`);
 4. *every* test runs in the sandbox (not stopping at the first failure: partial credit needs
    the count);
 5. when all pass, the candidate is timed against the baseline with
@@ -46,14 +46,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sgcc.errors import SgccError
+from sgcc.stages import Stage
 
 SPEEDUP_ONLY = "speedup_only"
 CORRECTNESS_GUIDED = "correctness_guided"
 REWARDS = (SPEEDUP_ONLY, CORRECTNESS_GUIDED)
 #: alpha of the Correctness-Guided reward when neither extra_info nor SGCC_REWARD_ALPHA sets it.
 DEFAULT_ALPHA = 1.0
+#: A solution's stage beyond the engine's (sgcc.stages.Stage): no usable assembly in the
+#: answer, and every test passed.
+ANSWER, PASSED = "answer", "passed"
 #: Stages at which a solution "failed to compile" (Correctness-Guided reward -1).
-NOT_COMPILED = ("answer", "check", "assemble", "link")
+NOT_COMPILED = (ANSWER, Stage.CHECK, Stage.ASSEMBLE, Stage.LINK)
 
 
 @dataclass
@@ -79,7 +83,7 @@ class Verdict:
 
     @property
     def passed(self) -> bool:
-        return self.stage == "passed"
+        return self.stage == PASSED
 
     @property
     def fraction(self) -> float:
@@ -147,8 +151,8 @@ class Problem:
     def __init__(self, directory: Path, function: str, flags: list[str] | None = None, *, compiler: str = "gcc",
                  isa: str = "flags", timing_rounds: int = 10, min_sample: float = 0.05, test_timeout: float = 10.0,
                  seed: int | None = None):
+        from sgcc.engine import Engine, Request
         from sgcc.verify import sandbox as sandboxmod
-        from sgcc.engine.optimize import Engine, Request
 
         self.directory = Path(directory).resolve()
         self.function = function
@@ -181,8 +185,8 @@ class Problem:
 
     def evaluate(self, solution: str, *, timing: bool = True, parsed: bool = False) -> Verdict:
         """Judge a model's raw answer (or, with ``parsed=True``, bare assembly text)."""
+        from sgcc.engine import CandidateResult
         from sgcc.llm.prompt import parse_answer
-        from sgcc.engine.report import CandidateResult
         from sgcc.verify.timing import TimingRunFailed
 
         if parsed:
@@ -190,27 +194,28 @@ class Problem:
         else:
             answer = parse_answer(solution)
             if not answer.ok:
-                return Verdict("answer", answer.problem)
+                return Verdict(ANSWER, answer.problem)
             assembly = answer.assembly
-        cid, where = self.engine._new_dir()
+        pipeline = self.engine.pipeline
+        cid, where = pipeline.new_candidate_dir()
         try:
             res = CandidateResult(id=cid, function=self.function, generator="reward")
-            binary = self.engine.build_candidate(self.program, {self.function: assembly}, where, res)
+            binary = pipeline.build_candidate(self.program, {self.function: assembly}, where, res)
             if binary is None:
                 return Verdict(res.stage, res.reason)
             outcome = self.sandbox.check(binary, self.tests, stop_on_first_failure=False)
-            v = Verdict("test", "", outcome.passed, outcome.total)
+            v = Verdict(Stage.TEST, "", outcome.passed, outcome.total)
             if outcome.first_failure is not None:
                 v.reason = f"test {outcome.first_failure.test} failed: {outcome.first_failure.reason}"
                 return v
-            v.stage = "passed"
+            v.stage = PASSED
             if timing:
                 try:
-                    _, est = self.engine.measure(self.sandbox, self.tests, self.program.binary, binary)
+                    _, est = pipeline.measure(self.sandbox, self.tests, self.program.binary, binary)
                 except TimingRunFailed as exc:
                     # Correct on the tests, wrong on a timing run (another environment size):
                     # one failed run out of the tests.
-                    return Verdict("test", f"failed while being timed: {exc.message}",
+                    return Verdict(Stage.TEST, f"failed while being timed: {exc.message}",
                                    max(0, outcome.total - 1), outcome.total)
                 v.speedup, v.ci_low, v.ci_high = est.speedup, est.low, est.high
             return v

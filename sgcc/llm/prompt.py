@@ -21,6 +21,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from sgcc.stages import Stage
+
 #: The instructions that end the papers' prompt (and every refinement request).
 RULES = ("Only output the optimized assembly code. Do not include any other text. "
          "Do not write any comments in the assembly code. Wrap the assembly code in assembly tags.")
@@ -231,14 +233,14 @@ def feedback(result, text: str, *, invalid: bool = False, offset: int | None = N
     stage, reason, detail = result.stage, result.reason or "", result.detail or ""
     if invalid:
         body = f"Your answer could not be used: {reason}."
-    elif stage == "skipped":
+    elif stage == Stage.SKIPPED:
         if "identical to gcc" in reason:
             body = "Your answer is exactly gcc's assembly, so it cannot be faster. Write a faster version."
         elif reason.startswith("same text as"):
             body = "Your answer repeats an earlier attempt. Try a different optimization."
         else:
             body = f"Your answer was not tried: {reason}."
-    elif stage == "check":
+    elif stage == Stage.CHECK:
         m = _LINE_REASON.match(reason)
         code = _code_line(text, int(m.group(1))) if m else None
         if m and code is not None:
@@ -250,13 +252,13 @@ def feedback(result, text: str, *, invalid: bool = False, offset: int | None = N
             if more:
                 body += "\n" + "\n".join(more)
         body += "\nUse only ordinary instructions and the same symbols as gcc's version."
-    elif stage == "assemble":
+    elif stage == Stage.ASSEMBLE:
         body = "Your assembly does not assemble. The assembler reports:\n" + \
             "\n".join(_assembler_lines(result, text, offset, base_lines))
-    elif stage == "link":
+    elif stage == Stage.LINK:
         lines = [_TMP_PATH.sub(r"\2", ln) for ln in detail.splitlines() if ln.strip()][:5]
         body = "Your assembly assembles but does not link" + (":\n" + "\n".join(lines) if lines else f": {reason}")
-    elif stage == "test":
+    elif stage == Stage.TEST:
         f = _test_fields(detail)
         body = f"Your assembly builds but is wrong: {reason}."
         if "input" in f:
@@ -264,14 +266,15 @@ def feedback(result, text: str, *, invalid: bool = False, offset: int | None = N
         if "expected" in f or "actual" in f:
             body += f"\nExpected output:\n{f.get('expected', '')}\nActual output:\n{f.get('actual', '')}"
         body += "\nFix it so that it computes exactly what the C code computes."
-    elif stage == "time":
+    elif stage == Stage.TIME:
         total = f"all {result.tests_total} tests" if result.tests_total else "all tests"
         if result.speedup is not None:
             body = (f"Your assembly is correct (it passes {total}) but not measurably faster than gcc -O3: "
                     f"measured {_fmt_speed(result)}. Make it faster.")
         else:
-            body = f"Your assembly is correct (it passes {total}) but not faster than gcc -O3: {reason}. Make it faster."
-    elif stage == "accepted":
+            body = (f"Your assembly is correct (it passes {total}) but not faster than gcc -O3: {reason}. "
+                    "Make it faster.")
+    elif stage == Stage.ACCEPTED:
         total = f"all {result.tests_total} tests" if result.tests_total else "all tests"
         body = (f"Your assembly is correct (it passes {total}) and measured {_fmt_speed(result)} "
                 f"as fast as gcc -O3. Make it even faster.")

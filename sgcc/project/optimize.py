@@ -32,7 +32,7 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sgcc import proc
@@ -92,9 +92,9 @@ class ProjectReport:
     def to_json(self) -> str:
         from dataclasses import asdict
 
-        from sgcc.engine.report import _finite
+        from sgcc.engine import finite_json
 
-        return json.dumps(_finite(asdict(self)), indent=2)
+        return json.dumps(finite_json(asdict(self)), indent=2)
 
     def summary(self) -> str:
         lines = [f"sgcc: project {self.root}: {self.binary}, {len(self.units)} translation unit(s) searched"]
@@ -132,7 +132,7 @@ class Project:
 
     def __init__(self, spec: ProjectSpec, request_template, cfg, progress=None):
         self.spec = spec
-        self.tmpl = request_template  # an optimize.Request with everything but source/tests/output
+        self.tmpl = request_template  # an sgcc.engine.Request with everything but source/tests/output
         self.cfg = cfg
         self.progress = progress
         self.sgcc = sgcc_executable()
@@ -215,11 +215,9 @@ class Project:
     # -- the whole run --------------------------------------------------------------------
 
     def run(self):
-        from sgcc.verify import isa as isamod
-        from sgcc.engine import profile
-        from sgcc.verify import sandbox as sandboxmod
         from sgcc.asm.units import AsmFile
-        from sgcc.engine.optimize import Program, Request, optimize
+        from sgcc.engine import Program, optimize, profile, target_for
+        from sgcc.verify import sandbox as sandboxmod
 
         started = time.perf_counter()
         spec = self.spec
@@ -271,17 +269,12 @@ class Project:
             if not r.ok:
                 report.notes.append(f"{rel}: gcc's own assembly does not assemble here; not searched")
                 continue
-            if self.tmpl.isa == "native":
-                target = isamod.native_target(self.tmpl.compiler)
-            else:
-                target = isamod.target_from_flags(self.tmpl.compiler, inv.target_flags)
+            target = target_for(self.tmpl.compiler, self.tmpl.isa, inv.target_flags)
             program = Program(source=c.source, source_text=c.source.read_text(errors="replace"),
                               flags=asm_flags, asm=asm, asm_text=asm_text, obj=obj, binary=base_binary,
                               target=target, asm_flags=asm_flags, link=self._linker(built_tree, c.source),
                               cache_key=c.key,
                               weights={n: weights.get(n, 0.0) for n in units_of[c.key]} if weights else None)
-            from dataclasses import replace
-
             req = replace(self.tmpl, source=c.source, tests=tests_dir, output=self.workdir / f"{c.key[:16]}.out",
                           flags=asm_flags)
             self._note(f"searching {rel}")
@@ -296,9 +289,9 @@ class Project:
         return report
 
     def _rebuild_and_check(self, base_binary: Path, tests, report: ProjectReport) -> dict | None:
+        from sgcc.engine import estimate_dict
         from sgcc.verify import sandbox as sandboxmod
         from sgcc.verify import timing
-        from sgcc.engine.report import estimate_dict
 
         root = self.spec.root.resolve()
         shipped = [u for u in report.units if u["honest"]["functions"]]

@@ -12,7 +12,7 @@ time), clip each ratio at 1 and pick the best of N on those numbers. On a shared
 * gives every single run a fresh random environment size, because stack alignment alone
   moves timings by a few percent and would otherwise be "gained" or "lost" once for all;
 * puts a bootstrap confidence interval on the ratio and accepts a candidate only if the
-  *lower* end clears a minimum gain (:func:`decide`); the engine (:mod:`sgcc.engine.optimize`) then
+  *lower* end clears a minimum gain (:func:`decide`); the engine (:mod:`sgcc.engine`) then
   calls :func:`measure` again on fresh rounds before believing a winner, because the best of
   N screened candidates is biased upwards by selection alone;
 * times one thing at a time on the machine (:func:`timing_lock`); building and testing do not

@@ -1,0 +1,149 @@
+"""The engine: prove each candidate correct and faster, safely, or drop it.
+
+For one C program (the papers' setting) and its tests, :class:`Engine` runs the stages in
+the order of the modules that hold them:
+
+1. build the baseline exactly as gcc does with the user's flags (``-S``, assemble, link) and
+   split its assembly into function units (:mod:`sgcc.engine.baseline`);
+2. record expected outputs the tests lack by running the baseline (and check it passes the
+   ones it has), then weigh the functions by where the tests spend instructions
+   (:func:`sgcc.engine.search.weigh`);
+3. seed the search from the verdict cache (:mod:`sgcc.engine.verdicts`), prepare the
+   generators, and search (:mod:`sgcc.engine.search`): every candidate from every generator
+   goes through the pipeline (:mod:`sgcc.engine.pipeline`): screen its text (``check``),
+   substitute it into the baseline assembly and assemble (``assemble``), compare the object
+   with the baseline's and apply the instruction-set policy (``check``), link (``link``),
+   run all tests in the sandbox (``test``), then time it against the baseline on paired,
+   interleaved rounds (``time``); only a lower confidence bound above the minimum gain is
+   ``accepted``; the budget (:mod:`sgcc.engine.budget`) bounds it all;
+4. per function, re-measure the best accepted candidate on fresh rounds before believing it
+   (when fresh rounds do not confirm it, the next best, up to ``MAX_CONFIRMATIONS``);
+5. combine the winners, validate and time the combined program once more, and ship it, or
+   the baseline when anything is in doubt (:mod:`sgcc.engine.select`); record the verdicts.
+
+Builds and tests run in parallel; timing runs one at a time, machine-wide.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+from sgcc.candidates import Context
+from sgcc.engine import select
+from sgcc.engine.baseline import build_baseline
+from sgcc.engine.figures import problem_figures
+from sgcc.engine.pipeline import Pipeline
+from sgcc.engine.report import CandidateResult, Report
+from sgcc.engine.request import Program, Request
+from sgcc.engine.search import Search, weigh
+from sgcc.engine.verdicts import Verdicts
+from sgcc.errors import SgccError
+from sgcc.stages import Stage
+
+
+class Engine:
+    """Runs one optimization request; see the module docstring.
+
+    ``program`` is a baseline built elsewhere (one translation unit of a project); by
+    default :meth:`run` builds ``request.source`` itself. ``pipeline`` builds, tests and
+    times single candidates (what :mod:`sgcc.lab.reward` uses to judge one answer);
+    ``workdir`` is the run's private directory, removed by :meth:`close` unless
+    ``request.keep_temps``."""
+
+    def __init__(self, request: Request, progress=None, program: Program | None = None):
+        self.req = request
+        self.progress = progress
+        self.given_program = program
+        self.pipeline = Pipeline(request)
+        self.workdir: Path = self.pipeline.workdir
+        self.jobs = request.jobs or os.cpu_count() or 1
+
+    def note(self, message: str) -> None:
+        """Show ``message`` on the progress display, if any."""
+        if self.progress is not None:
+            self.progress.status(message)
+
+    def build_baseline(self) -> Program:
+        """gcc's program for the request's source, built in the run's directory."""
+        return build_baseline(self.req, self.workdir)
+
+    def run(self) -> Report:
+        """The whole run: search, confirm, combine, ship (``request.output`` is always
+        written: the optimized program, or the baseline) and record the verdicts."""
+        from sgcc.verify import sandbox as sandboxmod
+
+        req = self.req
+        started = time.perf_counter()
+        self.note("building the baseline")
+        program = self.given_program or self.build_baseline()
+        report = Report(source=str(req.source), flags=list(req.flags), isa=program.target.name,
+                        min_gain=req.min_gain, functions=[u.name for u in program.asm.units])
+        tests = sandboxmod.load_tests(req.tests)
+        with sandboxmod.Sandbox(timeout=req.test_timeout, keep=req.keep_temps) as sandbox:
+            self.note(f"recording expected outputs ({len(tests)} tests)")
+            tests = sandbox.record(program.binary, tests)
+            base_outcome = sandbox.check(program.binary, tests)
+            if base_outcome.first_failure is not None:
+                f = base_outcome.first_failure
+                raise SgccError(f"the baseline program fails its own test {f.test}: {f.reason}",
+                                hint="the tests' .out files must be what the program prints")
+            report.tests = len(tests)
+
+            # Candidates for functions the program does not have are refused up front.
+            names = {u.name for u in program.asm.units}
+            for gen in req.generators:
+                for cand in gen.unmatched(names):
+                    res = CandidateResult(id="-", function=cand.function, generator=gen.name, origin=cand.origin)
+                    res.stop(Stage.CHECK, f"no function named {cand.function} in {req.source.name}")
+                    report.candidates.append(res)
+
+            weigh(req, program, sandbox, tests, report, self.note)
+            verdicts = Verdicts(req, program, tests)
+            cached = verdicts.lookup(report)
+            context = Context(program=program, sandbox=sandbox, tests=tests, workdir=self.workdir,
+                              compiler=req.compiler, isa=req.isa, note=self.note, jobs=self.jobs)
+            prepared = time.perf_counter()
+            for gen in req.generators:
+                self.note(f"preparing {gen.name}")
+                gen.prepare(context)
+            search = Search(req, self.pipeline, program, sandbox, tests, report, jobs=self.jobs, note=self.note)
+            winners = search.run(cached, verdicts.settled, overhead=time.perf_counter() - prepared)
+
+            confirmed = select.confirm(self.pipeline, program, winners, sandbox, tests, self.note)
+            final_binary = program.binary
+            shipped: list[CandidateResult] = []
+            if confirmed:
+                final_binary, shipped = select.combine(self.pipeline, program, confirmed, sandbox, tests, report,
+                                                       self.note)
+            report.paper = problem_figures(report.candidates)
+            if shipped:
+                report.shipped = [r.id for r in shipped]
+            verdicts.store(report, shipped, {fn: w[2] for fn, w in confirmed.items()}, search.searched)
+            select.ship(final_binary, req.output)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def close(self) -> None:
+        """Close every generator and remove the run's directory (unless ``keep_temps``)."""
+        for gen in self.req.generators:
+            try:
+                gen.close()
+            except Exception:  # noqa: BLE001 - a generator's cleanup must not hide the run's outcome
+                pass
+        if self.req.keep_temps:
+            return
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def optimize(request: Request, progress=None, program: Program | None = None) -> Report:
+    """Run the engine for one program and return its report (the output is always written:
+    the optimized program, or the baseline). ``program`` is a baseline built elsewhere (one
+    translation unit of a project); by default the engine builds ``request.source`` itself."""
+    engine = Engine(request, progress, program)
+    try:
+        return engine.run()
+    finally:
+        engine.close()

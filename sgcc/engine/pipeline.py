@@ -1,0 +1,175 @@
+"""One candidate through the stages: ``check`` (text screen), ``assemble``, ``check``
+(object checks, instruction set, registers callers rely on), ``link``, ``test`` (the
+sandbox) and ``time`` (paired, interleaved rounds against the baseline).
+
+Building and testing are safe to run in parallel; timing takes the machine-wide lock
+(:mod:`sgcc.verify.timing`), so one measurement runs at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from sgcc import proc
+from sgcc.candidates import WHOLE_UNIT, Candidate
+from sgcc.dropin import gccargs
+from sgcc.engine.report import CandidateResult
+from sgcc.engine.request import Program, Request
+from sgcc.stages import Stage
+
+
+class Pipeline:
+    """Builds, tests and times candidates for one request, each in its own numbered
+    directory under ``workdir`` (``c001``, ``c002``...)."""
+
+    def __init__(self, request: Request, workdir: Path | None = None):
+        self.req = request
+        self.workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="sgcc-opt-"))
+        self._counter = 0
+        self._lock = threading.Lock()
+
+    def new_candidate_dir(self) -> tuple[str, Path]:
+        """A fresh candidate id and its private directory (thread-safe)."""
+        with self._lock:
+            self._counter += 1
+            cid = f"c{self._counter:03d}"
+        path = self.workdir / cid
+        path.mkdir()
+        return cid, path
+
+    def build_candidate(self, program: Program, replacements: dict[str, str], where: Path,
+                        result: CandidateResult) -> Path | None:
+        """Substitute, assemble, check and link; return the binary or None (result says why)."""
+        from sgcc.verify import screen
+
+        for text in replacements.values():
+            # The program's own function names may look like C library ones (read, send...).
+            verdict = screen.screen_text(text, may_define=program.defined)
+            if not verdict.ok:
+                result.stop(Stage.CHECK, verdict.reason, verdict.detail)
+                return None
+        try:
+            if WHOLE_UNIT in replacements:
+                asm_text = replacements[WHOLE_UNIT]
+            else:
+                asm_text = program.asm.join(replacements)
+        except KeyError as exc:
+            result.stop(Stage.CHECK, f"no function named {exc.args[0]} in the program")
+            return None
+        asm = where / "cand.s"
+        asm.write_text(asm_text, encoding="utf-8", errors="surrogateescape")
+        obj = where / "cand.o"
+        verdict = screen.assemble(asm, obj, gcc=self.req.compiler, flags=program.asm_flags)
+        if not verdict.ok:
+            result.stop(Stage.ASSEMBLE, verdict.reason, verdict.detail)
+            return None
+        verdict = screen.check_object(obj, program.obj, isa=program.target)
+        if not verdict.ok:
+            result.stop(Stage.CHECK, verdict.reason, verdict.detail)
+            return None
+        if "-fno-ipa-ra" not in self.req.flags and WHOLE_UNIT not in replacements:
+            from sgcc.verify import clobbers
+
+            # Only gcc's callers that stay count: a candidate may bring its callers along
+            # (and a whole-unit candidate brings all of them).
+            replaced = frozenset(replacements)
+            for name in replacements:
+                extra = clobbers.extra_clobbers(obj, program.obj, name, replaced=replaced)
+                if extra:
+                    result.stop(Stage.CHECK, f"{name} changes {clobbers.describe(extra)}, which gcc's version "
+                                             "leaves alone and its callers here may rely on (-fipa-ra)")
+                    return None
+        binary = where / "cand"
+        if program.link is not None:
+            binary, error = program.link(asm_text, obj, where)
+            if binary is None:
+                result.stop(Stage.LINK, "the project does not build with it", error[:800])
+            return binary
+        r = proc.run(gccargs.link_argv(self.req.compiler, self.req.flags, [str(obj)], str(binary)), timeout=120,
+                     limits=proc.Limits(cpu=60, file_size=256 << 20))
+        if not r.ok:
+            lines = [ln for ln in r.stderr.decode(errors="replace").splitlines()
+                     if "error" in ln.lower() or "undefined reference" in ln or "multiple definition" in ln]
+            result.stop(Stage.LINK, "does not link", "\n".join(lines[:5])[:800])
+            return None
+        return binary
+
+    def evaluate(self, program: Program, candidate: Candidate, sandbox, tests) -> tuple[CandidateResult, Path | None]:
+        """Everything but timing for one candidate (safe to run in parallel): its result, and
+        its binary when it passed every test."""
+        cid, where = self.new_candidate_dir()
+        candidate.id = cid
+        result = CandidateResult(id=cid, function=candidate.function, generator=candidate.generator,
+                                 origin=candidate.origin, meta=dict(candidate.meta))
+        started = time.perf_counter()
+        binary = None
+        if candidate.invalid:  # the generator knows it is no assembly (a model's answer without any)
+            result.stop(Stage.CHECK, candidate.invalid)
+        else:
+            binary = self.build_candidate(program, candidate.replacements(), where, result)
+        if binary is not None:
+            outcome = sandbox.check(binary, tests)
+            result.tests_passed, result.tests_total = outcome.passed, outcome.total
+            if outcome.first_failure is not None:
+                f = outcome.first_failure
+                result.stop(Stage.TEST, f"test {f.test} failed: {f.reason}", failure_detail(f))
+                binary = None
+        result.seconds = time.perf_counter() - started
+        return result, binary
+
+    def measure(self, sandbox, tests, base: Path, cand: Path, *, screening: bool = False):
+        """Time ``cand`` against ``base`` on new rounds: (accepted?, estimate). ``screening``
+        (a search candidate, not a winner being confirmed) stops a comparison halfway when
+        it clearly cannot clear the minimum gain. Raises
+        :class:`sgcc.verify.timing.TimingRunFailed` when a timed run fails."""
+        from sgcc.verify import timing
+
+        est = timing.measure(
+            timing.runner(sandbox, base, tests),
+            timing.runner(sandbox, cand, tests),
+            rounds=self.req.timing_rounds,
+            min_sample_seconds=self.req.min_sample,
+            seed=self.req.seed,
+            futile_below=(1 + self.req.min_gain) if screening else None,
+        )
+        return timing.decide(est, self.req.min_gain), est
+
+    def explain(self, program: Program, res: CandidateResult, cand: Candidate) -> None:
+        """Record what an accepted candidate changed (sgcc.engine.explain); never fails the run."""
+        per_fn = changes(program, self.workdir / res.id / "cand.o", cand.replacements())
+        from sgcc.engine.explain import merge
+
+        res.changes = merge(per_fn) if per_fn else []
+        if set(per_fn) != {res.function}:
+            res.meta["changes_by_function"] = per_fn
+
+
+def candidate_key(cand: Candidate) -> tuple[str, str]:
+    """What makes two candidates the same: the units they replace and their texts."""
+    text = cand.text + "".join(f"\0{k}\0{v}" for k, v in sorted(cand.also.items()))
+    return cand.function, hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def changes(program: Program, cand_obj: Path, replacements: dict) -> dict[str, list[str]]:
+    """Per replaced function, what changed in its machine code against the baseline's
+    (sgcc.engine.explain categories; a whole-unit candidate: every function that changed)."""
+    try:
+        from sgcc.engine import explain
+
+        if WHOLE_UNIT in replacements:
+            return explain.explain_objects(program.obj, cand_obj)
+        return explain.classify_objects(program.obj, cand_obj, sorted(replacements))
+    except Exception:  # noqa: BLE001 - explaining must never fail a run
+        return {name: ["unknown"] for name in replacements}
+
+
+def failure_detail(f) -> str:
+    """Excerpts of a failed test (sgcc.verify.sandbox.Failure), one repr per line (never its stderr)."""
+    parts = [f"input: {f.stdin!r}"]
+    if f.expected or f.actual:
+        parts += [f"expected: {f.expected!r}", f"actual: {f.actual!r}"]
+    return "\n".join(parts)

@@ -1,0 +1,83 @@
+"""What the engine is asked to do (:class:`Request`) and what it works on (:class:`Program`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Request:
+    """What the user asked ``sgcc optimize`` to do."""
+
+    source: Path
+    flags: list[str]
+    tests: Path
+    output: Path
+    generators: list = field(default_factory=list)  # sgcc.candidates.Generator instances
+    isa: str = "flags"
+    min_gain: float = 0.03
+    timing_rounds: int = 20
+    min_sample: float = 0.05
+    test_timeout: float = 10.0
+    jobs: int = 0
+    keep_temps: bool = False
+    max_generator_rounds: int = 1
+    compiler: str = "gcc"
+    seed: int | None = None
+    budget_seconds: float | None = None  # search time for the whole program (None: unbounded)
+    budget_candidates: int | None = None  # candidates built for the whole program (None: unbounded)
+    profile: bool = True  # weigh functions by where the tests spend instructions
+    cache_dir: str | None = None  # verdict cache (None: no cache)
+    cache_max_bytes: int = 256 << 20
+    refresh: bool = False  # search again even where the cache has a verdict for this search
+    generator_config: str = ""  # identifies how candidates were made (part of the search key)
+
+
+@dataclass
+class Program:
+    """The baseline: the source, its flags, its assembly split into units, its binary."""
+
+    source: Path
+    source_text: str
+    flags: list[str]
+    asm: object  # sgcc.asm.units.AsmFile
+    asm_text: str
+    obj: Path
+    binary: Path
+    target: object  # sgcc.verify.isa.Target
+    asm_flags: list[str] = field(default_factory=list)  # flags that assemble any variant of it
+    weights: dict[str, float] | None = None  # function -> share of the tests' instructions
+    # Whole projects (sgcc.project.optimize): how a candidate's assembly becomes the program to test,
+    # ``link(asm_text, obj, where) -> (binary or None, error)``, and the cache key the
+    # project's own compile of this unit has (recorded by the drop-in).
+    link: object = None
+    cache_key: str | None = None
+
+    @property
+    def defined(self) -> frozenset[str]:
+        """Names of the baseline's function units (a candidate may define these)."""
+        return frozenset(u.name for u in self.asm.units)
+
+
+def request_from_options(options: dict, *, source: Path, flags: list[str], tests: Path, output: Path,
+                         replay_dirs=(), refresh: bool = False, cwd: Path | None = None):
+    """``(config, Request)`` from command-line values (None = not given) layered over
+    ``SGCC_*`` variables and sgcc.toml files: what ``sgcc optimize`` and ``sgcc bench`` both run
+    (it builds the generators and resolves the budget and the cache)."""
+    from sgcc import config as configmod
+    from sgcc.candidates import registry
+
+    cfg = configmod.load(options, cwd=cwd)
+    budget_seconds, budget_candidates = configmod.parse_budget(cfg.budget)
+    request = Request(source=source, flags=list(flags), tests=tests, output=output,
+                      generators=registry.build(cfg, replay_dirs=replay_dirs),
+                      isa=cfg.isa, min_gain=cfg.min_gain, timing_rounds=cfg.timing_rounds,
+                      min_sample=cfg.min_sample, test_timeout=cfg.test_timeout,
+                      jobs=cfg.jobs, keep_temps=cfg.keep_temps, seed=cfg.seed,
+                      compiler=cfg.compiler or "gcc", max_generator_rounds=1 + max(0, cfg.rounds),
+                      budget_seconds=budget_seconds, budget_candidates=budget_candidates,
+                      cache_dir=configmod.cache_dir(cfg) if cfg.cache else None,
+                      cache_max_bytes=configmod.parse_size(cfg.cache_size), refresh=refresh,
+                      generator_config=registry.describe(cfg, replay_dirs=replay_dirs))
+    return cfg, request

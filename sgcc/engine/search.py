@@ -1,0 +1,227 @@
+"""The search: which functions to search, and asking every generator, round by round and
+within the budget, for candidates that the pipeline builds, tests and times.
+
+Functions the tests never execute are not searched (no test could tell a wrong candidate
+from a right one there); the others are searched hottest first, and the budget is shared
+among them by weight (:mod:`sgcc.engine.budget`).
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from sgcc.candidates import WHOLE_UNIT, Attempt, Candidate
+from sgcc.engine.budget import BUDGET_REACHED, Budget
+from sgcc.engine.pipeline import Pipeline, candidate_key
+from sgcc.engine.report import CandidateResult, Report
+from sgcc.engine.request import Program, Request
+from sgcc.stages import Stage
+from sgcc.verify.timing import TimingRunFailed
+
+#: An accepted candidate: its result, its binary and the candidate itself.
+Winner = tuple[CandidateResult, Path, Candidate]
+
+
+def weigh(request: Request, program: Program, sandbox, tests, report: Report, note=None) -> None:
+    """Find where the tests spend their instructions (``program.weights``, ``report.weights``);
+    functions they never run go to ``report.skipped_functions``."""
+    report.generators = [g.name for g in request.generators]
+    if not request.profile or not request.generators:
+        return
+    from sgcc.engine import profile
+
+    if program.weights is not None:
+        weights = program.weights  # profiled already (a project profiles its binary once)
+    else:
+        if note is not None:
+            note("profiling the baseline on the tests")
+        weights = profile.function_weights(program.binary, tests, sandbox=sandbox,
+                                           names=[u.name for u in program.asm.units])
+    if weights is None:
+        report.notes.append("no profile (valgrind unavailable or failed): every function is searched, "
+                            "in file order")
+        return
+    program.weights = report.weights = weights
+    for unit in program.asm.units:
+        if weights.get(unit.name, 0.0) <= 0.0:
+            report.skipped_functions[unit.name] = "not executed by the tests"
+
+
+def units_in_order(program: Program, report: Report) -> list:
+    """The units worth searching, hottest first."""
+    units = [u for u in program.asm.units if u.name not in report.skipped_functions]
+    if program.weights:
+        units.sort(key=lambda u: -program.weights.get(u.name, 0.0))
+    return units
+
+
+def triage(cand: Candidate, baseline_text: dict, seen: dict) -> CandidateResult | None:
+    """A result for a candidate that needs no build (skipped, unchanged, a repeat), or None."""
+    res = None
+    if cand.skip:
+        res = CandidateResult(id="-", function=cand.function, generator=cand.generator, origin=cand.origin,
+                              meta=dict(cand.meta))
+        res.stop(Stage.SKIPPED, cand.skip)
+    elif cand.text == baseline_text.get(cand.function) and \
+            all(baseline_text.get(k) == v for k, v in cand.also.items()):
+        res = CandidateResult(id="-", function=cand.function, generator=cand.generator, origin=cand.origin,
+                              meta=dict(cand.meta))
+        res.stop(Stage.SKIPPED, "identical to gcc's unit")
+    else:
+        earlier = seen.get(candidate_key(cand))
+        if earlier is not None:
+            res = CandidateResult(id="-", function=cand.function, generator=cand.generator, origin=cand.origin,
+                                  meta=dict(cand.meta))
+            res.stop(Stage.SKIPPED, f"same text as {earlier.id}")
+    return res
+
+
+class Search:
+    """One program's search. After :meth:`run`, ``searched`` says per searched function
+    whether its search was complete (``False``: cut short by the budget, or a generator could
+    not do its part), which decides whether a "nothing faster" verdict may be cached."""
+
+    def __init__(self, request: Request, pipeline: Pipeline, program: Program, sandbox, tests, report: Report,
+                 *, jobs: int, note=None):
+        self.req, self.pipeline, self.program = request, pipeline, program
+        self.sandbox, self.tests, self.report = sandbox, tests, report
+        self.jobs = jobs
+        self.note = note or (lambda message: None)
+        self.searched: dict[str, bool] = {}
+
+    def run(self, cached: list[Candidate] = (), settled: set[str] = frozenset(),
+            overhead: float = 0.0) -> dict[str, list[Winner]]:
+        """Ask every generator, round by round, within the budget; build, test and time what
+        they propose. Returns the accepted candidates per function (and for the whole unit),
+        best first. ``cached`` winners are offered again in round 0 outside the budget;
+        ``settled`` functions are not searched.
+
+        The budget is checked before each candidate is queued (candidates and seconds) and
+        again before each group of builds and each timing (seconds), so a search ends within
+        about one candidate's cost of its budget; ``overhead`` (the generators' preparation:
+        compiling variants, a profiling run) counts against it too."""
+        req, program, report = self.req, self.program, self.report
+        sandbox, tests = self.sandbox, self.tests
+        units = units_in_order(program, report)
+        budget = Budget(req.budget_seconds, req.budget_candidates, units, program.weights)
+        budget.overhead = overhead
+        report.budget = budget.describe()
+        winners: dict[str, list[Winner]] = {}
+        history: dict[tuple[str, str], list[Attempt]] = {}
+        seen: dict[tuple[str, str], CandidateResult] = {}
+        baseline_text = {u.name: u.text for u in program.asm.units}
+        baseline_text[WHOLE_UNIT] = program.asm_text
+        self.searched = {u.name: True for u in units}
+
+        def skipped(cand: Candidate, reason: str, unit_name: str | None = None) -> None:
+            if unit_name in self.searched and reason == BUDGET_REACHED:
+                self.searched[unit_name] = False  # cut short: no "nothing faster" verdict
+            res = CandidateResult(id="-", function=cand.function, generator=cand.generator, origin=cand.origin,
+                                  meta=dict(cand.meta))
+            res.stop(Stage.SKIPPED, reason)
+            report.candidates.append(res)
+            history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+
+        batch: list[tuple[str, Candidate]] = []  # this round's: (the unit it is charged to, the candidate)
+        pending: set[tuple[str, str]] = set()  # this round's candidate keys
+
+        def offer(cand: Candidate, unit_name: str, budgeted: bool = True) -> None:
+            res = triage(cand, baseline_text, seen)
+            if res is not None:
+                report.candidates.append(res)
+                history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+            elif candidate_key(cand) in pending:
+                skipped(cand, "same text as another candidate of this round")
+            elif budgeted and not budget.allows(unit_name):
+                skipped(cand, BUDGET_REACHED, unit_name)
+            else:
+                pending.add(candidate_key(cand))
+                batch.append((unit_name, cand))
+                budget.count(unit_name)
+
+        for round_no in range(max(1, req.max_generator_rounds)):
+            batch.clear()
+            pending.clear()
+            if round_no == 0:
+                for cand in cached:
+                    offer(cand, cand.function, budgeted=False)  # re-validating earlier winners
+            for unit in units:
+                if unit.name in settled:
+                    continue
+                proposals: list[list[Candidate]] = []
+                for gen in req.generators:
+                    if not budget.allows(unit.name):
+                        self.searched[unit.name] = False  # cut short: no "nothing faster" verdict
+                        continue
+                    past = history.setdefault((gen.name, unit.name), [])
+                    t0 = time.perf_counter()
+                    proposals.append(list(gen.propose(program, unit, round_no, past)))
+                    budget.spend(unit.name, time.perf_counter() - t0)
+                # Take the generators' candidates in turn (each lists its most promising
+                # first), so that a tight budget is shared among them, not spent on the first.
+                for k in range(max((len(p) for p in proposals), default=0)):
+                    for proposed in proposals:
+                        if k < len(proposed):
+                            offer(proposed[k], unit.name)
+            if not batch:
+                # Nothing new this round (every generator done, or only repeats): stop early.
+                break
+            self.note(f"round {round_no}: building and testing {len(batch)} candidates")
+            done = 0
+            with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+                while batch:
+                    # Build and test a few in parallel, then time them one at a time (alone on
+                    # the machine); the seconds budget is checked in between.
+                    chunk: list[tuple[str, Candidate]] = []
+                    while batch and len(chunk) < self.jobs:
+                        charge, cand = batch.pop(0)
+                        if budget.time_left(charge):
+                            chunk.append((charge, cand))
+                        else:
+                            skipped(cand, BUDGET_REACHED, charge)
+                    evaluated = list(pool.map(
+                        lambda t: (t[0], t[1], *self.pipeline.evaluate(program, t[1], sandbox, tests)), chunk))
+                    for charge, cand, res, binary in evaluated:
+                        done += 1
+                        report.candidates.append(res)
+                        seen[candidate_key(cand)] = res
+                        budget.spend(charge, res.seconds)
+                        if binary is not None and not budget.time_left(charge):
+                            res.stop(Stage.TIME, f"not timed: {BUDGET_REACHED}")
+                            if charge in self.searched:
+                                self.searched[charge] = False
+                        elif binary is not None:
+                            self.note(f"timing {res.id} ({res.function}, {res.generator}) [{done}]")
+                            t0 = time.perf_counter()
+                            try:
+                                accepted, est = self.pipeline.measure(sandbox, tests, program.binary, binary,
+                                                                      screening=True)
+                            except TimingRunFailed as exc:
+                                # It passed the tests, then failed on a timing run (another
+                                # environment size, so another stack alignment): wrong, not slow.
+                                accepted, est = False, None
+                                res.stop(Stage.TEST, f"failed while being timed: {exc.message}")
+                            budget.spend(charge, time.perf_counter() - t0)
+                            if est is not None:
+                                res.set_estimate(est)
+                                if accepted:
+                                    res.stage, res.reason = Stage.ACCEPTED, f"{est.speedup:.3f}x faster"
+                                    winners.setdefault(res.function, []).append((res, binary, cand))
+                                    self.pipeline.explain(program, res, cand)
+                                else:
+                                    res.stop(Stage.TIME, f"not significantly faster (lower bound {est.low:.3f} "
+                                                         f"<= {1 + req.min_gain:.3f})")
+                        history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+        if budget.exhausted:
+            report.notes.append(f"search budget reached ({budget.spent_summary()})")
+        if any(g.incomplete for g in req.generators):
+            # A generator could not do its part (a model that did not load, failed requests):
+            # no "nothing faster" verdict may be cached for this search.
+            self.searched = {name: False for name in self.searched}
+        # Per function (and for the whole unit), accepted candidates best first; a whole-unit
+        # winner and per-function ones are never combined (see sgcc.engine.select.combine).
+        for ranked in winners.values():
+            ranked.sort(key=lambda w: -w[0].speedup)
+        return winners

@@ -1,0 +1,128 @@
+"""The verdict cache as the search uses it: what an earlier search of the same program
+already settled, and what this one found.
+
+A cache entry is keyed by the program (its translation unit's assembly and how it is
+compiled); inside it, each function keeps one verdict per *search* (the tests, the
+generators' configuration and the minimum gain). Cached winners are never trusted: they
+are offered to the search again and re-validated like any candidate.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+from sgcc.candidates import Candidate
+from sgcc.engine.report import Report
+from sgcc.engine.request import Program, Request
+
+
+class Verdicts:
+    """The cache's verdicts for one run: ``search_key`` identifies this search; ``settled``
+    are the functions this very search already proved a winner for (only that winner is
+    re-validated, nothing else is searched); ``entry_key`` is the program's cache entry
+    (``None`` without a cache)."""
+
+    def __init__(self, request: Request, program: Program, tests):
+        from sgcc.cache import store as cache
+
+        self.req = request
+        self.program = program
+        self.search_key = cache.search_key(cache.tests_digest(tests), request.generator_config, request.min_gain)
+        self.settled: set[str] = set()
+        self.entry_key: str | None = None
+        if request.cache_dir:
+            self.entry_key = self._entry_key()
+
+    def _entry_key(self) -> str:
+        from sgcc.cache import store as cache
+
+        if self.program.cache_key:
+            return self.program.cache_key
+        compiler = shutil.which(self.req.compiler) or self.req.compiler
+        ctx = cache.context(compiler, self.program.asm_flags, self.req.isa)
+        return cache.entry_key(ctx, cache.tu_digest(self.program.asm_text))
+
+    def lookup(self, report: Report) -> list[Candidate]:
+        """Seed the search from the cache: functions this very search already settled are not
+        searched again (``settled``, or a "no candidate proven faster" note in the report);
+        cached winners are returned to be offered again (re-validated, never trusted)."""
+        if not self.req.cache_dir:
+            return []
+        from sgcc.cache import store as cache
+
+        store = cache.Store(self.req.cache_dir)
+        report.cache = {"key": self.entry_key, "search": self.search_key, "dir": store.root}
+        entry = store.read(self.entry_key, touch=True)
+        if entry is None:
+            report.cache["found"] = False
+            return []
+        report.cache["found"] = True
+        seeded: list[Candidate] = []
+        texts: set[tuple[str, str]] = set()
+        for fn, record in entry.get("functions", {}).items():
+            verdicts = record.get("verdicts", {}) if isinstance(record, dict) else {}
+            for skey, verdict in verdicts.items():
+                if not isinstance(verdict, dict):
+                    continue
+                winner = verdict.get("winner")
+                if skey == self.search_key and not self.req.refresh and verdict.get("complete"):
+                    if winner:
+                        self.settled.add(fn)  # its cached winner is re-validated, nothing else searched
+                    else:
+                        report.skipped_functions.setdefault(
+                            fn, f"cached verdict from {verdict.get('date', '?')}: no candidate proven faster "
+                                "(--refresh searches again)")
+                if isinstance(winner, str) and (fn, winner) not in texts:
+                    texts.add((fn, winner))
+                    also = verdict.get("also") if isinstance(verdict.get("also"), dict) else {}
+                    seeded.append(Candidate(fn, "cache", winner, also={k: v for k, v in also.items()
+                                                                       if isinstance(k, str) and isinstance(v, str)},
+                                            origin=f"cache {self.entry_key[:12]} ({verdict.get('generator', '?')})",
+                                            meta={"cached_speedup": verdict.get("speedup"),
+                                                  "cached_from": verdict.get("generator", "?")}))
+        return seeded
+
+    def store(self, report: Report, shipped: list, confirmed: dict[str, Candidate],
+              searched: dict[str, bool]) -> None:
+        """Record this search's verdicts and what to substitute (the validated combination).
+        ``searched`` says per function whether its search was complete (a function cut short
+        by the budget or a failing generator gets no "nothing faster" verdict)."""
+        if not self.req.cache_dir:
+            return
+        from sgcc.cache import store as cache
+
+        store = cache.Store(self.req.cache_dir, max_bytes=self.req.cache_max_bytes)
+        now = time.strftime("%Y-%m-%dT%H:%M:%S")
+        shipped_fns = {r.function for r in shipped}
+        by_fn = {r.function: r for r in shipped}
+
+        def change(old):
+            entry = old or {"functions": {}}
+            entry["source"] = str(self.req.source)
+            entry["updated"] = now
+            functions = entry.setdefault("functions", {})
+            for fn in sorted(set(searched) | shipped_fns):
+                complete = searched.get(fn, True)
+                if fn in shipped_fns:
+                    res = by_fn[fn]
+                    cached = res.generator == "cache"
+                    generator = res.meta.get("cached_from", res.generator) if cached else res.generator
+                    verdict = {"winner": confirmed[fn].text, "also": dict(confirmed[fn].also or {}),
+                               "generator": generator, "speedup": res.speedup,
+                               "low": res.ci_low, "high": res.ci_high, "complete": complete}
+                else:
+                    verdict = {"winner": None, "complete": complete}
+                verdict.update({"date": now, "min_gain": self.req.min_gain, "generators": self.req.generator_config})
+                functions.setdefault(fn, {}).setdefault("verdicts", {})[self.search_key] = verdict
+            if shipped:
+                # A winner may replace its callers too (Candidate.also): apply all of it.
+                units = {k: v for fn in shipped_fns for k, v in confirmed[fn].replacements().items()}
+                entry["apply"] = {"units": units, "search": self.search_key,
+                                  "date": now, **{k: report.final.get(k) for k in ("speedup", "low", "high")}}
+            else:
+                entry.pop("apply", None)  # the latest search decides: nothing proven, nothing applied
+            return entry
+
+        store.update(self.entry_key, change)
+        report.cache["stored"] = True
