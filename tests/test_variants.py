@@ -21,7 +21,7 @@ import pytest
 from sgcc import proc
 from sgcc.verify import clobbers
 from sgcc.verify import isa
-from sgcc.verify import screen
+from sgcc.verify import assembler, objcheck, textscreen
 from sgcc.candidates import WHOLE_UNIT
 from sgcc.candidates.replay import ReplayGenerator
 from sgcc.candidates.transplant import Side, normalized, references, transplant
@@ -52,13 +52,13 @@ def _check_offered(base: Side, base_obj: Path, function: str, t, where: Path, ta
     """Everything the engine does before the tests; the linked binary (or None for a library)."""
     replacements = {function: t.text, **t.also}
     for text in replacements.values():
-        verdict = screen.screen_text(text, may_define=frozenset(base.units))
+        verdict = textscreen.screen_text(text, may_define=frozenset(base.units))
         assert verdict.ok, (function, verdict.reason)
     cand_s, cand_o = where / "cand.s", where / "cand.o"
     cand_s.write_text(base.asm.join(replacements))
     r = proc.run(["gcc", "-c", str(cand_s), "-o", str(cand_o)], timeout=120)
     assert r.ok, (function, r.stderr.decode()[-500:])
-    verdict = screen.check_object(cand_o, base_obj, isa=target)
+    verdict = objcheck.check_object(cand_o, base_obj, isa=target)
     assert verdict.ok, (function, verdict.reason)
     for name in replacements:
         assert clobbers.extra_clobbers(cand_o, base_obj, name, replaced=frozenset(replacements)) == [], (function, name)

@@ -25,6 +25,8 @@ import bisect
 import os
 import re
 
+from sgcc.asm import lex
+
 __all__ = ["AsmFile", "Unit", "parse_file"]
 
 # Directives that name the section to switch to. .pushsection/.popsection/.previous also
@@ -56,22 +58,13 @@ _SILENT = frozenset(
 )
 _DEFINERS = frozenset({".set", ".equ", ".equiv", ".eqv"})
 
-_LABEL_RE = re.compile(r"([A-Za-z_.$][\w.$]*|\d+)[ \t]*:(?!=)")
-_ASSIGN_RE = re.compile(r"([A-Za-z_.$][\w.$]*)[ \t]*=(?!=)")
-_DIRECTIVE_RE = re.compile(r"\.[A-Za-z0-9_.$]*")
-_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"?')
 # A symbol never starts with "$": that is the immediate prefix (``movl $.LC0, %edi``).
 _TOKEN_RE = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.$]*")
-# Strings, character constants and comments are skipped whole so renaming never edits data.
-_RENAME_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"?|\'\\?.|#[^\n]*|[A-Za-z0-9_.][A-Za-z0-9_.$]*')
 _SIZE_SELF_RE = re.compile(r"([^\s,]+)\s*,\s*\.\s*-\s*([^\s,]+)$")
 _COLD_RE = re.compile(r"\.cold(?:\.\d+)?$")
 _HEAD_LABEL_RE = re.compile(r"\.L(?:COLDB|HOTB)\d+$")
 _TAIL_LABEL_RE = re.compile(r"\.L(?:COLDE|HOTE)\d+$")
 _LC_RE = re.compile(r"\.LC\d+$")
-# Most lines are an indented instruction with nothing that needs a closer look.
-_PLAIN_INSTRUCTION_RE = re.compile(r"[ \t]+[a-z][^:=\"#;'\n]*\n?\Z")
-_INSTRUCTION: tuple[tuple[str, ...], tuple[tuple[str, str], ...]] = ((), (("", ""),))
 
 
 class Unit:
@@ -138,7 +131,7 @@ class AsmFile:
         assembly at all) gives a file with no units: everything is frame and ``join`` still
         reproduces the input exactly.
         """
-        lines = _split_lines(text)
+        lines = lex.split_lines(text)
         try:
             return _Splitter(lines).build(cls)
         except Exception:  # noqa: BLE001 - the contract is "never raises": unsure means no units
@@ -219,7 +212,7 @@ class AsmFile:
                         fresh = f"{base}_{n}"
                     fresh_names.add(fresh)
                     mapping[label] = fresh
-                text = _RENAME_RE.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
+                text = lex.rename_tokens(text, mapping.get)
             if not text.endswith("\n"):
                 text += "\n"
             texts[k] = text
@@ -243,91 +236,7 @@ def parse_file(path: str | os.PathLike) -> AsmFile:
     return AsmFile.parse(data.decode("utf-8", errors="surrogateescape"))
 
 
-# --------------------------------------------------------------------------- line analysis
-
-
-def _split_lines(text: str) -> list[str]:
-    """Cut ``text`` after each newline, keeping it; a last line without one is kept as is.
-
-    Only ``\\n`` ends a line for the assembler, so unlike ``str.splitlines`` this never cuts
-    at form feeds, ``\\x1c`` or ``\\u2028`` that might sit in a comment or inline asm.
-    """
-    parts = text.split("\n")
-    lines = [p + "\n" for p in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
-
-
-def _statements(line: str) -> list[str]:
-    """The statements on a line, stripped, without comments; [] for blank or comment lines.
-
-    gas on x86 takes ``#`` anywhere and ``/`` at the start of a line as a comment, ``;`` as
-    a statement separator, and ``'c`` as a character constant (so ``'#`` is no comment).
-    """
-    if '"' not in line and "#" not in line and ";" not in line and "'" not in line:
-        s = line.strip()
-        return [s] if s and s[0] != "/" else []
-    if line.lstrip().startswith("/"):
-        return []
-    parts = []
-    start = i = 0
-    end = n = len(line)
-    while i < n:
-        c = line[i]
-        if c == '"':
-            i += 1
-            while i < n and line[i] != '"':
-                i += 2 if line[i] == "\\" else 1
-            i += 1
-        elif c == "'":
-            i += 3 if line[i + 1 : i + 2] == "\\" else 2
-        elif c == "#":
-            end = i
-            break
-        elif c == ";":
-            parts.append(line[start:i])
-            start = i = i + 1
-        else:
-            i += 1
-    parts.append(line[start:end])
-    return [s for s in (p.strip() for p in parts) if s]
-
-
-def _analyze(line: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """Labels defined on a line and its other statements as ``(directive, arguments)``.
-
-    The directive is lower-cased with its dot (``".section"``), ``"="`` for ``sym = expr``
-    (arguments: the symbol), or ``""`` for an instruction (arguments: the statement).
-    """
-    labels: list[str] = []
-    ops: list[tuple[str, str]] = []
-    for s in _statements(line):
-        while ":" in s:
-            m = _LABEL_RE.match(s)
-            if not m:
-                break
-            labels.append(m.group(1))
-            s = s[m.end() :].lstrip()
-        if not s:
-            continue
-        m = _ASSIGN_RE.match(s)
-        if m:
-            ops.append(("=", m.group(1)))
-        elif s[0] == ".":
-            m = _DIRECTIVE_RE.match(s)
-            ops.append((m.group(0).lower(), s[m.end() :].strip()))
-        else:
-            ops.append(("", s))
-    return tuple(labels), tuple(ops)
-
-
-def _section_name(args: str) -> str:
-    args = args.strip()
-    if args.startswith('"'):
-        end = args.find('"', 1)
-        return args[1:end] if end > 0 else args[1:]
-    return re.split(r"[\s,]", args, maxsplit=1)[0]
+# --------------------------------------------------------------------------- symbols defined in text
 
 
 def _type_args(args: str) -> tuple[str, str]:
@@ -338,10 +247,10 @@ def _type_args(args: str) -> tuple[str, str]:
 def _defined_local_labels(text: str) -> set[str]:
     """``.L`` symbols that ``text`` defines (labels, ``.set``-style and ``=`` assignments)."""
     found: set[str] = set()
-    for line in _split_lines(text):
+    for line in lex.split_lines(text):
         if ".L" not in line:
             continue
-        labels, ops = _analyze(line)
+        labels, ops = lex.analyze(line)
         found.update(label for label in labels if label.startswith(".L"))
         for name, args in ops:
             sym = args if name == "=" else _type_args(args)[0] if name in _DEFINERS else ""
@@ -376,14 +285,7 @@ class _Splitter:
     def __init__(self, lines: list[str]):
         self.lines = lines
         self.n = len(lines)
-        # gcc repeats many lines verbatim (`\tret`, `.p2align 4,,10`, CFI): analyze each once.
-        memo: dict[str, tuple] = {}
-        analyzed = []
-        for line in lines:
-            a = memo.get(line)
-            if a is None:
-                a = memo[line] = _INSTRUCTION if _PLAIN_INSTRUCTION_RE.match(line) else _analyze(line)
-            analyzed.append(a)
+        analyzed = lex.analyze_lines(lines)
         self.labels = [a[0] for a in analyzed]
         self.ops = [a[1] for a in analyzed]
         self.owner = [-1] * self.n  # unit whose main piece holds the line, or -1 for frame
@@ -416,7 +318,7 @@ class _Splitter:
                     text = _own_line(lines[i]) if single else f"\t{name}\t{args}\n"
                     new = _Section(name, text)
                 elif name in (".section", ".pushsection"):
-                    sname = _section_name(args)
+                    sname = lex.section_name(args)
                     if "," in args:
                         flagged.setdefault(sname, args)
                     if single and name == ".section" and ("," in args or sname not in flagged):
@@ -629,8 +531,8 @@ class _Splitter:
         for i, line in enumerate(self.lines):
             if ".LC" not in line:
                 continue
-            for stmt in _statements(line):
-                for token in _TOKEN_RE.findall(_STRING_RE.sub('""', stmt)):
+            for stmt in lex.statements(line):
+                for token in _TOKEN_RE.findall(lex.blank_strings(stmt)):
                     if token in users and i != candidates[token]:
                         users[token].add(owner[i])  # -1: a frame line refers to it
         extra: dict[int, list[range]] = {}

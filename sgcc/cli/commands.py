@@ -465,7 +465,7 @@ def cache_verify() -> None:
     run this after pulling one. Corrupt entries are removed; entries whose code fails the
     screen are reported and removed.
     """
-    from sgcc.verify import screen
+    from sgcc.verify import textscreen
 
     store = _store()
     bad = 0
@@ -480,7 +480,7 @@ def cache_verify() -> None:
         from sgcc.cache import store as cache
 
         for fn, text in (cache.substitution(entry) or {}).items():
-            verdict = screen.screen_text(text, may_define=frozenset([fn, *entry.get("functions", {})]))
+            verdict = textscreen.screen_text(text, may_define=frozenset([fn, *entry.get("functions", {})]))
             if not verdict.ok:
                 bad += 1
                 store.delete(key)

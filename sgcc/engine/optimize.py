@@ -167,11 +167,11 @@ class Engine:
     def build_candidate(self, program: Program, replacements: dict[str, str], where: Path,
                         result: CandidateResult) -> Path | None:
         """Substitute, assemble, check and link; return the binary or None (result says why)."""
-        from sgcc.verify import screen
+        from sgcc.verify import assembler, objcheck, textscreen
 
         for name, text in replacements.items():
             # The program's own function names may look like C library ones (read, send...).
-            verdict = screen.screen_text(text, may_define=program.defined)
+            verdict = textscreen.screen_text(text, may_define=program.defined)
             if not verdict.ok:
                 result.stop("check", verdict.reason, verdict.detail)
                 return None
@@ -186,11 +186,11 @@ class Engine:
         asm = where / "cand.s"
         asm.write_text(asm_text, encoding="utf-8", errors="surrogateescape")
         obj = where / "cand.o"
-        verdict = screen.assemble(asm, obj, gcc=self.req.compiler, flags=self.asm_flags)
+        verdict = assembler.assemble(asm, obj, gcc=self.req.compiler, flags=self.asm_flags)
         if not verdict.ok:
             result.stop("assemble", verdict.reason, verdict.detail)
             return None
-        verdict = screen.check_object(obj, program.obj, isa=program.target)
+        verdict = objcheck.check_object(obj, program.obj, isa=program.target)
         if not verdict.ok:
             result.stop("check", verdict.reason, verdict.detail)
             return None

@@ -36,12 +36,12 @@ Module import stays cheap: capstone and pyelftools are imported inside the funct
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from sgcc.asm.obj import ObjectFile, read_object
 from sgcc.errors import SgccError
 
 
@@ -348,7 +348,8 @@ _KREG_OP = re.compile(r"^k[a-z]+([bwdq])$")
 _GROUP_NAMES: dict[int, str] | None = None
 
 
-def _group_names() -> dict[int, str]:
+def group_names() -> dict[int, str]:
+    """Capstone's x86 instruction group ids -> names (``X86_GRP_AVX2`` -> ``"AVX2"``)."""
     global _GROUP_NAMES
     if _GROUP_NAMES is None:
         from capstone import x86_const
@@ -361,14 +362,14 @@ def _group_names() -> dict[int, str]:
     return _GROUP_NAMES
 
 
-def _encoding(insn) -> str:
+def encoding(insn) -> str:
     """"legacy", "vex", "evex" or "xop", from the first opcode byte capstone reports."""
     first = insn.opcode[0] if insn.opcode else 0
     if first in (0xC4, 0xC5):
         return "vex"
     if first == 0x62:  # BOUND does not exist in 64-bit mode: 0x62 is always EVEX there
         return "evex"
-    if first == 0x8F and "XOP" in {_group_names().get(g) for g in insn.groups}:
+    if first == 0x8F and "XOP" in {group_names().get(g) for g in insn.groups}:
         return "xop"
     return "legacy"
 
@@ -394,8 +395,8 @@ def required_features(insn) -> set[str]:
     this module cannot classify (refused unless the target is the host itself).
     """
     name = insn.insn_name() or insn.mnemonic.split()[-1]
-    groups = {_group_names().get(g, "") for g in insn.groups}
-    enc = _encoding(insn)
+    groups = {group_names().get(g, "") for g in insn.groups}
+    enc = encoding(insn)
     regs = _registers(insn)
     feats: set[str] = set()
     for g in groups:
@@ -476,135 +477,13 @@ def required_features(insn) -> set[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Objects: decoding every executable section once.
+# Objects (read and decoded once by sgcc.asm.obj).
 
 
-@dataclass
-class Decoded:
-    """One executable section, linearly disassembled."""
-
-    name: str
-    index: int
-    size: int
-    insns: list = field(default_factory=list)  # capstone CsInsn, addresses are section offsets
-    undecodable: int | None = None  # offset of the first byte capstone could not decode
-    data: bytes = b""
-    addrs: list[int] = field(default_factory=list)  # instruction start offsets, ascending
-
-
-@dataclass
-class ObjectCode:
-    """The executable sections of an object and its function symbols."""
-
-    sections: list[Decoded]
-    # (section index, start, end, name) for every STT_FUNC/STT_GNU_IFUNC symbol with a size
-    functions: list[tuple[int, int, int, str]]
-    _index: dict | None = field(default=None, repr=False)
-
-    def function_at(self, shndx: int, offset: int) -> str | None:
-        """The name of the innermost function symbol covering ``offset`` in section ``shndx``."""
-        import bisect
-
-        if self._index is None:
-            index: dict[int, tuple[list[int], list[tuple[int, int, int, str]]]] = {}
-            for fn in sorted(self.functions, key=lambda f: (f[0], f[1], -f[2])):
-                starts, fns = index.setdefault(fn[0], ([], []))
-                starts.append(fn[1])
-                fns.append(fn)
-            self._index = index
-        entry = self._index.get(shndx)
-        if entry is None:
-            return None
-        starts, fns = entry
-        i = bisect.bisect_right(starts, offset) - 1
-        # Functions do not nest in gcc output; a few steps back covers aliases and odd sizes.
-        for j in range(i, max(i - 16, -1), -1):
-            if fns[j][1] <= offset < fns[j][2]:
-                return fns[j][3]
-        return None
-
-
-def _decode_elf(elf) -> ObjectCode:
-    import capstone
-    from elftools.elf.constants import SH_FLAGS
-    from elftools.elf.sections import SymbolTableSection
-
-    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-    md.detail = True
-    sections = []
-    for idx, sec in enumerate(elf.iter_sections()):
-        if not sec["sh_flags"] & SH_FLAGS.SHF_EXECINSTR or sec["sh_type"] == "SHT_NOBITS":
-            continue
-        data = sec.data()
-        dec = Decoded(name=sec.name, index=idx, size=len(data), data=data)
-        end = 0
-        for insn in md.disasm(data, 0):
-            dec.insns.append(insn)
-            dec.addrs.append(insn.address)
-            end = insn.address + insn.size
-        if end < len(data):
-            dec.undecodable = end
-        sections.append(dec)
-    functions = []
-    for sec in elf.iter_sections():
-        if isinstance(sec, SymbolTableSection):
-            for sym in sec.iter_symbols():
-                if sym["st_info"]["type"] in ("STT_FUNC", "STT_LOOS", "STT_GNU_IFUNC") and sym["st_size"]:
-                    shndx = sym["st_shndx"]
-                    if isinstance(shndx, int):
-                        functions.append((shndx, sym["st_value"], sym["st_value"] + sym["st_size"], sym.name))
-    return ObjectCode(sections=sections, functions=functions)
-
-
-def _open_elf(path: Path):
-    """Parse an x86-64 relocatable object, or raise SgccError."""
-    import io
-
-    from elftools.elf.elffile import ELFFile
-
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise SgccError(f"cannot read object {path}", cause=exc) from exc
-    try:
-        elf = ELFFile(io.BytesIO(raw))
-        if elf.elfclass != 64 or elf["e_machine"] != "EM_X86_64":
-            raise SgccError(f"{Path(path).name} is not an x86-64 ELF object")
-    except SgccError:
-        raise
-    except Exception as exc:  # pyelftools raises assorted errors on corrupt input
-        raise SgccError(f"{Path(path).name} is not a valid ELF object", cause=exc) from exc
-    return elf, raw
-
-
-_DECODE_CACHE: dict[str, ObjectCode] = {}
-
-
-def decode_object(path: Path, *, cache: bool = True) -> ObjectCode:
-    """Disassemble every executable section of an object.
-
-    With ``cache`` (for baselines, which are screened against many candidates) the result is
-    kept in-process, keyed by the object's content.
-    """
-    elf, raw = _open_elf(path)
-    digest = hashlib.sha256(raw).hexdigest() if cache else None
-    code = _DECODE_CACHE.get(digest) if digest else None
-    if code is None:
-        try:
-            code = _decode_elf(elf)
-        except Exception as exc:  # pyelftools raises assorted errors on corrupt input
-            raise SgccError(f"{Path(path).name} is not a valid ELF object", cause=exc) from exc
-        if digest:
-            if len(_DECODE_CACHE) >= 8:
-                _DECODE_CACHE.pop(next(iter(_DECODE_CACHE)))
-            _DECODE_CACHE[digest] = code
-    return code
-
-
-def features_by_function(code: ObjectCode) -> dict[str, set[str]]:
+def features_by_function(code: ObjectFile) -> dict[str, set[str]]:
     """For each function symbol, every feature its instructions need."""
     out: dict[str, set[str]] = {}
-    for sec in code.sections:
+    for sec in code.code:
         for insn in sec.insns:
             fn = code.function_at(sec.index, insn.address)
             if fn is not None:
@@ -619,7 +498,7 @@ def _describe_missing(feature: str) -> str:
 
 
 def unsupported_items(
-    code: ObjectCode, target: Target, baseline: ObjectCode | None = None
+    code: ObjectFile, target: Target, baseline: ObjectFile | None = None
 ) -> list[tuple[str, str, list[str]]]:
     """(instruction name, where, missing features) for every instruction the target lacks.
 
@@ -628,7 +507,7 @@ def unsupported_items(
     """
     allowed_by_fn = features_by_function(baseline) if baseline is not None else {}
     items = []
-    for sec in code.sections:
+    for sec in code.code:
         for insn in sec.insns:
             need = required_features(insn)
             if not need:
@@ -647,8 +526,8 @@ def unsupported_items(
     return items
 
 
-def unsupported_in(code: ObjectCode, target: Target, baseline: ObjectCode | None = None) -> list[str]:
-    """Like :func:`unsupported`, on already decoded objects."""
+def unsupported_in(code: ObjectFile, target: Target, baseline: ObjectFile | None = None) -> list[str]:
+    """Like :func:`unsupported`, on objects already read."""
     return [
         f"{name} at {where} needs {', '.join(missing)} (target {target.name} lacks it)"
         for name, where, missing in unsupported_items(code, target, baseline)
@@ -662,6 +541,6 @@ def unsupported(obj_path: Path, target: Target, *, baseline: Path | None = None)
     ``baseline``, a function may also use whatever gcc's code for the same function symbol in
     that object uses (target attributes, gcc's own ``rep bsf``).
     """
-    code = decode_object(obj_path, cache=False)
-    base = decode_object(baseline) if baseline is not None else None
+    code = read_object(obj_path)
+    base = read_object(baseline) if baseline is not None else None
     return unsupported_in(code, target, base)
