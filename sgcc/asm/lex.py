@@ -41,6 +41,9 @@ ASSIGN_RE = re.compile(r"([A-Za-z_.$][\w.$]*)[ \t]*=(?!=)")
 _DIRECTIVE_RE = re.compile(r"\.[A-Za-z0-9_.$]*")
 #: A double-quoted string; one left open runs to the end of the text.
 _STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"?')
+#: A symbol-like token (``.L5``, ``f.cold``, ``1b``); never starting with ``$``, the immediate
+#: prefix (``movl $.LC0, %edi``).
+TOKEN_RE = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.$]*")
 # Strings, character constants and comments are matched whole so renaming never edits them.
 _RENAME_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"?|\'\\?.|#[^\n]*|[A-Za-z0-9_.][A-Za-z0-9_.$]*')
 # Most lines are an indented instruction with nothing that needs a closer look.

@@ -16,8 +16,8 @@ compilations name things independently:
   registers its callee (as compiled *there*) leaves alone, and with ``-fipa-stack-alignment``
   a caller may call a callee that needs no aligned stack with a misaligned one.
 
-:func:`sgcc.candidates.transplant.build.transplant` builds a candidate that needs no luck to link and keeps what both sides
-assumed: the variant's unit, plus private copies (under fresh names) of everything it
+:func:`~sgcc.candidates.transplant.build.transplant` builds a candidate that needs no luck
+to link and keeps what both sides assumed: the variant's unit, plus private copies (under fresh names) of everything it
 relies on that the baseline does not provide with the same meaning -- constants the
 variant shares between functions, compiler tables, clones, and callees whose baseline
 version breaks an assumption the variant's caller made. References that mean the same on
