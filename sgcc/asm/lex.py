@@ -78,7 +78,6 @@ class Scan:
     closed on the line, ``"escape"`` when a backslash is its last character, else None.
     """
 
-
     # A plain class, not a NamedTuple or dataclass: this module is imported on every cache
     # hit of the compile path, and importing typing or dataclasses costs milliseconds.
     __slots__ = ("parts", "comment", "hazard", "open_string")

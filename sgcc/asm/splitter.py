@@ -59,7 +59,6 @@ def type_args(args: str) -> tuple[str, str]:
     return name.strip(), kind.strip()
 
 
-
 class _Section:
     """A section the assembler can be in, and the directive line that switches to it."""
 
@@ -75,7 +74,6 @@ _DEFAULT_SECTION = _Section(".text", "\t.text\n")
 
 class Unsure(Exception):
     """The file does not look like something this module can split safely."""
-
 
 
 # --------------------------------------------------------------------------- splitting

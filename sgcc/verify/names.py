@@ -43,7 +43,6 @@ _RESERVED_PREFIXES = (
 )
 
 
-
 def reserved(name: str) -> bool:
     """Whether defining ``name`` would interpose on the C library or the startup code."""
     return name in RESERVED_NAMES or name.startswith(_RESERVED_PREFIXES)

@@ -128,7 +128,6 @@ def _symbol_info(sym) -> tuple[str, str, str, object]:
     return sym.name, sym["st_info"]["bind"], sym["st_info"]["type"], sym["st_shndx"]
 
 
-
 #: Undefined symbols the assembler itself creates: gas references the GOT's symbol for any
 #: ``@GOTPCREL`` operand. It names the linker's table, not a new capability.
 _ASSEMBLER_UNDEFINED = frozenset({"_GLOBAL_OFFSET_TABLE_"})

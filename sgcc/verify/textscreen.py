@@ -105,8 +105,6 @@ _REFUSED_DIRECTIVES = {
 }
 
 
-
-
 def _statements(line: str, lineno: int) -> list[str]:
     """The statements of one physical line (raw, possibly empty), comment dropped.
 
@@ -151,8 +149,6 @@ def _int(arg: str, what: str, lineno: int) -> int:
             raise _Refusal(f"line {lineno}: {arg!r} is not a valid number")
         return int(arg, 8)
     return int(arg)
-
-
 
 
 class _TextScreen:

@@ -42,8 +42,6 @@ def compiler_made(name: str) -> bool:
     return "." in name
 
 
-
-
 def statements(line: str) -> list[str]:
     """Statements of a line without comments, labels kept, string contents blanked."""
     return [lex.blank_strings(s) for s in lex.statements(line)]
@@ -187,7 +185,6 @@ def table_refs(text: str) -> set[str]:
         if s.startswith((".long", ".quad", ".4byte", ".8byte")) and ".L" in s:
             out.update(REF_RE.findall(s.split(None, 1)[1]))
     return out
-
 
 
 def make_local(text: str, name: str) -> str:

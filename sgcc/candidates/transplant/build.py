@@ -12,6 +12,7 @@ from sgcc.candidates.transplant.asmtext import (
 )
 from sgcc.candidates.transplant.side import Side
 
+
 @dataclass
 class Transplant:
     """A unit of the variant made fit for the baseline, or why it cannot be."""

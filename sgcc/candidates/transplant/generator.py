@@ -15,6 +15,7 @@ from sgcc.candidates.transplant.asmtext import compiler_made, normalized, refere
 from sgcc.candidates.transplant.build import Transplant, transplant
 from sgcc.candidates.transplant.side import Side
 
+
 @dataclass
 class Variant:
     """One compilation of the program's source under other flags."""

@@ -14,6 +14,7 @@ from sgcc.candidates.transplant.asmtext import (
     statements, table_refs,
 )
 
+
 @dataclass
 class DataSymbol:
     """A label of the frame (data, not a function) and the section it is in."""
