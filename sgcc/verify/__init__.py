@@ -8,7 +8,8 @@ Candidates come from a model (or files, or a shared cache): sgcc treats them as 
    memory and output-size limits, with messages reduced to the candidate's own lines.
 3. :mod:`sgcc.verify.objcheck` -- the assembled object against gcc's baseline object (new
    symbols, sections, relocations, forbidden instructions however spelled), including the
-   instruction set the target promises (:mod:`sgcc.verify.isa`).
+   instruction set the target promises (:mod:`sgcc.verify.isa`; what each instruction needs
+   is :mod:`sgcc.verify.insnfeatures`).
 4. :mod:`sgcc.verify.clobbers` -- the registers gcc's callers in the same file keep live
    across a call (``-fipa-ra``).
 5. :mod:`sgcc.verify.sandbox` runs the tests in isolation and :mod:`sgcc.verify.timing`

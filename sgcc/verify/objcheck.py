@@ -17,6 +17,7 @@ from pathlib import Path
 from sgcc.asm.obj import ObjectFile, read_object
 from sgcc.errors import SgccError
 from sgcc.stages import Stage
+from sgcc.verify import insnfeatures
 from sgcc.verify import isa as isamod
 from sgcc.verify.names import DEFAULT_ALLOWED_EXTERNALS, reserved
 from sgcc.verify.verdict import Verdict
@@ -83,12 +84,12 @@ def _forbidden(insn) -> tuple[str, str] | None:
     for op in insn.operands:
         if op.type == x86_const.X86_OP_REG and insn.reg_name(op.reg) in _SEGMENT_REGS:
             return "segment-register", "reads or writes a segment register"
-    names = isamod.group_names()
+    names = insnfeatures.group_names()
     for g in insn.groups:
         why = _FORBIDDEN_GROUPS.get(names.get(g, ""))
         if why:
             return name, why
-    if name.startswith("vm") and isamod.encoding(insn) == "legacy":  # not vmovdqu & co
+    if name.startswith("vm") and insnfeatures.encoding(insn) == "legacy":  # not vmovdqu & co
         return name, "virtualization instruction"
     return None
 
