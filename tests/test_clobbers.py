@@ -53,6 +53,6 @@ def test_extra_register_live_in_caller_is_refused(tmp_path):
 
 def test_clobber_sets_are_transitive(tmp_path):
     _, base = _objects(tmp_path, LEAF.format(body="\tleaq\t1(%rdi,%rdi,2), %rax\n"))
-    obj = clobbers._Object(base)
+    obj = clobbers.ClobberAnalysis(base)
     assert obj.clobbers("leaf") <= obj.clobbers("keeper")
     assert obj.clobbers("main") == clobbers.ALL_CALLER_SAVED  # it calls printf

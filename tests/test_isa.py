@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
-from sgcc.verify import isa
+from sgcc.verify import insnfeatures, isa
 from sgcc.errors import SgccError
 
 
@@ -126,7 +126,7 @@ def test_non_x86_64_flags_and_bad_flags_raise():
     ("62f17f487f00", {"avx512f", "avx512bw"}),  # vmovdqu8 zmm
 ])
 def test_required_features(hexbytes, needs):
-    assert isa.required_features(decode(hexbytes)) == needs
+    assert insnfeatures.required_features(decode(hexbytes)) == needs
 
 
 # ---------------------------------------------------------------------------------------------

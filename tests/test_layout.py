@@ -14,8 +14,9 @@ import pytest
 from sgcc import proc
 from sgcc.verify import clobbers
 from sgcc.verify import isa
-from sgcc.verify import screen
-from sgcc.asm.units import AsmFile, _split_lines
+from sgcc.verify import objcheck, textscreen
+from sgcc.asm.lex import split_lines
+from sgcc.asm.units import AsmFile
 from sgcc.candidates.layout import EDITS, LayoutGenerator, edit, loop_heads
 from tests.conftest import EXAMPLES
 
@@ -27,7 +28,7 @@ def _instructions(obj: Path) -> dict[str, list[str]]:
     """Per function, its instructions without alignment padding (nops)."""
     import capstone
 
-    o = clobbers._Object(obj)
+    o = clobbers.ClobberAnalysis(obj)
     md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
     out = {}
     for name, ranges in o.functions.items():
@@ -58,7 +59,7 @@ def test_edits_only_move_code(tmp_path, src):
         assert gen.propose(None, unit, 1, []) == []
         for cand in cands:
             if "#APP" not in unit.text:  # inline asm is refused by the screen, edited or not
-                verdict = screen.screen_text(cand.text, may_define=frozenset(u.name for u in asm.units))
+                verdict = textscreen.screen_text(cand.text, may_define=frozenset(u.name for u in asm.units))
                 assert verdict.ok, (unit.name, cand.origin, verdict.reason)
             s, o = tmp_path / "cand.s", tmp_path / "cand.o"
             s.write_text(asm.join({unit.name: cand.text}))
@@ -66,7 +67,7 @@ def test_edits_only_move_code(tmp_path, src):
             assert r.ok, (unit.name, cand.origin, r.stderr.decode()[-400:])
             assert _instructions(o) == want, (unit.name, cand.origin)
             if "#APP" not in unit.text:
-                assert screen.check_object(o, base_o, isa=target).ok
+                assert objcheck.check_object(o, base_o, isa=target).ok
 
 
 def test_loop_heads_are_backward_jump_targets():
@@ -76,7 +77,7 @@ def test_loop_heads_are_backward_jump_targets():
         "\t.p2align 4,,10\n\t.p2align 3\n.L3:\n\taddl\t%edi, %eax\n\tsubl\t$1, %edi\n\tjne\t.L3\n"
         ".L1:\n\tret\n\t.size\tf, .-f\n"
     )
-    lines = _split_lines(text)
+    lines = split_lines(text)
     start, heads = loop_heads(lines, "f")
     assert lines[start] == "f:\n" and [lines[h] for h in heads] == [".L3:\n"]
     assert ".p2align 5\n.L3:" in edit(text, "f", "loops32")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sgcc import proc
 from sgcc.candidates.pgo import PgoGenerator
-from sgcc.candidates.transplant import normalized
+from sgcc.candidates.transplant.asmtext import normalized
 from sgcc.engine import Request, optimize
 from tests.conftest import EXAMPLES
 

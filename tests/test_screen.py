@@ -15,7 +15,7 @@ import pytest
 
 from sgcc import proc
 from sgcc.verify import isa
-from sgcc.verify import screen
+from sgcc.verify import assembler, objcheck, textscreen
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -51,7 +51,7 @@ class Baseline:
         gcc("-O3", "-S", "pc.c", "-o", "pc.s", cwd=root)
         self.asm = (root / "pc.s").read_text()
         self.obj = root / "pc.o"
-        v = screen.assemble(root / "pc.s", self.obj)
+        v = assembler.assemble(root / "pc.s", self.obj)
         assert v.ok, v
         start = self.asm.index("count_bits:\n")
         end = self.asm.index("\t.cfi_endproc", start)
@@ -66,12 +66,12 @@ class Baseline:
         """Assemble a candidate (after checking that the text screen lets it through)."""
         text = self.text(body)
         if screened:
-            v = screen.screen_text(text)
+            v = textscreen.screen_text(text)
             assert v.ok, v
         src = self.root / f"{name}.s"
         src.write_text(text)
         obj = self.root / f"{name}.o"
-        v = screen.assemble(src, obj)
+        v = assembler.assemble(src, obj)
         assert v.ok, v
         return obj
 
@@ -106,8 +106,8 @@ POPCNT_BODY = "\tpopcntq\t%rdi, %rax\n\tret"
 
 
 def test_gcc_output_passes_every_gate(base, default_target):
-    assert screen.screen_text(base.asm).ok
-    v = screen.check_object(base.obj, base.obj, isa=default_target)
+    assert textscreen.screen_text(base.asm).ok
+    v = objcheck.check_object(base.obj, base.obj, isa=default_target)
     assert v.ok and v.stage == "check", v
 
 
@@ -115,7 +115,7 @@ def test_harmless_rewrite_passes(base, default_target):
     obj = base.build("plain", "\txorl\t%eax, %eax\n\ttestq\t%rdi, %rdi\n\tje\t1f\n"
                      "2:\tmovl\t%edi, %edx\n\tandl\t$1, %edx\n\taddl\t%edx, %eax\n"
                      "\tshrq\t%rdi\n\tjne\t2b\n1:\tret")
-    assert screen.check_object(obj, base.obj, isa=default_target).ok
+    assert objcheck.check_object(obj, base.obj, isa=default_target).ok
 
 
 # ---------------------------------------------------------------------------------------------
@@ -124,17 +124,17 @@ def test_harmless_rewrite_passes(base, default_target):
 
 def test_popcnt_refused_by_default_allowed_native(base, default_target, native):
     obj = base.build("popcnt", POPCNT_BODY)
-    v = screen.check_object(obj, base.obj, isa=default_target)
+    v = objcheck.check_object(obj, base.obj, isa=default_target)
     assert not v.ok and v.stage == "check"
     assert "popcnt" in v.reason and "x86-64" in v.reason and "--isa native" in v.reason
     if not host_has("popcnt"):
         pytest.skip("this CPU has no popcnt")
-    assert screen.check_object(obj, base.obj, isa=native).ok
+    assert objcheck.check_object(obj, base.obj, isa=native).ok
 
 
 def test_popcnt_allowed_when_flags_promise_it(base):
     obj = base.build("popcnt2", POPCNT_BODY)
-    assert screen.check_object(obj, base.obj, isa=isa.target_from_flags("gcc", ["-mpopcnt"])).ok
+    assert objcheck.check_object(obj, base.obj, isa=isa.target_from_flags("gcc", ["-mpopcnt"])).ok
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,7 +158,7 @@ def test_file_reading_directives_refused_purely(base, monkeypatch, line):
 
     monkeypatch.setattr(proc, "run", forbidden)
     monkeypatch.setattr(builtins, "open", forbidden)
-    v = screen.screen_text(base.text(line + "\n\tret"))
+    v = textscreen.screen_text(base.text(line + "\n\tret"))
     monkeypatch.undo()
     assert not v.ok and v.stage == "check"
     assert ".incbin" in v.reason.lower() or ".include" in v.reason
@@ -171,26 +171,26 @@ def test_file_reading_directives_refused_purely(base, monkeypatch, line):
 
 def test_call_system_assembles_but_is_refused(base, default_target):
     obj = base.build("system", "\tcall\tsystem@PLT\n\tret")
-    v = screen.check_object(obj, base.obj, isa=default_target)
+    v = objcheck.check_object(obj, base.obj, isa=default_target)
     assert not v.ok and "system" in v.reason and "external" in v.reason
 
 
 def test_allowed_memory_routines_pass(base, default_target):
     obj = base.build("memset", "\tsubq\t$8, %rsp\n\tcall\tmemset@PLT\n\taddq\t$8, %rsp\n\tret")
-    assert screen.check_object(obj, base.obj, isa=default_target).ok
-    v = screen.check_object(obj, base.obj, isa=default_target, allowed_new_externals=frozenset())
+    assert objcheck.check_object(obj, base.obj, isa=default_target).ok
+    v = objcheck.check_object(obj, base.obj, isa=default_target, allowed_new_externals=frozenset())
     assert not v.ok and "memset" in v.reason
 
 
 def test_got_load_of_new_symbol_refused(base, default_target):
     obj = base.build("execve", "\tmovq\texecve@GOTPCREL(%rip), %rax\n\tret")
-    v = screen.check_object(obj, base.obj, isa=default_target)
+    v = objcheck.check_object(obj, base.obj, isa=default_target)
     assert not v.ok and "execve" in v.reason
 
 
 def test_new_global_definition_refused(base, default_target):
     obj = base.build("newglobal", "\t.globl\thelper\nhelper:\n\txorl\t%eax, %eax\n\tret")
-    v = screen.check_object(obj, base.obj, isa=default_target)
+    v = objcheck.check_object(obj, base.obj, isa=default_target)
     assert not v.ok and "helper" in v.reason
 
 
@@ -206,7 +206,7 @@ def test_new_global_definition_refused(base, default_target):
 def test_syscall_bytes_refused(base, default_target, native, body):
     obj = base.build("sysbytes", body)
     for target in (default_target, native):
-        v = screen.check_object(obj, base.obj, isa=target)
+        v = objcheck.check_object(obj, base.obj, isa=target)
         assert not v.ok
         assert "syscall" in v.reason or "int" in v.reason or "0f 05" in v.reason
 
@@ -215,36 +215,36 @@ def test_syscall_bytes_refused(base, default_target, native, body):
                                   "outb\t%al, %dx", "cli", "rdmsr", "swapgs", "lret", "rdtsc",
                                   "iretq", "rdpmc"])
 def test_forbidden_instructions_refused_in_text(base, insn):
-    v = screen.screen_text(base.text(f"\t{insn}\n\tret"))
+    v = textscreen.screen_text(base.text(f"\t{insn}\n\tret"))
     assert not v.ok and "instruction" in v.reason
 
 
 def test_jump_into_the_middle_of_an_instruction_refused(base, default_target):
     obj = base.build("midjump", "\tjmp\t1f+1\n1:\tmovl\t$0x90909090, %eax\n\tret")
-    v = screen.check_object(obj, base.obj, isa=default_target)
+    v = objcheck.check_object(obj, base.obj, isa=default_target)
     assert not v.ok and "middle of an instruction" in v.reason
 
 
 def test_undecodable_bytes_in_code_refused(base, default_target):
     obj = base.build("databytes", "\tret\n\t.long 0xffffffff")
-    v = screen.check_object(obj, base.obj, isa=default_target)
+    v = objcheck.check_object(obj, base.obj, isa=default_target)
     assert not v.ok and "do not decode" in v.reason
 
 
 def test_rip_relative_reach_outside_section_refused(base, default_target):
     obj = base.build("rip", "\tmovl\t1000000(%rip), %eax\n\tret")
-    v = screen.check_object(obj, base.obj, isa=default_target)
+    v = objcheck.check_object(obj, base.obj, isa=default_target)
     assert not v.ok and "outside" in v.reason
 
 
 def test_absolute_branch_target_refused(base, default_target):
     obj = base.build("absjmp", "\tjmp\t0x1234\n\tret")
-    assert not screen.check_object(obj, base.obj, isa=default_target).ok
+    assert not objcheck.check_object(obj, base.obj, isa=default_target).ok
 
 
 def test_segment_register_write_refused(base, default_target):
     obj = base.build("segreg", "\tmovw\t%ax, %fs\n\tret")
-    v = screen.check_object(obj, base.obj, isa=default_target)
+    v = objcheck.check_object(obj, base.obj, isa=default_target)
     assert not v.ok and "segment register" in v.reason
 
 
@@ -255,7 +255,7 @@ def test_baseline_inline_syscall_is_not_a_new_capability(tmp_path, default_targe
         " : \"rcx\", \"r11\", \"memory\"); return r; }\n"
     )
     gcc("-O3", "-c", "s.c", "-o", "s.o", cwd=tmp_path)
-    assert screen.check_object(tmp_path / "s.o", tmp_path / "s.o", isa=default_target).ok
+    assert objcheck.check_object(tmp_path / "s.o", tmp_path / "s.o", isa=default_target).ok
 
 
 # ---------------------------------------------------------------------------------------------
@@ -282,19 +282,19 @@ def test_baseline_inline_syscall_is_not_a_new_capability(tmp_path, default_targe
 ])
 def test_runaway_or_opaque_directives_refused_quickly(base, line):
     start = time.perf_counter()
-    v = screen.screen_text(base.text(line + "\n\tret"))
+    v = textscreen.screen_text(base.text(line + "\n\tret"))
     assert time.perf_counter() - start < 1.0
     assert not v.ok and v.stage == "check"
 
 
 def test_emitted_bytes_bound_is_configurable(base):
     text = base.text("\t.zero 4096\n\tret")
-    assert screen.screen_text(text).ok
-    assert not screen.screen_text(text, max_bytes_emitted=1000).ok
+    assert textscreen.screen_text(text).ok
+    assert not textscreen.screen_text(text, max_bytes_emitted=1000).ok
 
 
 def test_huge_text_refused(base):
-    v = screen.screen_text("#" * (screen.MAX_TEXT_CHARS + 1))
+    v = textscreen.screen_text("#" * (textscreen.MAX_TEXT_CHARS + 1))
     assert not v.ok
 
 
@@ -330,14 +330,14 @@ def test_huge_text_refused(base):
     '\t.reloc\t., R_X86_64_64, system',
 ])
 def test_dangerous_sections_and_symbols_refused_in_text(base, line):
-    v = screen.screen_text(base.text(line + "\n\tret"))
+    v = textscreen.screen_text(base.text(line + "\n\tret"))
     assert not v.ok and v.stage == "check", line
 
 
 def test_init_array_refused_in_object_even_if_text_screen_bypassed(base, default_target):
     obj = base.build("ctor", '\tret\n\t.section\t.init_array,"aw"\n\t.align 8\n\t.quad\tcount_bits\n\t.text',
                      screened=False)
-    v = screen.check_object(obj, base.obj, isa=default_target)
+    v = objcheck.check_object(obj, base.obj, isa=default_target)
     assert not v.ok and ".init_array" in v.reason
 
 
@@ -361,20 +361,20 @@ def test_constructor_table_must_stay_gccs(tmp_path, default_target):
     (tmp_path / "ct.c").write_text(CTORS)
     gcc("-O3", "-S", "ct.c", "-o", "ct.s", cwd=tmp_path)
     asm = (tmp_path / "ct.s").read_text()
-    assert screen.assemble(tmp_path / "ct.s", tmp_path / "ct.o").ok
+    assert assembler.assemble(tmp_path / "ct.s", tmp_path / "ct.o").ok
 
     def variant(name: str, text: str) -> Path:
         (tmp_path / f"{name}.s").write_text(text)
-        assert screen.assemble(tmp_path / f"{name}.s", tmp_path / f"{name}.o").ok
+        assert assembler.assemble(tmp_path / f"{name}.s", tmp_path / f"{name}.o").ok
         return tmp_path / f"{name}.o"
 
     # A longer init1 moves init2 within .text.startup: the table still names gcc's targets.
     longer = variant("longer", asm.replace("\taddl\t$1, ready(%rip)\n", "\taddl\t$1, ready(%rip)\n" + "\tnop\n" * 20))
     assert _init_array_addends(longer) != _init_array_addends(tmp_path / "ct.o")
-    assert screen.check_object(longer, tmp_path / "ct.o", isa=default_target).ok
+    assert objcheck.check_object(longer, tmp_path / "ct.o", isa=default_target).ok
     # Pointing the table at another function is refused.
     hijack = variant("hijack", asm.replace("\t.quad\tinit2", "\t.quad\tf"))
-    v = screen.check_object(hijack, tmp_path / "ct.o", isa=default_target)
+    v = objcheck.check_object(hijack, tmp_path / "ct.o", isa=default_target)
     assert not v.ok and "startup table .init_array" in v.reason
 
 
@@ -384,7 +384,7 @@ def test_new_code_and_constant_sections_pass(base, default_target):
                      '\t.section\t.text.unlikely,"ax",@progbits\ncount_bits.cold:\n\txorl\t%eax, %eax\n\tret\n'
                      '\t.section\t.rodata.cst8,"aM",@progbits,8\n\t.align 8\n.LCk:\n\t.long\t0\n\t.long\t1072693248\n'
                      "\t.text")
-    v = screen.check_object(obj, base.obj, isa=default_target)
+    v = objcheck.check_object(obj, base.obj, isa=default_target)
     assert v.ok, v
 
 
@@ -393,17 +393,17 @@ def test_executable_stack_marker_refused_in_object(base, default_target):
     src = base.root / "xstack.s"
     src.write_text(text)
     obj = base.root / "xstack.o"
-    assert screen.assemble(src, obj).ok
-    v = screen.check_object(obj, base.obj, isa=default_target)
+    assert assembler.assemble(src, obj).ok
+    v = objcheck.check_object(obj, base.obj, isa=default_target)
     assert not v.ok and ".note.GNU-stack" in v.reason
 
 
 @pytest.mark.parametrize("name", ["system", "malloc", "__libc_start_main", "_init", "exit"])
 def test_defining_libc_names_refused(base, name):
     for line in (f"{name}:", f"\t.set\t{name}, count_bits", f"{name} = count_bits"):
-        v = screen.screen_text(base.text(line + "\n\tret"))
+        v = textscreen.screen_text(base.text(line + "\n\tret"))
         assert not v.ok and name in v.reason
-    assert screen.screen_text(base.text(f"{name}:\n\tret"), may_define=frozenset({name})).ok
+    assert textscreen.screen_text(base.text(f"{name}:\n\tret"), may_define=frozenset({name})).ok
 
 
 # ---------------------------------------------------------------------------------------------
@@ -425,7 +425,7 @@ def test_defining_libc_names_refused(base, name):
     '\t.section\t".\\151nit_array","aw"',
 ])
 def test_ambiguous_text_refused(base, line):
-    assert not screen.screen_text(base.text(line + "\n\tret")).ok
+    assert not textscreen.screen_text(base.text(line + "\n\tret")).ok
 
 
 @pytest.mark.parametrize("line", [
@@ -447,7 +447,7 @@ def test_ambiguous_text_refused(base, line):
     '\t.section\t.text.unlikely,"ax",@progbits\ncount_bits.cold:\n\tud2\n\t.text',
 ])
 def test_ordinary_gcc_text_accepted(base, line):
-    v = screen.screen_text(base.text(line + "\n\tret"))
+    v = textscreen.screen_text(base.text(line + "\n\tret"))
     assert v.ok, v
 
 
@@ -458,7 +458,7 @@ def test_ordinary_gcc_text_accepted(base, line):
 def test_broken_asm_reports_assembler_line(base):
     src = base.root / "broken.s"
     src.write_text("\t.text\nf:\n\tmovl\t$1, %eax\n\tmovl\t%eax\n\tret\n")
-    v = screen.assemble(src, base.root / "broken.o")
+    v = assembler.assemble(src, base.root / "broken.o")
     assert not v.ok and v.stage == "assemble"
     assert "broken.s:4: Error:" in v.reason
     assert not (base.root / "broken.o").exists()
@@ -475,7 +475,7 @@ def test_assembler_messages_never_carry_file_contents(tmp_path, line):
     (tmp_path / "secret.txt").write_text("SECRET-TOKEN\nmovl SECRET-TOKEN, %eax\nSECRET-TOKEN:\n")
     src = tmp_path / "leak.s"
     src.write_text("\t.text\n" + line + "\n")
-    v = screen.assemble(src, tmp_path / "leak.o")
+    v = assembler.assemble(src, tmp_path / "leak.o")
     assert not v.ok and v.stage == "assemble"
     assert "SECRET-TOKEN" not in v.reason and "SECRET-TOKEN" not in v.detail
 
@@ -483,7 +483,7 @@ def test_assembler_messages_never_carry_file_contents(tmp_path, line):
 def test_assemble_never_runs_the_preprocessor(tmp_path):
     src = tmp_path / "cpp.s"
     src.write_text('#include "/etc/passwd"\n\t.text\n\tret\n')
-    v = screen.assemble(src, tmp_path / "cpp.o", flags=["-x", "assembler-with-cpp", "-DX", "@/etc/passwd"])
+    v = assembler.assemble(src, tmp_path / "cpp.o", flags=["-x", "assembler-with-cpp", "-DX", "@/etc/passwd"])
     assert v.ok  # '#include' is a comment to gas; the dangerous flags were dropped
 
 
@@ -492,7 +492,7 @@ def test_assembler_limits_stop_a_runaway(tmp_path):
     src = tmp_path / "big.s"
     src.write_text("\t.text\n\t.fill 200000000, 1, 0\n")
     start = time.perf_counter()
-    v = screen.assemble(src, tmp_path / "big.o", timeout=30)
+    v = assembler.assemble(src, tmp_path / "big.o", timeout=30)
     assert not v.ok and time.perf_counter() - start < 30
 
 
@@ -503,25 +503,25 @@ def test_assembler_limits_stop_a_runaway(tmp_path):
 def test_avx_refused_by_default(base, default_target, native):
     obj = base.build("avx", "\tvpxor\t%ymm0, %ymm0, %ymm0\n\tvmovdqu\t%ymm0, -40(%rsp)\n"
                      "\tvzeroupper\n\txorl\t%eax, %eax\n\tret")
-    v = screen.check_object(obj, base.obj, isa=default_target)
+    v = objcheck.check_object(obj, base.obj, isa=default_target)
     assert not v.ok and "avx" in v.reason
     if host_has("avx2"):
-        assert screen.check_object(obj, base.obj, isa=native).ok
+        assert objcheck.check_object(obj, base.obj, isa=native).ok
 
 
 def test_byte_spelled_popcnt_refused_by_default(base, default_target, native):
     obj = base.build("popbytes", "\t.byte 0xf3, 0x0f, 0xb8, 0xc0\n\tret")
-    v = screen.check_object(obj, base.obj, isa=default_target)
+    v = objcheck.check_object(obj, base.obj, isa=default_target)
     assert not v.ok and "popcnt" in v.reason
     if host_has("popcnt"):
-        assert screen.check_object(obj, base.obj, isa=native).ok
+        assert objcheck.check_object(obj, base.obj, isa=native).ok
 
 
 def test_lzcnt_needs_lzcnt(base, default_target):
     obj = base.build("lzcnt", "\tlzcntq\t%rdi, %rax\n\tret")
-    v = screen.check_object(obj, base.obj, isa=default_target)
+    v = objcheck.check_object(obj, base.obj, isa=default_target)
     assert not v.ok and "lzcnt" in v.reason
-    assert screen.check_object(obj, base.obj, isa=isa.target_from_flags("gcc", ["-mlzcnt"])).ok
+    assert objcheck.check_object(obj, base.obj, isa=isa.target_from_flags("gcc", ["-mlzcnt"])).ok
 
 
 def test_corrupt_object_is_a_refusal(base, default_target, tmp_path):
@@ -529,13 +529,14 @@ def test_corrupt_object_is_a_refusal(base, default_target, tmp_path):
     for i, junk in enumerate([b"\x7fELF" + b"\x00" * 40, raw[: len(raw) // 2], raw[:64] + b"\xff" * 200]):
         bad = tmp_path / f"bad{i}.o"
         bad.write_bytes(junk)
-        v = screen.check_object(bad, base.obj, isa=default_target)
+        v = objcheck.check_object(bad, base.obj, isa=default_target)
         assert not v.ok and v.stage == "check"
-    assert not screen.check_object(tmp_path / "missing.o", base.obj, isa=default_target).ok
+    assert not objcheck.check_object(tmp_path / "missing.o", base.obj, isa=default_target).ok
 
 
 def test_module_import_is_cheap():
-    r = proc.run([sys.executable, "-c", "import sys, sgcc.verify.screen, sgcc.verify.isa; "
+    r = proc.run([sys.executable, "-c", "import sys, sgcc.verify.textscreen, sgcc.verify.assembler, "
+                  "sgcc.verify.objcheck, sgcc.verify.isa, sgcc.asm.obj; "
                   "print(any(m.startswith(('capstone', 'elftools')) for m in sys.modules))"],
                  cwd=Path(__file__).resolve().parent.parent, timeout=60)
     assert r.stdout.strip() == b"False"

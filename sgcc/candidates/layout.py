@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from sgcc.asm.units import _analyze, _split_lines
+from sgcc.asm.lex import analyze, split_lines
 from sgcc.candidates import Candidate, Generator
 
 _ALIGN = frozenset({".p2align", ".align", ".balign"})
@@ -35,13 +35,13 @@ EDITS = ("loops32", "loops16", "loops-packed", "entry64")
 
 def loop_heads(lines: list[str], name: str) -> tuple[int, list[int]]:
     """(line of ``name:``, lines of the loop-head labels in the function's hot part)."""
-    start = next((i for i, ln in enumerate(lines) if _analyze(ln)[0][:1] == (name,)), -1)
+    start = next((i for i, ln in enumerate(lines) if analyze(ln)[0][:1] == (name,)), -1)
     if start < 0:
         return -1, []
     label_at: dict[str, int] = {}
     heads: set[int] = set()
     for i in range(start + 1, len(lines)):
-        labels, ops = _analyze(lines[i])
+        labels, ops = analyze(lines[i])
         if any(op in _SECTION for op, _ in ops) or any(op == ".size" for op, _ in ops):
             break  # the hot part ends (a cold part, a jump table, the end)
         for lab in labels:
@@ -57,7 +57,7 @@ def _alignment_before(lines: list[str], i: int) -> list[int]:
     out = []
     j = i - 1
     while j >= 0:
-        labels, ops = _analyze(lines[j])
+        labels, ops = analyze(lines[j])
         if labels or len(ops) != 1 or ops[0][0] not in _ALIGN:
             break
         out.append(j)
@@ -67,7 +67,7 @@ def _alignment_before(lines: list[str], i: int) -> list[int]:
 
 def edit(text: str, name: str, kind: str) -> str | None:
     """gcc's unit ``text`` with the alignment edit ``kind``; None when it does not apply."""
-    lines = _split_lines(text)
+    lines = split_lines(text)
     start, heads = loop_heads(lines, name)
     if start < 0:
         return None
@@ -78,7 +78,7 @@ def edit(text: str, name: str, kind: str) -> str | None:
         aligns = []
         j = start - 1
         while j >= 0:
-            labels, ops = _analyze(lines[j])
+            labels, ops = analyze(lines[j])
             if labels and not ops and all(lab.startswith(".L") for lab in labels):
                 pass
             elif not labels and len(ops) == 1 and ops[0][0] in _ALIGN:
@@ -128,7 +128,7 @@ class LayoutGenerator(Generator):
 
     def _propose(self, unit) -> list[Candidate]:
         out = []
-        lines = _split_lines(unit.text)
+        lines = split_lines(unit.text)
         heads = len(loop_heads(lines, unit.name)[1])
         for kind in self.edits:
             text = edit(unit.text, unit.name, kind)

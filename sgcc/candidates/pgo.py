@@ -24,7 +24,7 @@ from pathlib import Path
 
 from sgcc import proc
 from sgcc.dropin import gccargs
-from sgcc.candidates.transplant import TransplantGenerator, Variant, compile_variant
+from sgcc.candidates.transplant.generator import TransplantGenerator, Variant, compile_variant
 
 #: Wall seconds one test may take when instrumented (counters slow a program down).
 TRAINING_TIMEOUT_FACTOR = 5.0

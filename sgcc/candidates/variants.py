@@ -20,7 +20,7 @@ import re
 import shlex
 from pathlib import Path
 
-from sgcc.candidates.transplant import TransplantGenerator, Variant, compile_all
+from sgcc.candidates.transplant.generator import TransplantGenerator, Variant, compile_all
 
 #: Flag sets for the portable target (``--isa flags``): none changes the instruction set.
 PORTABLE: list[tuple[str, list[str]]] = [

@@ -160,7 +160,7 @@ def cache_verify() -> None:
     screen are reported and removed.
     """
     from sgcc.cache import store as cache
-    from sgcc.verify import screen
+    from sgcc.verify import textscreen
 
     store = _store()
     bad = 0
@@ -173,7 +173,7 @@ def cache_verify() -> None:
             click.echo(f"{key[:16]}  corrupt: removed")
             continue
         for fn, text in (cache.substitution(entry) or {}).items():
-            verdict = screen.screen_text(text, may_define=frozenset([fn, *entry.get("functions", {})]))
+            verdict = textscreen.screen_text(text, may_define=frozenset([fn, *entry.get("functions", {})]))
             if not verdict.ok:
                 bad += 1
                 store.delete(key)

@@ -5,8 +5,9 @@ changed in gcc's code into code layout and instruction scheduling (98.5% of prob
 register allocation (16%), control flow (1.5%) and instruction selection (1%).
 :func:`classify` puts one function's change into the same categories, from the machine
 code, not the text: the function's bytes are read by symbol from the baseline object and
-the candidate object the engine assembled (pyelftools), disassembled (capstone, AT&T
-syntax), and normalised before anything is compared:
+the candidate object the engine assembled (:mod:`sgcc.asm.obj`, which the object checks
+have usually read already), disassembled (capstone, AT&T syntax), and normalised before
+anything is compared:
 
 * padding is dropped: every ``nop`` form (``nopl``, ``nopw %cs:...``, ``xchg %ax,%ax``);
 * branch targets inside the function become block labels (``B3``: the fourth basic block
@@ -45,7 +46,7 @@ reordering that also renames is both; a loop replaced by a straight-line sequenc
 does not parse, bytes capstone does not decode) is reported as ``["unknown"]`` by the
 ``*_or_unknown`` helpers the engine uses: explaining must never fail a run.
 
-This module imports capstone and pyelftools: it is for the engine and tools, never for the
+This module uses capstone and pyelftools: it is for the engine and tools, never for the
 drop-in compile path.
 """
 
@@ -57,6 +58,8 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from sgcc.asm.obj import ObjectFile, disassemble, read_object
 
 CATEGORIES = ("layout", "scheduling", "register allocation", "control flow", "instruction selection")
 UNKNOWN = "unknown"
@@ -134,13 +137,10 @@ def _is_nop(insn) -> bool:
     return insn.id == x86.X86_INS_XCHG and insn.op_str.replace(" ", "") == "%ax,%ax"
 
 
-def _disassemble(data: bytes, base: int):
-    import capstone
-
-    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-    md.syntax = capstone.CS_OPT_SYNTAX_ATT
-    md.detail = True
-    insns = list(md.disasm(data, base))
+def _disassemble(data: bytes, base: int, insns: list | None = None):
+    """AT&T disassembly of all of ``data`` (``insns``: already decoded from ``base``)."""
+    if insns is None:
+        insns = disassemble(data, base, "att")
     decoded = sum(i.size for i in insns)
     if decoded != len(data):
         raise ValueError(f"capstone decoded {decoded} of {len(data)} bytes")
@@ -148,15 +148,16 @@ def _disassemble(data: bytes, base: int):
 
 
 def _build(name: str, data: bytes, base: int, relocs: dict[int, str] | None = None,
-           symbols: list[tuple[int, int, str]] | None = None) -> Code:
+           symbols: list[tuple[int, int, str]] | None = None, insns: list | None = None) -> Code:
     """Normalise ``data`` (the function's bytes at section offset ``base``).
 
     ``relocs``: section offset -> symbol of each relocation in the function; ``symbols``:
-    (start, size, name) of the functions of the same section, for branches out of it."""
+    (start, size, name) of the functions of the same section, for branches out of it;
+    ``insns``: ``data`` already disassembled (AT&T syntax)."""
     import capstone
 
     relocs = relocs or {}
-    raw = _disassemble(data, base)
+    raw = _disassemble(data, base, insns)
     end = base + len(data)
     reloc_at = sorted(relocs)
 
@@ -248,61 +249,47 @@ def _placeholder(reg: str) -> str:
 
 # --------------------------------------------------------------------------- reading objects
 
-def _section_relocs(elf, section_index: int) -> dict[int, str]:
-    from elftools.elf.relocation import RelocationSection
-
-    symtab = elf.get_section_by_name(".symtab")
+def _section_relocs(obj: ObjectFile, section_index: int) -> dict[int, str]:
+    """Section offset -> what the relocation there names (a symbol, or a section's name)."""
+    symbols = obj.symbols
     out: dict[int, str] = {}
-    for sec in elf.iter_sections():
-        if not isinstance(sec, RelocationSection) or sec["sh_info"] != section_index:
-            continue
-        for rel in sec.iter_relocations():
-            sym = symtab.get_symbol(rel["r_info_sym"]) if symtab is not None else None
-            if sym is None:
-                name = "?"
-            elif sym["st_info"]["type"] == "STT_SECTION":
-                try:
-                    name = elf.get_section(sym["st_shndx"]).name
-                except Exception:  # noqa: BLE001 - a symbol of an odd section: still a relocation
-                    name = "section"
-            else:
-                name = sym.name or "?"
-            out[rel["r_offset"]] = name
+    for offset, _rtype, symidx, _addend in obj.relocations_in(section_index):
+        sym = symbols[symidx] if symbols else None
+        if sym is None:
+            name = "?"
+        elif sym["st_info"]["type"] == "STT_SECTION":
+            try:
+                name = obj.sections[sym["st_shndx"]].name
+            except Exception:  # noqa: BLE001 - a symbol of an odd section: still a relocation
+                name = "section"
+        else:
+            name = sym.name or "?"
+        out[offset] = name
     return out
 
 
-def _function_symbols(elf) -> dict[str, tuple[int, int, int]]:
+def _function_symbols(obj: ObjectFile) -> dict[str, tuple[int, int, int]]:
     """name -> (section index, value, size) of the defined functions."""
-    symtab = elf.get_section_by_name(".symtab")
-    out: dict[str, tuple[int, int, int]] = {}
-    if symtab is None:
-        return out
-    for sym in symtab.iter_symbols():
-        if sym["st_info"]["type"] == "STT_FUNC" and isinstance(sym["st_shndx"], int) and sym.name:
-            out[sym.name] = (sym["st_shndx"], sym["st_value"], sym["st_size"])
-    return out
+    return {f.name: (f.shndx, f.value, f.size) for f in obj.functions if f.type == "STT_FUNC" and f.name}
 
 
-def _code_in(elf, name: str, functions: dict | None = None) -> Code:
-    functions = functions if functions is not None else _function_symbols(elf)
+def _code_in(obj: ObjectFile, name: str, functions: dict | None = None) -> Code:
+    functions = functions if functions is not None else _function_symbols(obj)
     if name not in functions:
         raise KeyError(f"no function {name} in the object")
     shndx, value, size = functions[name]
-    section = elf.get_section(shndx)
-    data = section.data()[value: value + size]
+    data = obj.sections[shndx].data()[value: value + size]
     if len(data) != size:
         raise ValueError(f"{name} lies outside its section")
-    relocs = {off: sym for off, sym in _section_relocs(elf, shndx).items() if value <= off < value + size}
+    relocs = {off: sym for off, sym in _section_relocs(obj, shndx).items() if value <= off < value + size}
     neighbours = [(v, s, n) for n, (ix, v, s) in functions.items() if ix == shndx and n != name]
-    return _build(name, data, value, relocs, neighbours)
+    insns = obj.insns(shndx, value, value + size, "att") if obj.decoded(shndx) is not None else None
+    return _build(name, data, value, relocs, neighbours, insns)
 
 
 def function_code(obj: str | Path, name: str) -> Code:
     """The normalised machine code of function ``name`` in the ELF object ``obj``."""
-    from elftools.elf.elffile import ELFFile
-
-    with open(obj, "rb") as fh:
-        return _code_in(ELFFile(fh), name)
+    return _code_in(read_object(obj), name)
 
 
 def code_from_bytes(data: bytes, name: str = "?") -> Code:
@@ -321,16 +308,13 @@ def code_from_asm(text: str, name: str | None = None, *, gcc: str = "gcc", flags
         r = proc.run([gcc, *flags, "-c", "-x", "assembler", str(src), "-o", str(obj)], timeout=60)
         if not r.ok:
             raise ValueError(f"the text does not assemble: {r.stderr.decode(errors='replace')[-500:]}")
-        from elftools.elf.elffile import ELFFile
-
-        with open(obj, "rb") as fh:
-            elf = ELFFile(fh)
-            functions = _function_symbols(elf)
-            if name is None:
-                if not functions:
-                    raise ValueError("the text defines no function")
-                name = min(functions, key=lambda n: (functions[n][0], functions[n][1]))
-            return _code_in(elf, name, functions)
+        parsed = read_object(obj, remember=False)
+        functions = _function_symbols(parsed)
+        if name is None:
+            if not functions:
+                raise ValueError("the text defines no function")
+            name = min(functions, key=lambda n: (functions[n][0], functions[n][1]))
+        return _code_in(parsed, name, functions)
 
 
 def _as_code(value, name: str | None) -> Code:
@@ -408,16 +392,13 @@ def classify_objects(base_obj: str | Path, cand_obj: str | Path, names) -> dict[
     any function that cannot be analysed). Never raises."""
     out: dict[str, list[str]] = {}
     try:
-        from elftools.elf.elffile import ELFFile
-
-        with open(base_obj, "rb") as fa, open(cand_obj, "rb") as fb:
-            ea, eb = ELFFile(fa), ELFFile(fb)
-            fa_syms, fb_syms = _function_symbols(ea), _function_symbols(eb)
-            for name in names:
-                try:
-                    out[name] = classify(_code_in(ea, name, fa_syms), _code_in(eb, name, fb_syms))
-                except Exception:  # noqa: BLE001 - one function that cannot be read
-                    out[name] = [UNKNOWN]
+        ea, eb = read_object(base_obj), read_object(cand_obj)
+        fa_syms, fb_syms = _function_symbols(ea), _function_symbols(eb)
+        for name in names:
+            try:
+                out[name] = classify(_code_in(ea, name, fa_syms), _code_in(eb, name, fb_syms))
+            except Exception:  # noqa: BLE001 - one function that cannot be read
+                out[name] = [UNKNOWN]
     except Exception:  # noqa: BLE001 - explaining must never fail a run
         return {name: [UNKNOWN] for name in names}
     return out
@@ -428,11 +409,8 @@ def explain_objects(base_obj: str | Path, cand_obj: str | Path) -> dict[str, lis
     candidate: another compiler variant, profile guidance), with its categories. A function
     only one of them defines (inlined away, a new clone) counts as ``control flow``."""
     try:
-        from elftools.elf.elffile import ELFFile
-
-        with open(base_obj, "rb") as fa, open(cand_obj, "rb") as fb:
-            names_a = set(_function_symbols(ELFFile(fa)))
-            names_b = set(_function_symbols(ELFFile(fb)))
+        names_a = set(_function_symbols(read_object(base_obj)))
+        names_b = set(_function_symbols(read_object(cand_obj)))
     except Exception:  # noqa: BLE001
         return {}
     out = {n: ch for n, ch in classify_objects(base_obj, cand_obj, sorted(names_a & names_b)).items() if ch}

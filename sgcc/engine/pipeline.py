@@ -44,11 +44,11 @@ class Pipeline:
     def build_candidate(self, program: Program, replacements: dict[str, str], where: Path,
                         result: CandidateResult) -> Path | None:
         """Substitute, assemble, check and link; return the binary or None (result says why)."""
-        from sgcc.verify import screen
+        from sgcc.verify import assembler, controlflow, objcheck, textscreen
 
         for text in replacements.values():
             # The program's own function names may look like C library ones (read, send...).
-            verdict = screen.screen_text(text, may_define=program.defined)
+            verdict = textscreen.screen_text(text, may_define=program.defined)
             if not verdict.ok:
                 result.stop(Stage.CHECK, verdict.reason, verdict.detail)
                 return None
@@ -63,13 +63,17 @@ class Pipeline:
         asm = where / "cand.s"
         asm.write_text(asm_text, encoding="utf-8", errors="surrogateescape")
         obj = where / "cand.o"
-        verdict = screen.assemble(asm, obj, gcc=self.req.compiler, flags=program.asm_flags)
+        verdict = assembler.assemble(asm, obj, gcc=self.req.compiler, flags=program.asm_flags)
         if not verdict.ok:
             result.stop(Stage.ASSEMBLE, verdict.reason, verdict.detail)
             return None
-        verdict = screen.check_object(obj, program.obj, isa=program.target)
+        verdict = objcheck.check_object(obj, program.obj, isa=program.target)
         if not verdict.ok:
             result.stop(Stage.CHECK, verdict.reason, verdict.detail)
+            return None
+        verdict = controlflow.verdict(obj, program.obj)
+        if not verdict.ok:
+            result.stop(Stage.CONTROL, verdict.reason, verdict.detail)
             return None
         if "-fno-ipa-ra" not in self.req.flags and WHOLE_UNIT not in replacements:
             from sgcc.verify import clobbers

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from sgcc.asm.obj import read_object
+
 _GPR_ALIASES = {
     "rax": ("rax", "eax", "ax", "al", "ah"),
     "rcx": ("rcx", "ecx", "cx", "cl", "ch"),
@@ -52,39 +54,41 @@ def canonical(name: str) -> str | None:
     return None
 
 
-class _Object:
-    """The functions of one relocatable object: code ranges, direct writes and call targets."""
+class ClobberAnalysis:
+    """The functions of one relocatable object: code ranges, direct writes and call targets.
+
+    Built on the shared parse of :func:`sgcc.asm.obj.read_object` (the object screen has
+    usually read and decoded the same file already).
+    """
 
     def __init__(self, path: Path):
-        from elftools.elf.elffile import ELFFile
-        from elftools.elf.relocation import RelocationSection
-        from elftools.elf.sections import SymbolTableSection
-
-        with open(path, "rb") as fh:
-            elf = ELFFile(fh)
-            sections = list(elf.iter_sections())
-            symtab = next((s for s in sections if isinstance(s, SymbolTableSection)), None)
-            self.symbols = list(symtab.iter_symbols()) if symtab else []
-            self.code: dict[int, bytes] = {}
-            for idx, sec in enumerate(sections):
-                if sec["sh_type"] == "SHT_PROGBITS" and sec["sh_flags"] & 0x4:  # SHF_EXECINSTR
-                    self.code[idx] = sec.data()
-            # relocations by (section index, offset) -> symbol name (or section-relative target)
-            self.relocs: dict[tuple[int, int], tuple[str, int, int]] = {}
-            for sec in sections:
-                if isinstance(sec, RelocationSection) and sec["sh_info"] in self.code:
-                    for rel in sec.iter_relocations():
-                        sym = self.symbols[rel["r_info_sym"]] if symtab else None
-                        name = sym.name if sym is not None else ""
-                        shndx = sym["st_shndx"] if sym is not None else "SHN_UNDEF"
-                        sec_of = shndx if isinstance(shndx, int) else -1
-                        addend = rel["r_addend"] if rel.is_RELA() else 0
-                        self.relocs[(sec["sh_info"], rel["r_offset"])] = (name, sec_of, addend)
+        obj = read_object(path)
+        self.symbols = obj.symbols
+        self._obj = obj
+        self.code: dict[int, bytes] = {}
+        for dec in obj.code:
+            if obj.sections[dec.index]["sh_type"] == "SHT_PROGBITS":
+                self.code[dec.index] = dec.data
+        # relocations by (section index, offset) -> symbol name (or section-relative target)
+        self.relocs: dict[tuple[int, int], tuple[str, int, int]] = {}
+        for target, relocs in obj.relocations:
+            if target in self.code:
+                for offset, _rtype, symidx, addend in relocs:
+                    sym = self.symbols[symidx] if self.symbols else None
+                    name = sym.name if sym is not None else ""
+                    shndx = sym["st_shndx"] if sym is not None else "SHN_UNDEF"
+                    sec_of = shndx if isinstance(shndx, int) else -1
+                    self.relocs[(target, offset)] = (name, sec_of, addend)
         self.functions: dict[str, list[tuple[int, int, int]]] = {}
-        for sym in self.symbols:
-            if sym["st_info"]["type"] == "STT_FUNC" and isinstance(sym["st_shndx"], int):
-                parent = sym.name[: sym.name.index(".cold")] if ".cold" in sym.name else sym.name
-                self.functions.setdefault(parent, []).append((sym["st_shndx"], sym["st_value"], sym["st_size"]))
+        for fn in obj.functions:
+            if fn.type == "STT_FUNC":
+                parent = fn.name[: fn.name.index(".cold")] if ".cold" in fn.name else fn.name
+                self.functions.setdefault(parent, []).append((fn.shndx, fn.value, fn.size))
+
+    def instructions(self, shndx: int) -> dict[int, object]:
+        """The linear disassembly of code section ``shndx``, by address."""
+        dec = self._obj.decoded(shndx) if shndx in self.code else None
+        return {i.address: i for i in dec.insns} if dec is not None else {}
 
     def function_at(self, shndx: int, address: int) -> str | None:
         for name, ranges in self.functions.items():
@@ -102,15 +106,12 @@ class _Object:
         nothing. Otherwise every doubt errs high (a candidate's code)."""
         import capstone
 
-        md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-        md.detail = True
         writes: set[str] = set()
         callees: set[str] = set()
         calls_out = False
         for shndx, start, size in self.functions.get(name, []):
-            data = self.code.get(shndx, b"")[start:start + size]
             decoded = 0
-            for insn in md.disasm(data, start):
+            for insn in self._obj.insns(shndx, start, start + size) if shndx in self.code else ():
                 decoded += insn.size
                 if assumed and insn.mnemonic in ("vzeroupper", "vzeroall"):
                     continue
@@ -208,7 +209,7 @@ _VARIADIC = frozenset("""
 """.split())
 
 
-def _live_after_calls(obj: _Object, function: str, regs: set[str], ignore=frozenset()) -> set[str]:
+def live_after_calls(obj: ClobberAnalysis, function: str, regs: set[str], ignore=frozenset()) -> set[str]:
     """Which of ``regs`` may be live after some direct call to ``function`` in ``obj``
     (call sites inside the functions of ``ignore`` do not count: a candidate replaces them).
 
@@ -220,11 +221,7 @@ def _live_after_calls(obj: _Object, function: str, regs: set[str], ignore=frozen
     """
     import capstone
 
-    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-    md.detail = True
-    insns: dict[int, dict[int, object]] = {}
-    for shndx, data in obj.code.items():
-        insns[shndx] = {i.address: i for i in md.disasm(data, 0)}
+    insns: dict[int, dict[int, object]] = {shndx: obj.instructions(shndx) for shndx in obj.code}
     # Every direct call or tail call in the file: target -> [(section, address, caller, is_jump)].
     sites: dict[str, list[tuple[int, int, str, bool]]] = {}
     for caller, ranges in obj.functions.items():
@@ -250,7 +247,7 @@ def _live_after_calls(obj: _Object, function: str, regs: set[str], ignore=frozen
     return live
 
 
-def _may_be_read(obj: _Object, code: dict, shndx: int, start: int, caller: str, reg: str,
+def _may_be_read(obj: ClobberAnalysis, code: dict, shndx: int, start: int, caller: str, reg: str,
                  called: set[str]) -> bool:
     import capstone
 
@@ -295,7 +292,7 @@ def _may_be_read(obj: _Object, code: dict, shndx: int, start: int, caller: str, 
     return False
 
 
-def _call_reads(obj: _Object, code: dict, shndx: int, insn, reg: str) -> bool:
+def _call_reads(obj: ClobberAnalysis, code: dict, shndx: int, insn, reg: str) -> bool:
     """Whether an external call may read ``reg`` as an argument."""
     if reg not in _ARG_REGS:
         return False
@@ -310,7 +307,7 @@ def _call_reads(obj: _Object, code: dict, shndx: int, insn, reg: str) -> bool:
     return True
 
 
-def _external_name(obj: _Object, shndx: int, insn) -> str | None:
+def _external_name(obj: ClobberAnalysis, shndx: int, insn) -> str | None:
     for off in range(insn.address + 1, insn.address + insn.size):
         rel = obj.relocs.get((shndx, off))
         if rel is not None:
@@ -335,18 +332,19 @@ def extra_clobbers(candidate_obj: Path, baseline_obj: Path, function: str, *, re
     """Caller-saved registers the candidate's ``function`` may change, that gcc's does not,
     and that a caller in this file may still need after the call. Callers among ``replaced``
     (the functions the candidate replaces, which come with it) do not count."""
-    base = _Object(baseline_obj)
-    cand = _Object(candidate_obj)
+    base = ClobberAnalysis(baseline_obj)
+    cand = ClobberAnalysis(candidate_obj)
     if function not in cand.functions:
         return []  # the object check reports a missing function; nothing to compare here
     # gcc's callers relied on what they assumed gcc's version writes (erring low), the
     # candidate may write anything its code could (erring high).
     extra = set(cand.clobbers(function) - base.clobbers(function, assumed=True))
     if extra:
-        extra = _live_after_calls(base, function, extra, frozenset(replaced))
+        extra = live_after_calls(base, function, extra, frozenset(replaced))
     return sorted(extra, key=lambda r: (r[0], int(r[1:]) if r[1:].isdigit() else 0, r))
 
 
 def describe(regs: list[str]) -> str:
+    """Registers as an assembler writes them (``%rcx, %xmm3``) for messages."""
     names = [f"%xmm{r[1:]}" if r.startswith("v") else f"%{r}" for r in regs]
     return ", ".join(names)

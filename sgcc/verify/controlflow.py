@@ -73,32 +73,20 @@ class Problem:
 
 # --------------------------------------------------------------------------------- object model
 
-class _Code:
-    """One executable section, disassembled linearly."""
+def _at(dec, offset: int):
+    """Index of the instruction starting at ``offset`` in a decoded section, or None."""
+    k = bisect.bisect_left(dec.addrs, offset)
+    if k < len(dec.addrs) and dec.addrs[k] == offset:
+        return k
+    return None
 
-    def __init__(self, index: int, name: str, data: bytes, md):
-        self.index, self.name, self.size = index, name, len(data)
-        self.insns = []
-        self.undecodable: int | None = None
-        end = 0
-        for insn in md.disasm(data, 0):
-            self.insns.append(insn)
-            end = insn.address + insn.size
-        if end < len(data):
-            self.undecodable = end
-        self.addrs = [i.address for i in self.insns]
 
-    def at(self, offset: int):
-        k = bisect.bisect_left(self.addrs, offset)
-        if k < len(self.addrs) and self.addrs[k] == offset:
-            return k
-        return None
-
-    def covering(self, offset: int):
-        k = bisect.bisect_right(self.addrs, offset) - 1
-        if k >= 0 and self.insns[k].address <= offset < self.insns[k].address + self.insns[k].size:
-            return self.insns[k]
-        return None
+def _covering(dec, offset: int):
+    """The instruction whose bytes include ``offset``, or None."""
+    k = bisect.bisect_right(dec.addrs, offset) - 1
+    if k >= 0 and dec.insns[k].address <= offset < dec.insns[k].address + dec.insns[k].size:
+        return dec.insns[k]
+    return None
 
 
 class _Reloc:
@@ -109,48 +97,25 @@ class _Reloc:
 
 
 class Unit:
-    """What the validator knows of one relocatable object: code, symbols, relocations."""
+    """What the validator knows of one relocatable object: code, symbols, relocations, read
+    through the one object reader (:func:`sgcc.asm.obj.read_object`), so the object checks,
+    the instruction-set check and this proof share one parse."""
 
     def __init__(self, path: Path):
-        import io
+        from sgcc.asm.obj import read_object
 
-        import capstone
-        from elftools.elf.elffile import ELFFile
-        from elftools.elf.relocation import RelocationSection
-        from elftools.elf.sections import SymbolTableSection
-
-        try:
-            raw = Path(path).read_bytes()
-        except OSError as exc:
-            raise SgccError(f"cannot read object {path}", cause=exc) from exc
-        try:
-            elf = ELFFile(io.BytesIO(raw))
-            if elf.elfclass != 64 or elf["e_machine"] != "EM_X86_64" or elf["e_type"] != "ET_REL":
-                raise SgccError(f"{Path(path).name} is not an x86-64 relocatable object")
-            md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-            md.detail = True
-            self.sections = list(elf.iter_sections())
-            self.code: dict[int, _Code] = {}
-            self.symbols = []
-            self.relocs: list[_Reloc] = []
-            for idx, sec in enumerate(self.sections):
-                if sec["sh_flags"] & _SHF_EXECINSTR and sec["sh_type"] != "SHT_NOBITS":
-                    self.code[idx] = _Code(idx, sec.name, sec.data(), md)
-                if isinstance(sec, SymbolTableSection) and sec["sh_type"] == "SHT_SYMTAB":
-                    self.symbols = list(sec.iter_symbols())
-            for sec in self.sections:
-                if isinstance(sec, RelocationSection):
-                    target = sec["sh_info"]
-                    if not 0 < target < len(self.sections):
-                        raise SgccError(f"{Path(path).name}: relocation section for a missing section")
-                    for r in sec.iter_relocations():
-                        self.relocs.append(_Reloc(target, r["r_offset"], r["r_info_type"], r["r_info_sym"],
-                                                  r["r_addend"] if sec.is_RELA() else 0))
-        except SgccError:
-            raise
-        except Exception as exc:  # pyelftools and capstone raise assorted errors on corrupt input
-            raise SgccError(f"{Path(path).name} is not a valid ELF object", cause=exc) from exc
+        obj = read_object(path)
+        if not obj.relocatable:
+            raise SgccError(f"{Path(path).name} is not a relocatable object")
         self.path = Path(path)
+        self.sections = obj.sections
+        self.symbols = obj.symbols
+        self.code = {dec.index: dec for dec in obj.code}
+        self.relocs: list[_Reloc] = []
+        for target, relocs in obj.relocations:
+            if not 0 < target < len(self.sections):
+                raise SgccError(f"{self.path.name}: relocation section for a missing section")
+            self.relocs.extend(_Reloc(target, *r) for r in relocs)
         self._functions()
         self.relocs_at: dict[int, list[_Reloc]] = {}
         for r in self.relocs:
@@ -255,7 +220,7 @@ class Baseline:
                 elif kind == "indirect-call":
                     self.indirect_call.add(group)
             for r in unit.relocs_at.get(shndx, []):
-                insn = code.covering(r.offset)
+                insn = _covering(code, r.offset)
                 end = insn.address + insn.size if insn is not None else None
                 kind = _branch_kind(insn) if insn is not None else None
                 where, what = unit.target(r, end)
@@ -580,7 +545,7 @@ def validate(candidate: Unit, baseline: Baseline) -> list[Problem]:
     table_starts: dict[int, list[int]] = {}  # data section -> offsets code refers to (table bases)
     for shndx, code in unit.code.items():
         for r in unit.relocs_at.get(shndx, []):
-            insn = code.covering(r.offset)
+            insn = _covering(code, r.offset)
             where, what = unit.target(r, insn.address + insn.size if insn is not None else None)
             if where == "data":
                 table_starts.setdefault(what[0], []).append(what[1])
@@ -610,7 +575,7 @@ def validate(candidate: Unit, baseline: Baseline) -> list[Problem]:
         if fn is not None and unit.functions[fn][1] == off and (fn in baseline.taken or name in baseline.taken
                                                                  or not construct_in_base(fn, baseline.taken)):
             continue  # a function pointer in data, as gcc's unit has (or gcc's unit takes some)
-        if fn is None or unit.code[shndx].at(off) is None:
+        if fn is None or _at(unit.code[shndx], off) is None:
             add("table", f"{sec.name}+{r.offset:#x} points into {name}, not at an instruction")
             continue
         table_targets.setdefault(unit.group_of(fn), set()).add((shndx, off))
@@ -688,7 +653,7 @@ def _walk(unit: Unit, baseline: Baseline, group: str, members: list[str], entrie
             # The address of its own label: a computed goto, as in gcc's function.
             if not construct_in_base(group, baseline.label_taken):
                 add("address", f"`{text}` at {where} takes the address of its own code ({label})")
-            elif unit.code[what[0]].at(what[1]) is None:
+            elif _at(unit.code[what[0]], what[1]) is None:
                 add("address", f"`{text}` at {where} refers into the middle of an instruction")
             else:
                 add_target(what)
@@ -716,7 +681,7 @@ def _walk(unit: Unit, baseline: Baseline, group: str, members: list[str], entrie
             return
         shndx, off = place
         code = unit.code[shndx]
-        k = code.at(off)
+        k = _at(code, off)
         if k is None:
             add("branch", f"{unit.code_name(place)} is reached but is not the start of an instruction")
             continue
@@ -829,6 +794,21 @@ def _is_function(base_unit: Unit, name: str, baseline: Baseline) -> bool:
 # --------------------------------------------------------------------------------- entry point
 
 _BASELINES: dict[tuple, Baseline] = {}
+
+
+def verdict(candidate_obj: Path, baseline_obj: Path):
+    """The proof as a stage verdict (:data:`sgcc.stages.Stage.CONTROL`): the first broken rule
+    as the reason, up to 20 as the detail. An object the reader cannot parse is refused."""
+    from sgcc.stages import Stage
+    from sgcc.verify.verdict import Verdict
+
+    try:
+        problems = check(candidate_obj, baseline_obj)
+    except SgccError as exc:
+        return Verdict(False, Stage.CONTROL, exc.message)
+    if problems:
+        return Verdict(False, Stage.CONTROL, str(problems[0]), "\n".join(str(p) for p in problems[:20]))
+    return Verdict(True, Stage.CONTROL)
 
 
 def check(candidate_obj: Path, baseline_obj: Path) -> list[Problem]:

@@ -8,12 +8,10 @@ older machine. So sgcc holds candidates to what the compile flags *promise*
 in with ``--isa native``, to what this host offers (:func:`native_target`).
 
 What an instruction needs is decided from its encoding, not from the candidate's text, so an
-instruction spelled as raw ``.byte`` is held to the same rule (:func:`unsupported`).
-Capstone's instruction groups are the starting point, but they are incomplete (``popcnt``,
-``lzcnt``, ``movbe``, ``rdrand``, the FMA3 forms, ``vpternlogd``... carry no group), so explicit
-tables fill the gaps, and anything that is neither in the baseline x86-64 set nor classified
-is reported as ``unknown:<name>`` -- allowed only for host targets, where the tests on this
-machine are the judge.
+instruction spelled as raw ``.byte`` is held to the same rule (:func:`unsupported`;
+the classification itself is :func:`sgcc.verify.insnfeatures.required_features`). What
+cannot be classified is ``unknown:<name>`` -- allowed only for host targets, where the tests
+on this machine are the judge.
 
 Subtleties decided here:
 
@@ -36,13 +34,14 @@ Module import stays cheap: capstone and pyelftools are imported inside the funct
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from sgcc.asm.obj import ObjectFile, read_object
 from sgcc.errors import SgccError
+from sgcc.verify.insnfeatures import required_features
 
 
 @dataclass(frozen=True)
@@ -192,419 +191,13 @@ def native_target(gcc: str = "gcc") -> Target:
 
 
 # ---------------------------------------------------------------------------------------------
-# Classification of decoded instructions.
-
-#: Integer and system instructions every x86-64 executes (capstone ``insn_name()`` spellings).
-#: Instructions that are *forbidden* (syscall, in/out, ...) are listed here too when they exist
-#: on every x86-64: refusing them is the screen's job, not the ISA check's.
-BASE_INSNS = frozenset(
-    """
-    adc add and bsf bsr bswap bt btc btr bts call cbw cdq cdqe clc cld cmc
-    cmova cmovae cmovb cmovbe cmove cmovg cmovge cmovl cmovle cmovne cmovno cmovnp cmovns
-    cmovo cmovp cmovs cmp cmpsb cmpsd cmpsq cmpsw cmpxchg cmpxchg8b cpuid cqo cwd cwde
-    dec div endbr32 endbr64 enter idiv imul inc
-    ja jae jb jbe je jg jge jl jle jmp jne jno jnp jns jo jp jrcxz jecxz js
-    lea leave lodsb lodsd lodsq lodsw loop loope loopne mov movabs movsb movsd movsq movsw
-    movsx movsxd movzx mul neg nop not or pop popf popfq push pushf pushfq rcl rcr ret
-    rol ror sal sar sbb scasb scasd scasq scasw seta setae setb setbe sete setg setge setl
-    setle setne setno setnp setns seto setp sets shl shld shr shrd stc std stosb stosd stosq
-    stosw sub test ud0 ud1 ud2 xadd xchg xlatb xor data16 rep repne lock
-    pause lfence mfence sfence prefetchnta prefetcht0 prefetcht1 prefetcht2 clflush
-    fxsave fxrstor fxsave64 fxrstor64 rdtsc emms ldmxcsr stmxcsr movnti
-    syscall sysenter sysexit sysexitq sysret sysretq int int1 int3 into iret iretd iretq hlt
-    in out insb insw insd outsb outsw outsd cli sti clts lgdt lidt lldt ltr lmsw sgdt sidt
-    sldt str smsw invd wbinvd invlpg rdmsr wrmsr rdpmc swapgs rsm lar lsl verr verw
-    lds les lfs lgs lss ljmp lcall retf retfq
-    """.split()
-)
-
-#: Capstone group name (``X86_GRP_<name>``) -> feature. Groups that are not ISA extensions
-#: (JUMP, CALL, PRIVILEGE, MODE64, NOVLX...) are absent on purpose.
-_GROUP_FEATURES = {
-    "SSE1": "sse", "SSE2": "sse2", "SSE3": "sse3", "SSSE3": "ssse3", "SSE41": "sse4.1",
-    "SSE42": "sse4.2", "SSE4A": "sse4a", "AVX": "avx", "AVX2": "avx2", "AVX512": "avx512f",
-    "BWI": "avx512bw", "DQI": "avx512dq", "CDI": "avx512cd", "ERI": "avx512er",
-    "PFI": "avx512pf", "VLX": "avx512vl", "FMA": "fma", "FMA4": "fma4", "F16C": "f16c",
-    "BMI": "bmi", "BMI2": "bmi2", "ADX": "adx", "AES": "aes", "PCLMUL": "pclmul", "SHA": "sha",
-    "MMX": "mmx", "3DNOW": "3dnow", "XOP": "xop", "TBM": "tbm", "RTM": "rtm", "HLE": "hle",
-    "FSGSBASE": "fsgsbase", "CMOV": "cmov", "FPU": "x87", "SGX": "sgx", "SMAP": "smap",
-    "VM": "vmx",
-}
-
-#: Instructions capstone leaves ungrouped (or groups too coarsely), by exact name.
-_NAME_FEATURES = {
-    "popcnt": {"popcnt"},
-    "lzcnt": {"lzcnt"},
-    "tzcnt": {"bmi"},
-    "movbe": {"movbe"},
-    "crc32": {"sse4.2"},
-    "rdrand": {"rdrnd"},
-    "rdseed": {"rdseed"},
-    "cmpxchg16b": {"cx16"},
-    "lahf": {"sahf"},
-    "sahf": {"sahf"},
-    "adcx": {"adx"},
-    "adox": {"adx"},
-    "prefetchw": {"prfchw"},
-    "prefetch": {"prfchw"},
-    "prefetchwt1": {"prefetchwt1"},
-    "xsave": {"xsave"}, "xrstor": {"xsave"}, "xsave64": {"xsave"}, "xrstor64": {"xsave"},
-    "xgetbv": {"xsave"},
-    "xsaveopt": {"xsaveopt"}, "xsaveopt64": {"xsaveopt"},
-    "xsavec": {"xsavec"}, "xsavec64": {"xsavec"},
-    "xsaves": {"xsaves"}, "xsaves64": {"xsaves"}, "xrstors": {"xsaves"}, "xrstors64": {"xsaves"},
-    "clflushopt": {"clflushopt"},
-    "clwb": {"clwb"},
-    "clzero": {"clzero"},
-    "rdpid": {"rdpid"},
-    "movdiri": {"movdiri"},
-    "movdir64b": {"movdir64b"},
-    "rdpkru": {"pku"}, "wrpkru": {"pku"},
-    "monitorx": {"mwaitx"}, "mwaitx": {"mwaitx"},
-    "umonitor": {"waitpkg"}, "umwait": {"waitpkg"}, "tpause": {"waitpkg"},
-    "ptwrite": {"ptwrite"},
-    "cldemote": {"cldemote"},
-    "wbnoinvd": {"wbnoinvd"},
-    "xbegin": {"rtm"}, "xend": {"rtm"}, "xabort": {"rtm"}, "xtest": {"rtm"},
-    "femms": {"3dnow"},
-    "vcvtph2ps": {"f16c"}, "vcvtps2ph": {"f16c"},
-    "rdtscp": {"rdtscp"},
-    "rdsspd": {"shstk"}, "rdsspq": {"shstk"}, "incsspd": {"shstk"}, "incsspq": {"shstk"},
-    "wrssd": {"shstk"}, "wrssq": {"shstk"}, "wrussd": {"shstk"}, "wrussq": {"shstk"},
-    "rstorssp": {"shstk"}, "saveprevssp": {"shstk"}, "setssbsy": {"shstk"},
-    "clrssbsy": {"shstk"},
-    "monitor": {"sse3"}, "mwait": {"sse3"},
-    "fisttp": {"sse3"},  # an x87 instruction that came with SSE3
-}
-
-#: AVX-512 subsets beyond the foundation, by name pattern (EVEX encodings only). Capstone
-#: groups some of these (BWI, DQI, CDI...) but not all.
-_EVEX_SUBSETS = [
-    (re.compile(r"^vpopcnt[dq]$"), "avx512vpopcntdq"),
-    (re.compile(r"^(vpopcnt[bw]|vpshufbitqmb)$"), "avx512bitalg"),
-    (re.compile(r"^(vpermb|vpermi2b|vpermt2b|vpmultishiftqb)$"), "avx512vbmi"),
-    (re.compile(r"^(vpcompress[bw]|vpexpand[bw]|vpshld[vwdq]*|vpshrd[vwdq]*)$"), "avx512vbmi2"),
-    (re.compile(r"^vpmadd52[lh]uq$"), "avx512ifma"),
-    (re.compile(r"^vpdp(busd|bussd|busds|wssd|wssds)$"), "avx512vnni"),
-    (re.compile(r"^(vcvtne2ps2bf16|vcvtneps2bf16|vdpbf16ps)$"), "avx512bf16"),
-    (re.compile(r"^(vpconflict[dq]|vplzcnt[dq]|vpbroadcastm(b2q|w2d))$"), "avx512cd"),
-    (re.compile(r"^(vexp2p[sd]|vrcp28[ps][sd]|vrsqrt28[ps][sd])$"), "avx512er"),
-    (re.compile(r"^v(gather|scatter)pf[01][dq]p[sd]$"), "avx512pf"),
-    (re.compile(r"^vp2intersect[dq]$"), "avx512vp2intersect"),
-    (re.compile(r"^(vp4dpwssds?)$"), "avx5124vnniw"),
-    (re.compile(r"^(v4fn?madd[ps]s)$"), "avx5124fmaps"),
-    (re.compile(r"^(vpmov[bw]2m|vpmovm2[bw]|vdbpsadbw|vpermw|vpermi2w|vpermt2w|vpsllvw|vpsrlvw"
-                r"|vpsravw|vpmovu?s?wb|vmovdqu(8|16)|vpblendm[bw]|vptestn?m[bw]|vpcmpu?[bw])$"),
-     "avx512bw"),
-    (re.compile(r"^(vpmov[dq]2m|vpmovm2[dq]|vcvtt?p[sd]2u?qq|vcvtu?qq2p[sd]|vrange[ps][sd]"
-                r"|vreduce[ps][sd]|vfpclass[ps][sd]|vpmullq|vextract[if](32x8|64x2)"
-                r"|vinsert[if](32x8|64x2)|vbroadcast[if](32x2|32x8|64x2))$"), "avx512dq"),
-    (re.compile(r"^gf2p8"), "gfni"),
-]
-
-#: SSE/SSE2 (and the SSE integer additions to MMX) by name: capstone leaves some encodings
-#: of these ungrouped (the REX.W forms of cvtsi2sd/cvtsd2si, pextrw/pinsrw...). All of them
-#: are part of every x86-64; used only for legacy encodings with no group at all.
-_SSE_BASE_NAMES = frozenset(
-    """
-    addps addss andnps andps cmpps cmpss comiss cvtpi2ps cvtps2pi cvtsi2ss cvtss2si cvttps2pi
-    cvttss2si divps divss ldmxcsr maxps maxss minps minss movaps movhlps movhps movlhps movlps
-    movmskps movntps movss movups mulps mulss orps rcpps rcpss rsqrtps rsqrtss shufps sqrtps
-    sqrtss stmxcsr subps subss ucomiss unpckhps unpcklps xorps pavgb pavgw pextrw pinsrw
-    pmaxsw pmaxub pminsw pminub pmovmskb pmulhuw psadbw pshufw maskmovq movntq
-    addpd addsd andnpd andpd cmppd cmpsd comisd cvtdq2pd cvtdq2ps cvtpd2dq cvtpd2pi cvtpd2ps
-    cvtpi2pd cvtps2dq cvtps2pd cvtsd2si cvtsd2ss cvtsi2sd cvtss2sd cvttpd2dq cvttpd2pi
-    cvttps2dq cvttsd2si divpd divsd maskmovdqu maxpd maxsd minpd minsd movapd movd movdq2q
-    movdqa movdqu movhpd movlpd movmskpd movntdq movnti movntpd movq movq2dq movsd movupd
-    mulpd mulsd orpd packssdw packsswb packuswb paddb paddd paddq paddsb paddsw paddusb
-    paddusw paddw pand pandn pcmpeqb pcmpeqd pcmpeqw pcmpgtb pcmpgtd pcmpgtw pmaddwd pmulhw
-    pmullw pmuludq por pshufd pshufhw pshuflw pslld pslldq psllq psllw psrad psraw psrld
-    psrldq psrlq psrlw psubb psubd psubq psubsb psubsw psubusb psubusw psubw punpckhbw
-    punpckhdq punpckhqdq punpckhwd punpcklbw punpckldq punpcklqdq punpcklwd pxor shufpd
-    sqrtpd sqrtsd subpd subsd ucomisd unpckhpd unpcklpd xorpd
-    """.split()
-)
-
-#: SSE3..SSE4.2 names: their VEX forms (``v`` + name) are AVX, and capstone leaves some of
-#: those ungrouped too.
-_SSE_LATER_NAMES = frozenset(
-    """
-    addsubpd addsubps haddpd haddps hsubpd hsubps lddqu movddup movshdup movsldup pabsb pabsd
-    pabsw palignr phaddd phaddsw phaddw phsubd phsubsw phsubw pmaddubsw pmulhrsw pshufb psignb
-    psignd psignw blendpd blendps blendvpd blendvps dppd dpps extractps insertps movntdqa
-    mpsadbw packusdw pblendvb pblendw pcmpeqq pextrb pextrd pextrq phminposuw pinsrb pinsrd
-    pinsrq pmaxsb pmaxsd pmaxud pmaxuw pminsb pminsd pminud pminuw pmovsxbd pmovsxbq pmovsxbw
-    pmovsxdq pmovsxwd pmovsxwq pmovzxbd pmovzxbq pmovzxbw pmovzxdq pmovzxwd pmovzxwq pmuldq
-    pmulld ptest roundpd roundps roundsd roundss pcmpestri pcmpestrm pcmpistri pcmpistrm
-    pcmpgtq
-    """.split()
-)
-
-_FMA3 = re.compile(r"^vf(n?m(add|sub)|maddsub|msubadd)(132|213|231)")
-_FMA4 = re.compile(r"^vf(n?m(add|sub)|maddsub|msubadd)[ps][sd]$")
-_VNNI = re.compile(r"^vpdp(busd|busds|wssd|wssds)$")
-_KREG_OP = re.compile(r"^k[a-z]+([bwdq])$")
-
-_GROUP_NAMES: dict[int, str] | None = None
+# Objects (read and decoded once by sgcc.asm.obj).
 
 
-def _group_names() -> dict[int, str]:
-    global _GROUP_NAMES
-    if _GROUP_NAMES is None:
-        from capstone import x86_const
-
-        _GROUP_NAMES = {
-            getattr(x86_const, n): n[len("X86_GRP_"):]
-            for n in dir(x86_const)
-            if n.startswith("X86_GRP_")
-        }
-    return _GROUP_NAMES
-
-
-def _encoding(insn) -> str:
-    """"legacy", "vex", "evex" or "xop", from the first opcode byte capstone reports."""
-    first = insn.opcode[0] if insn.opcode else 0
-    if first in (0xC4, 0xC5):
-        return "vex"
-    if first == 0x62:  # BOUND does not exist in 64-bit mode: 0x62 is always EVEX there
-        return "evex"
-    if first == 0x8F and "XOP" in {_group_names().get(g) for g in insn.groups}:
-        return "xop"
-    return "legacy"
-
-
-def _registers(insn) -> set[str]:
-    from capstone import x86_const
-
-    regs = set()
-    for op in insn.operands:
-        if op.type == x86_const.X86_OP_REG:
-            regs.add(insn.reg_name(op.reg))
-        elif op.type == x86_const.X86_OP_MEM:
-            for r in (op.mem.base, op.mem.index):
-                if r:
-                    regs.add(insn.reg_name(r))
-    return regs
-
-
-def required_features(insn) -> set[str]:
-    """The features a decoded capstone instruction (``detail`` on) needs to run as intended.
-
-    Empty for baseline x86-64 integer/x87 instructions; ``"unknown:<name>"`` for an extension
-    this module cannot classify (refused unless the target is the host itself).
-    """
-    name = insn.insn_name() or insn.mnemonic.split()[-1]
-    groups = {_group_names().get(g, "") for g in insn.groups}
-    enc = _encoding(insn)
-    regs = _registers(insn)
-    feats: set[str] = set()
-    for g in groups:
-        f = _GROUP_FEATURES.get(g)
-        if f:
-            feats.add(f)
-    feats |= _NAME_FEATURES.get(name, set())
-
-    if enc == "evex":
-        feats.add("avx512f")
-        feats.discard("avx")  # capstone tags some EVEX forms AVX/AVX2: the EVEX form needs 512F
-        feats.discard("avx2")
-        for pattern, feat in _EVEX_SUBSETS:
-            if pattern.match(name):
-                feats.add(feat)
-        if _FMA3.match(name):
-            feats.discard("fma")
-        if not any(r.startswith("zmm") for r in regs) and (
-            any(r.startswith(("xmm", "ymm")) for r in regs) and not name.endswith(("ss", "sd", "sh"))
-        ):
-            feats.add("avx512vl")  # 128/256-bit EVEX forms are AVX512VL
-    elif enc == "vex":
-        if _FMA3.match(name):
-            feats.add("fma")
-        elif _FMA4.match(name):
-            feats.add("fma4")
-        elif _VNNI.match(name):
-            feats.add("avxvnni")
-        elif name.startswith("gf2p8"):
-            feats |= {"gfni", "avx"}
-        elif name.startswith("vaes") and any(r.startswith("ymm") for r in regs):
-            feats.add("vaes")
-        elif name == "vpclmulqdq" and any(r.startswith("ymm") for r in regs):
-            feats.add("vpclmulqdq")
-        if name.startswith("k"):
-            feats.add("avx512f")  # mask-register ops are VEX-encoded but AVX-512
-        if any(r.startswith("ymm") for r in regs) and not feats & {"avx2", "fma", "fma4", "f16c", "avx512f"}:
-            feats.add("avx")
-        legacy_name = name[1:]
-        if not feats and (legacy_name in _SSE_BASE_NAMES or legacy_name in _SSE_LATER_NAMES):
-            # The VEX form of an SSE instruction capstone left ungrouped (vcvtsi2sd, vsqrtsd):
-            # AVX, or AVX2 for integer operations on ymm registers.
-            wide_int = legacy_name.startswith("p") and any(r.startswith("ymm") for r in regs)
-            feats.add("avx2" if wide_int else "avx")
-        if not feats:
-            feats.add(f"unknown:{name}")  # a VEX instruction capstone and we cannot place
-    elif enc == "xop":
-        feats.add("xop")
-    else:
-        if name in ("gf2p8affineqb", "gf2p8affineinvqb", "gf2p8mulb"):
-            feats.add("gfni")
-
-    # Registers settle what groups may miss: any zmm/k register or xmm16-31 is AVX-512.
-    for r in regs:
-        if r.startswith("zmm") or re.fullmatch(r"k[0-7]", r):
-            feats.add("avx512f")
-        elif r.startswith(("xmm", "ymm")) and int(re.sub(r"\D", "", r) or 0) >= 16:
-            feats |= {"avx512f", "avx512vl"}
-        elif r.startswith("ymm") and not feats & {"avx", "avx2", "avx512f", "fma", "f16c"}:
-            feats.add("avx")
-    m = _KREG_OP.match(name)
-    if m and enc == "vex" and name not in ("kmovw",):
-        # Mask ops on byte masks are AVX512DQ, on dword/qword masks AVX512BW.
-        width = m.group(1)
-        if width == "b" or name in ("kaddw", "ktestw"):
-            feats.add("avx512dq")
-        elif width in ("d", "q"):
-            feats.add("avx512bw")
-
-    if not feats and enc == "legacy" and name not in BASE_INSNS:
-        if name in _SSE_BASE_NAMES:
-            feats.add("sse2" if any(r.startswith("xmm") for r in regs) else "sse")
-        elif name.startswith("f"):
-            feats.add("x87")  # x87 forms capstone leaves ungrouped (fnstsw...)
-    if not feats and name not in BASE_INSNS:
-        feats.add(f"unknown:{name}")
-    return feats
-
-
-# ---------------------------------------------------------------------------------------------
-# Objects: decoding every executable section once.
-
-
-@dataclass
-class Decoded:
-    """One executable section, linearly disassembled."""
-
-    name: str
-    index: int
-    size: int
-    insns: list = field(default_factory=list)  # capstone CsInsn, addresses are section offsets
-    undecodable: int | None = None  # offset of the first byte capstone could not decode
-    data: bytes = b""
-    addrs: list[int] = field(default_factory=list)  # instruction start offsets, ascending
-
-
-@dataclass
-class ObjectCode:
-    """The executable sections of an object and its function symbols."""
-
-    sections: list[Decoded]
-    # (section index, start, end, name) for every STT_FUNC/STT_GNU_IFUNC symbol with a size
-    functions: list[tuple[int, int, int, str]]
-    _index: dict | None = field(default=None, repr=False)
-
-    def function_at(self, shndx: int, offset: int) -> str | None:
-        """The name of the innermost function symbol covering ``offset`` in section ``shndx``."""
-        import bisect
-
-        if self._index is None:
-            index: dict[int, tuple[list[int], list[tuple[int, int, int, str]]]] = {}
-            for fn in sorted(self.functions, key=lambda f: (f[0], f[1], -f[2])):
-                starts, fns = index.setdefault(fn[0], ([], []))
-                starts.append(fn[1])
-                fns.append(fn)
-            self._index = index
-        entry = self._index.get(shndx)
-        if entry is None:
-            return None
-        starts, fns = entry
-        i = bisect.bisect_right(starts, offset) - 1
-        # Functions do not nest in gcc output; a few steps back covers aliases and odd sizes.
-        for j in range(i, max(i - 16, -1), -1):
-            if fns[j][1] <= offset < fns[j][2]:
-                return fns[j][3]
-        return None
-
-
-def _decode_elf(elf) -> ObjectCode:
-    import capstone
-    from elftools.elf.constants import SH_FLAGS
-    from elftools.elf.sections import SymbolTableSection
-
-    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-    md.detail = True
-    sections = []
-    for idx, sec in enumerate(elf.iter_sections()):
-        if not sec["sh_flags"] & SH_FLAGS.SHF_EXECINSTR or sec["sh_type"] == "SHT_NOBITS":
-            continue
-        data = sec.data()
-        dec = Decoded(name=sec.name, index=idx, size=len(data), data=data)
-        end = 0
-        for insn in md.disasm(data, 0):
-            dec.insns.append(insn)
-            dec.addrs.append(insn.address)
-            end = insn.address + insn.size
-        if end < len(data):
-            dec.undecodable = end
-        sections.append(dec)
-    functions = []
-    for sec in elf.iter_sections():
-        if isinstance(sec, SymbolTableSection):
-            for sym in sec.iter_symbols():
-                if sym["st_info"]["type"] in ("STT_FUNC", "STT_LOOS", "STT_GNU_IFUNC") and sym["st_size"]:
-                    shndx = sym["st_shndx"]
-                    if isinstance(shndx, int):
-                        functions.append((shndx, sym["st_value"], sym["st_value"] + sym["st_size"], sym.name))
-    return ObjectCode(sections=sections, functions=functions)
-
-
-def _open_elf(path: Path):
-    """Parse an x86-64 relocatable object, or raise SgccError."""
-    import io
-
-    from elftools.elf.elffile import ELFFile
-
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise SgccError(f"cannot read object {path}", cause=exc) from exc
-    try:
-        elf = ELFFile(io.BytesIO(raw))
-        if elf.elfclass != 64 or elf["e_machine"] != "EM_X86_64":
-            raise SgccError(f"{Path(path).name} is not an x86-64 ELF object")
-    except SgccError:
-        raise
-    except Exception as exc:  # pyelftools raises assorted errors on corrupt input
-        raise SgccError(f"{Path(path).name} is not a valid ELF object", cause=exc) from exc
-    return elf, raw
-
-
-_DECODE_CACHE: dict[str, ObjectCode] = {}
-
-
-def decode_object(path: Path, *, cache: bool = True) -> ObjectCode:
-    """Disassemble every executable section of an object.
-
-    With ``cache`` (for baselines, which are screened against many candidates) the result is
-    kept in-process, keyed by the object's content.
-    """
-    elf, raw = _open_elf(path)
-    digest = hashlib.sha256(raw).hexdigest() if cache else None
-    code = _DECODE_CACHE.get(digest) if digest else None
-    if code is None:
-        try:
-            code = _decode_elf(elf)
-        except Exception as exc:  # pyelftools raises assorted errors on corrupt input
-            raise SgccError(f"{Path(path).name} is not a valid ELF object", cause=exc) from exc
-        if digest:
-            if len(_DECODE_CACHE) >= 8:
-                _DECODE_CACHE.pop(next(iter(_DECODE_CACHE)))
-            _DECODE_CACHE[digest] = code
-    return code
-
-
-def features_by_function(code: ObjectCode) -> dict[str, set[str]]:
+def features_by_function(code: ObjectFile) -> dict[str, set[str]]:
     """For each function symbol, every feature its instructions need."""
     out: dict[str, set[str]] = {}
-    for sec in code.sections:
+    for sec in code.code:
         for insn in sec.insns:
             fn = code.function_at(sec.index, insn.address)
             if fn is not None:
@@ -619,7 +212,7 @@ def _describe_missing(feature: str) -> str:
 
 
 def unsupported_items(
-    code: ObjectCode, target: Target, baseline: ObjectCode | None = None
+    code: ObjectFile, target: Target, baseline: ObjectFile | None = None
 ) -> list[tuple[str, str, list[str]]]:
     """(instruction name, where, missing features) for every instruction the target lacks.
 
@@ -628,7 +221,7 @@ def unsupported_items(
     """
     allowed_by_fn = features_by_function(baseline) if baseline is not None else {}
     items = []
-    for sec in code.sections:
+    for sec in code.code:
         for insn in sec.insns:
             need = required_features(insn)
             if not need:
@@ -647,8 +240,8 @@ def unsupported_items(
     return items
 
 
-def unsupported_in(code: ObjectCode, target: Target, baseline: ObjectCode | None = None) -> list[str]:
-    """Like :func:`unsupported`, on already decoded objects."""
+def unsupported_in(code: ObjectFile, target: Target, baseline: ObjectFile | None = None) -> list[str]:
+    """Like :func:`unsupported`, on objects already read."""
     return [
         f"{name} at {where} needs {', '.join(missing)} (target {target.name} lacks it)"
         for name, where, missing in unsupported_items(code, target, baseline)
@@ -662,6 +255,6 @@ def unsupported(obj_path: Path, target: Target, *, baseline: Path | None = None)
     ``baseline``, a function may also use whatever gcc's code for the same function symbol in
     that object uses (target attributes, gcc's own ``rep bsf``).
     """
-    code = decode_object(obj_path, cache=False)
-    base = decode_object(baseline) if baseline is not None else None
+    code = read_object(obj_path)
+    base = read_object(baseline) if baseline is not None else None
     return unsupported_in(code, target, base)

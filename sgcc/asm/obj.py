@@ -1,0 +1,291 @@
+"""The one reader of ELF objects: sections, symbols, relocations, functions and their code.
+
+Every check that looks at an assembled object (the object screen, the instruction-set check,
+the clobber analysis, the explanation of what a candidate changed) reads it through
+:func:`read_object`. pyelftools reads the ELF structure, capstone decodes the instructions,
+and each object file is parsed once per process: the result is remembered, keyed on the
+file's path, size, modification time and inode, and every check shares it. The key is
+confirmed by the content's digest before a remembered result is used, so a file rewritten
+within the clock's granularity (same size, same inode) is never answered with the parse of
+its predecessor -- the objects read here are hostile candidates.
+
+What is parsed is computed lazily (a check that needs only the symbols never disassembles)
+and at most once per object. Malformed input raises :class:`sgcc.errors.SgccError`, never
+a pyelftools or capstone exception.
+
+Module import stays cheap: capstone and pyelftools are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from sgcc.errors import SgccError
+
+__all__ = ["Decoded", "FunctionSymbol", "ObjectFile", "disassemble", "read_object"]
+
+#: Symbol types that mark code: functions and indirect functions (gas may write the latter
+#: as STT_LOOS, the value STT_GNU_IFUNC shares).
+FUNCTION_TYPES = frozenset({"STT_FUNC", "STT_LOOS", "STT_GNU_IFUNC"})
+SHF_EXECINSTR = 0x4
+
+#: Parsed objects kept per process. A few suffice: the baseline, which every candidate of a
+#: program is checked against, and the candidates being checked by the engine's workers.
+MEMO_SIZE = 16
+
+
+@dataclass
+class Decoded:
+    """One executable section, linearly disassembled (capstone, Intel syntax, details on)."""
+
+    name: str
+    index: int
+    size: int
+    insns: list = field(default_factory=list)  # capstone CsInsn, addresses are section offsets
+    undecodable: int | None = None  # offset of the first byte capstone could not decode
+    data: bytes = b""
+    addrs: list[int] = field(default_factory=list)  # instruction start offsets, ascending
+
+
+@dataclass(frozen=True)
+class FunctionSymbol:
+    """A defined symbol of one of :data:`FUNCTION_TYPES` in a section."""
+
+    name: str
+    shndx: int
+    value: int
+    size: int
+    type: str
+
+
+def disassemble(data: bytes, base: int, syntax: str = "intel") -> list:
+    """Decode ``data`` (at address ``base``) until the first byte that does not decode;
+    capstone instructions with details, in ``"intel"`` or ``"att"`` syntax."""
+    import capstone
+
+    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    if syntax == "att":
+        md.syntax = capstone.CS_OPT_SYNTAX_ATT
+    md.detail = True
+    return list(md.disasm(data, base))
+
+
+class ObjectFile:
+    """One parsed x86-64 ELF object; build it with :func:`read_object`."""
+
+    def __init__(self, path: Path, raw: bytes, digest: bytes | None = None):
+        import io
+
+        from elftools.elf.elffile import ELFFile
+
+        self.path = Path(path)
+        self.raw = raw
+        self.digest = digest if digest is not None else hashlib.sha256(raw).digest()
+        self._lock = threading.Lock()
+        self._insns: dict[tuple, list] = {}
+        try:
+            self.elf = ELFFile(io.BytesIO(raw))
+            if self.elf.elfclass != 64 or self.elf["e_machine"] != "EM_X86_64":
+                raise SgccError(f"{self.path.name} is not an x86-64 ELF object")
+        except SgccError:
+            raise
+        except Exception as exc:  # pyelftools raises assorted errors on corrupt input
+            raise self._invalid(exc) from exc
+
+    def __repr__(self) -> str:
+        return f"ObjectFile({str(self.path)!r})"
+
+    def _invalid(self, exc: Exception) -> SgccError:
+        return SgccError(f"{self.path.name} is not a valid ELF object", cause=exc)
+
+    # -- structure ---------------------------------------------------------------------------
+
+    @cached_property
+    def relocatable(self) -> bool:
+        """Whether this is a relocatable object (``ET_REL``), what the assembler writes."""
+        return self.elf["e_type"] == "ET_REL"
+
+    @cached_property
+    def sections(self) -> list:
+        """pyelftools sections, by index (the null section included)."""
+        try:
+            return list(self.elf.iter_sections())
+        except Exception as exc:  # noqa: BLE001 - corrupt input
+            raise self._invalid(exc) from exc
+
+    @cached_property
+    def symbols(self) -> list:
+        """The symbol table's pyelftools symbols, by index (index 0 included); [] without one."""
+        from elftools.elf.sections import SymbolTableSection
+
+        try:
+            symbols: list = []
+            for sec in self.sections:
+                if isinstance(sec, SymbolTableSection) and sec["sh_type"] == "SHT_SYMTAB":
+                    symbols = list(sec.iter_symbols())
+            return symbols
+        except Exception as exc:  # noqa: BLE001 - corrupt input
+            raise self._invalid(exc) from exc
+
+    @cached_property
+    def relocations(self) -> list[tuple[int, list[tuple[int, int, int, int]]]]:
+        """Per relocation section: (index of the section it patches as ``sh_info`` says,
+        possibly out of range in a corrupt file, [(offset, type, symbol index, addend)])."""
+        from elftools.elf.relocation import RelocationSection
+
+        try:
+            out = []
+            for sec in self.sections:
+                if isinstance(sec, RelocationSection):
+                    rela = sec.is_RELA()
+                    out.append((sec["sh_info"], [
+                        (r["r_offset"], r["r_info_type"], r["r_info_sym"], r["r_addend"] if rela else 0)
+                        for r in sec.iter_relocations()
+                    ]))
+            return out
+        except Exception as exc:  # noqa: BLE001 - corrupt input
+            raise self._invalid(exc) from exc
+
+    def relocations_in(self, shndx: int) -> list[tuple[int, int, int, int]]:
+        """Every relocation that patches section ``shndx``, in file order."""
+        return [r for target, relocs in self.relocations if target == shndx for r in relocs]
+
+    @cached_property
+    def functions(self) -> list[FunctionSymbol]:
+        """Every defined function symbol (:data:`FUNCTION_TYPES`, in a section), any size."""
+        out = []
+        for sym in self.symbols:
+            kind = sym["st_info"]["type"]
+            if kind in FUNCTION_TYPES and isinstance(sym["st_shndx"], int):
+                out.append(FunctionSymbol(sym.name, sym["st_shndx"], sym["st_value"], sym["st_size"], kind))
+        return out
+
+    # -- code --------------------------------------------------------------------------------
+
+    @cached_property
+    def code(self) -> list[Decoded]:
+        """Every executable section with contents, disassembled once from its start."""
+        try:
+            out = []
+            for idx, sec in enumerate(self.sections):
+                if not sec["sh_flags"] & SHF_EXECINSTR or sec["sh_type"] == "SHT_NOBITS":
+                    continue
+                data = sec.data()
+                dec = Decoded(name=sec.name, index=idx, size=len(data), data=data)
+                end = 0
+                for insn in disassemble(data, 0):
+                    dec.insns.append(insn)
+                    dec.addrs.append(insn.address)
+                    end = insn.address + insn.size
+                if end < len(data):
+                    dec.undecodable = end
+                out.append(dec)
+            return out
+        except SgccError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - corrupt input
+            raise self._invalid(exc) from exc
+
+    @cached_property
+    def _code_by_index(self) -> dict[int, Decoded]:
+        return {d.index: d for d in self.code}
+
+    def decoded(self, shndx: int) -> Decoded | None:
+        """The disassembly of executable section ``shndx``, or None."""
+        return self._code_by_index.get(shndx)
+
+    @cached_property
+    def _function_index(self) -> dict[int, tuple[list[int], list[tuple[int, int, int, str]]]]:
+        index: dict[int, tuple[list[int], list[tuple[int, int, int, str]]]] = {}
+        sized = [(f.shndx, f.value, f.value + f.size, f.name) for f in self.functions if f.size]
+        for fn in sorted(sized, key=lambda f: (f[0], f[1], -f[2])):
+            starts, fns = index.setdefault(fn[0], ([], []))
+            starts.append(fn[1])
+            fns.append(fn)
+        return index
+
+    def function_at(self, shndx: int, offset: int) -> str | None:
+        """The name of the innermost sized function symbol covering ``offset`` in ``shndx``."""
+        entry = self._function_index.get(shndx)
+        if entry is None:
+            return None
+        starts, fns = entry
+        i = bisect.bisect_right(starts, offset) - 1
+        # Functions do not nest in gcc output; a few steps back covers aliases and odd sizes.
+        for j in range(i, max(i - 16, -1), -1):
+            if fns[j][1] <= offset < fns[j][2]:
+                return fns[j][3]
+        return None
+
+    def insns(self, shndx: int, start: int, end: int, syntax: str = "intel") -> list:
+        """The instructions decoded from ``start`` in executable section ``shndx``, up to
+        ``end`` (or the section's end) or the first bytes that do not decode there; [] for a
+        section that is not code. Remembered per range; in Intel syntax the section's linear
+        disassembly is reused when it reaches ``start`` and ends exactly at ``end``."""
+        key = (shndx, start, end, syntax)
+        with self._lock:
+            found = self._insns.get(key)
+        if found is not None:
+            return found
+        dec = self.decoded(shndx)
+        if dec is None:
+            return []
+        stop = min(end, len(dec.data))
+        out = None
+        if syntax == "intel" and start < stop:
+            k = bisect.bisect_left(dec.addrs, start)
+            if k < len(dec.addrs) and dec.addrs[k] == start:
+                j = k
+                while j < len(dec.insns) and dec.insns[j].address + dec.insns[j].size <= stop:
+                    j += 1
+                if j > k and dec.insns[j - 1].address + dec.insns[j - 1].size == stop:
+                    out = dec.insns[k:j]
+        if out is None:
+            try:
+                out = disassemble(dec.data[start:stop], start, syntax) if start < stop else []
+            except Exception as exc:  # noqa: BLE001 - corrupt input
+                raise self._invalid(exc) from exc
+        with self._lock:
+            self._insns[key] = out
+        return out
+
+
+_MEMO: OrderedDict[tuple, ObjectFile] = OrderedDict()
+_MEMO_LOCK = threading.Lock()
+
+
+def read_object(path: str | os.PathLike, *, remember: bool = True) -> ObjectFile:
+    """The parsed object at ``path``, parsed once per process while the file is unchanged.
+
+    ``remember=False`` parses without keeping the result (a temporary file read once).
+    Raises :class:`SgccError` when the file cannot be read or is not an x86-64 ELF object.
+    """
+    p = Path(path)
+    try:
+        st = os.stat(p)
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise SgccError(f"cannot read object {path}", cause=exc) from exc
+    if not remember:
+        return ObjectFile(p, raw)
+    key = (os.path.abspath(p), st.st_size, st.st_mtime_ns, st.st_ino)
+    digest = hashlib.sha256(raw).digest()
+    with _MEMO_LOCK:
+        found = _MEMO.get(key)
+        if found is not None and found.digest == digest:
+            _MEMO.move_to_end(key)
+            return found
+    obj = ObjectFile(p, raw, digest)
+    with _MEMO_LOCK:
+        _MEMO[key] = obj
+        _MEMO.move_to_end(key)
+        while len(_MEMO) > MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    return obj

@@ -1,0 +1,181 @@
+"""Compiling the program under other flags, and the generator base that offers the units of
+those compilations (transplanted, or the whole translation unit) as candidates."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sgcc import proc
+from sgcc.candidates import WHOLE_UNIT, Candidate, Generator
+from sgcc.candidates.transplant.asmtext import compiler_made, normalized, references
+from sgcc.candidates.transplant.build import Transplant, transplant
+from sgcc.candidates.transplant.side import Side
+
+
+@dataclass
+class Variant:
+    """One compilation of the program's source under other flags."""
+
+    name: str  # short, for origins and fresh names ("unroll", "pgo")
+    flags: list[str]  # flags added to the baseline's
+    side: Side | None = None
+    error: str = ""
+    shown: list[str] | None = None  # the flags as reports show them (without temporary paths)
+    #: function -> transplant, filled lazily
+    transplants: dict[str, Transplant] = field(default_factory=dict)
+
+
+def tag_for(name: str) -> str:
+    """A short name-safe tag for a variant, unique by its name (fresh names, file stems)."""
+    return re.sub(r"[^\w]", "_", name)[:24] + hashlib.sha1(name.encode()).hexdigest()[:4]
+
+
+def compile_variant(context, variant: Variant, directory: Path, *, stem: str | None = None,
+                    timeout: float = 300) -> Variant:
+    """``gcc <baseline flags> <variant flags> -S`` of the program, then its object (for the
+    clobber analysis). Sets ``variant.side`` or ``variant.error``. ``stem`` names the output
+    (``-fprofile-use`` finds the profile by it)."""
+    program = context.program
+    directory.mkdir(parents=True, exist_ok=True)
+    asm = directory / f"{stem or tag_for(variant.name)}.s"
+    obj = asm.with_suffix(".o")
+    r = proc.run([context.compiler, *program.flags, *variant.flags, "-S", "-o", str(asm), str(program.source)],
+                 timeout=timeout)
+    if not r.ok:
+        lines = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error" in ln.lower()]
+        variant.error = "gcc failed: " + ("; ".join(lines[:2])[:300] or f"exit {r.returncode}")
+        return variant
+    text = asm.read_text(encoding="utf-8", errors="surrogateescape")
+    r = proc.run([context.compiler, *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)],
+                 timeout=timeout)
+    variant.side = Side(text, obj=obj if r.ok else None)
+    return variant
+
+
+def compile_all(context, variants: list[Variant], directory: Path) -> list[Variant]:
+    """Compile every variant, ``context.jobs`` at a time."""
+    with ThreadPoolExecutor(max_workers=max(1, context.jobs)) as pool:
+        return list(pool.map(lambda v: compile_variant(context, v, directory), variants))
+
+
+class TransplantGenerator(Generator):
+    """Shared behaviour of generators that offer units of other compilations.
+
+    Subclasses fill :attr:`variants` in ``prepare``. For a baseline unit the generator offers,
+    from each variant, the transplanted unit when its code differs from gcc's; for a clone
+    of the baseline (offered through its callers) the transplanted callers. When a searched
+    unit cannot be transplanted, the whole variant translation unit is offered once (if it
+    would pass the engine's text screen).
+    """
+
+    name = "variants"
+    #: offer every variant as a whole translation unit too (not only as a fallback)
+    whole_always = False
+
+    def __init__(self):
+        self.variants: list[Variant] = []
+        self.base: Side | None = None
+        self.notes: list[str] = []
+        self._whole_offered: set[str] = set()
+        self._ipa_ra = True
+
+    def _setup_base(self, program) -> None:
+        self.base = Side(program.asm_text, obj=Path(program.obj), asm=program.asm)
+        self._ipa_ra = "-fno-ipa-ra" not in program.flags
+
+    def _roots(self, unit_name: str) -> list[str]:
+        """Non-clone units of the baseline whose code reaches clone ``unit_name``."""
+        if not compiler_made(unit_name):
+            return [unit_name]
+        found, todo, seen = [], [unit_name], set()
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            for u in self.base.asm.units:
+                if u.name != n and n in references(u.text)[0]:
+                    (todo if compiler_made(u.name) else found).append(u.name)
+        return sorted(set(found))
+
+    def propose(self, program, unit, round_no, history):
+        if round_no > 0:
+            return []
+        if self.base is None:  # preparation failed: say why, once
+            notes, self.notes = self.notes, []
+            return [Candidate(unit.name, self.name, "", origin=self.name, skip=n) for n in notes]
+        try:
+            return self._propose(program, unit)
+        except Exception as exc:  # noqa: BLE001 - a generator's bug must not end the run
+            return [Candidate(unit.name, self.name, "", origin=self.name,
+                              skip=f"{self.name} failed on {unit.name}: {type(exc).__name__}: {exc}")]
+
+    def _propose(self, program, unit) -> list[Candidate]:
+        out: list[Candidate] = []
+        base_norm = {}
+        for root in self._roots(unit.name):
+            if root not in self.base.units:
+                continue
+            base_norm[root] = normalized(self.base.units[root].text)
+        offered: set[str] = set()
+        for variant in self.variants:
+            shown = variant.shown if variant.shown is not None else variant.flags
+            if variant.side is None:
+                if variant.error and variant.name not in self._whole_offered:
+                    self._whole_offered.add(variant.name)  # say it once
+                    out.append(Candidate(unit.name, self.name, "", origin=f"{self.name} {variant.name}: "
+                                         f"{' '.join(shown)}", meta={"flags": list(shown)}, skip=variant.error))
+                continue
+            for root in base_norm:
+                if root in variant.transplants:
+                    continue  # offered (or explained) already, for this unit or another clone of it
+                t = variant.transplants[root] = transplant(self.base, variant.side, root,
+                                                           tag_for(variant.name), ipa_ra=self._ipa_ra)
+                meta = {"flags": list(shown), "variant": variant.name}
+                origin = f"{self.name} {variant.name}: {' '.join(shown)}"
+                if t.text is None:
+                    if root in variant.side.units and normalized(variant.side.units[root].text) == base_norm[root]:
+                        continue
+                    out.append(Candidate(root, self.name, "", origin=origin, meta=meta, skip=t.reason))
+                    whole = self._whole(program, variant, meta, origin)
+                    if whole is not None:
+                        out.append(whole)
+                    continue
+                norm = normalized(t.text) + "".join(f"\0{k}\0{normalized(v)}" for k, v in sorted(t.also.items()))
+                if (not t.also and norm == base_norm[root]) or norm in offered:
+                    continue
+                offered.add(norm)
+                if t.copied:
+                    meta["copied"] = t.copied
+                if t.also:
+                    meta["with"] = sorted(t.also)
+                out.append(Candidate(root, self.name, t.text, origin=origin, meta=meta, also=dict(t.also)))
+            if self.whole_always:
+                whole = self._whole(program, variant, {"flags": list(shown), "variant": variant.name},
+                                    f"{self.name} {variant.name}: {' '.join(shown)} (whole file)")
+                if whole is not None:
+                    out.append(whole)
+        return out
+
+    def _whole(self, program, variant: Variant, meta: dict, origin: str) -> Candidate | None:
+        """The variant as a whole translation unit, once per variant; None when already
+        offered or the engine's screen would refuse it anyway."""
+        if variant.name in self._whole_offered:
+            return None
+        self._whole_offered.add(variant.name)
+        from sgcc.verify import textscreen
+
+        text = variant.side.text
+        if text == program.asm_text:
+            return None
+        verdict = textscreen.screen_text(text, may_define=program.defined)
+        meta = dict(meta, whole=True)
+        origin = origin if origin.endswith("(whole file)") else origin + " (whole file)"
+        if not verdict.ok:
+            return Candidate(WHOLE_UNIT, self.name, "", origin=origin, meta=meta,
+                             skip=f"whole file not offered: the screen refuses it ({verdict.reason})")
+        return Candidate(WHOLE_UNIT, self.name, text, origin=origin, meta=meta)

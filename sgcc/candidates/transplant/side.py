@@ -1,0 +1,218 @@
+"""One compilation of a translation unit, as the transplant sees it: units, symbols, data
+blocks, the callers of each function and what each may clobber."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from sgcc.asm import lex
+from sgcc.asm.units import AsmFile
+from sgcc.candidates.transplant.asmtext import (
+    ALIGN_DIRECTIVES, DATA_DIRECTIVES, DEFINERS, REF_RE, defined_labels, needs_aligned_stack, references,
+    statements, table_refs,
+)
+
+
+@dataclass
+class DataSymbol:
+    """A label of the frame (data, not a function) and the section it is in."""
+
+    name: str
+    line: int  # the label's line
+    section: str  # section name
+    decl: str  # a directive line that switches to the section standalone
+
+
+class Side:
+    """One compilation of the translation unit: its text, units, symbols and object."""
+
+    def __init__(self, text: str, *, obj: Path | None = None, asm: AsmFile | None = None):
+        self.text = text
+        self.asm = asm if asm is not None else AsmFile.parse(text)
+        self.lines = self.asm.lines
+        self.obj = obj
+        self.units = {u.name: u for u in self.asm.units}
+        self.functions: set[str] = set()
+        self.globals: set[str] = set()
+        self.commons: set[str] = set()
+        self.aliases: set[str] = set()
+        self.alias_lines: dict[str, str] = {}  # ".set X, Y" lines of the frame, by X
+        self.data: dict[str, DataSymbol] = {}
+        self.tokens: set[str] = set()
+        self._scan()
+        self._clobbers = None
+        self._clobber_cache: dict[str, frozenset] = {}
+        self._escaping: dict[str, set[str]] = {}
+        self.same_as_base: dict[str, bool] = {}  # memo of _same_in_base (a variant's side)
+
+    def _scan(self) -> None:
+        owned = set()
+        for u in self.asm.units:
+            for piece in u.pieces:
+                owned.update(range(piece.start, piece.stop))
+        self.owned = owned
+        decl: dict[str, str] = {}
+        cur = (".text", "\t.text\n")
+        prev = cur
+        stack = []
+        for i, line in enumerate(self.lines):
+            labels, ops = lex.analyze(line)
+            if i not in owned:
+                for lab in labels:
+                    self.data.setdefault(lab, DataSymbol(lab, i, cur[0], cur[1]))
+            for name, args in ops:
+                if name in (".text", ".data", ".bss"):
+                    prev, cur = cur, (name, f"\t{name}\n")
+                elif name in (".section", ".pushsection"):
+                    sname = lex.section_name(args)
+                    if "," in args:
+                        decl.setdefault(sname, f"\t.section\t{args}\n")
+                    if name == ".pushsection":
+                        stack.append(cur)
+                    prev, cur = cur, (sname, decl.get(sname, f"\t.section\t{args}\n"))
+                elif name == ".popsection":
+                    if stack:
+                        cur = stack.pop()
+                elif name == ".previous":
+                    prev, cur = cur, prev
+                elif name == ".type":
+                    sym, _, kind = args.partition(",")
+                    if kind.strip() in ("@function", "%function"):
+                        self.functions.add(sym.strip())
+                elif name in (".globl", ".global", ".weak"):
+                    self.globals.add(args.strip())
+                elif name in (".comm", ".lcomm"):
+                    self.commons.add(args.partition(",")[0].strip())
+                elif name in DEFINERS:
+                    sym = args.partition(",")[0].strip()
+                    self.aliases.add(sym)
+                    if i not in owned and len(ops) == 1 and not labels:
+                        self.alias_lines.setdefault(sym, line if line.endswith("\n") else line + "\n")
+                elif name == "=":
+                    self.aliases.add(args)
+            for stmt in statements(line):
+                self.tokens.update(REF_RE.findall(stmt))
+        for f in self.functions:
+            self.data.pop(f, None)
+
+    def defines(self, name: str) -> bool:
+        return name in self.functions or name in self.data or name in self.commons or name in self.aliases
+
+    def writable(self, name: str) -> bool:
+        if name in self.commons:
+            return True
+        d = self.data.get(name)
+        return d is not None and not d.section.startswith(".rodata")
+
+    def numbered_siblings(self, base: str) -> int:
+        pat = re.compile(re.escape(base) + r"\.\d+$")
+        names = set(self.data) | self.commons
+        return sum(1 for n in names if pat.match(n))
+
+    def clobbers(self, name: str, assumed: bool = False) -> frozenset | None:
+        """Transitive caller-saved clobber set of function ``name`` (None: cannot tell):
+        what its code may write (erring high), or with ``assumed`` what gcc's callers in this
+        compilation assumed it writes (erring low); see :meth:`sgcc.verify.clobbers.ClobberAnalysis.direct`."""
+        if self.obj is None:
+            return None
+        key = (name, assumed)
+        if key not in self._clobber_cache:
+            from sgcc.verify import clobbers
+
+            try:
+                if self._clobbers is None:
+                    self._clobbers = clobbers.ClobberAnalysis(self.obj)
+                if name not in self._clobbers.functions:
+                    return None
+                self._clobber_cache[key] = self._clobbers.clobbers(name, assumed)
+            except Exception:  # noqa: BLE001 - unsure means "cannot tell"
+                return None
+        return self._clobber_cache[key]
+
+    def escaping_labels(self, name: str) -> set[str]:
+        """Labels of unit ``name`` that something outside the unit refers to (debug info,
+        label tables of another function)."""
+        if name not in self._escaping:
+            unit = self.units[name]
+            inside = set()
+            for piece in unit.pieces:
+                inside.update(range(piece.start, piece.stop))
+            mine = {lab for lab in defined_labels(unit.text) if lab.startswith(".L")}
+            outside: set[str] = set()
+            if mine:
+                for i, line in enumerate(self.lines):
+                    if i in inside or ".L" not in line:
+                        continue
+                    for stmt in statements(line):
+                        outside.update(t for t in REF_RE.findall(lex.strip_labels(stmt)) if t in mine)
+            self._escaping[name] = outside
+        return self._escaping[name]
+
+    def needs_aligned_stack(self, name: str) -> bool:
+        """:func:`needs_aligned_stack` for unit ``name``, knowing its label tables."""
+        text = self.units[name].text
+        refs = references(text)[0]
+        tables = any(r.startswith(".L") and r not in self.data for r in table_refs(text))
+        if not tables:
+            for r in refs:
+                block = self.object_block(r) if r in self.data and not r.startswith(".L") else None
+                if block and any(x.startswith(".L") and x not in self.data for x in references(block)[0]):
+                    tables = True
+                    break
+        return needs_aligned_stack(text, tables=tables)
+
+    def callers(self, name: str) -> tuple[list[str], list[str]]:
+        """Units that call ``name`` directly, and units that reach it by a tail jump (it then
+        runs on the stack its tail caller was given). Calls through a pointer (its address
+        taken here, or calls from other files) know nothing of the callee and keep the ABI's
+        alignment and registers, so they need no list."""
+        direct, tail = [], []
+        for u in self.asm.units:
+            if u.name == name:
+                continue
+            _refs, calls, tails = references(u.text)
+            if name in calls:
+                direct.append(u.name)
+            if name in tails:
+                tail.append(u.name)
+        return direct, tail
+
+    def data_block(self, name: str) -> str | None:
+        """The text of read-only object ``name`` (section directive, alignment, bookkeeping,
+        label and data), or None when it cannot be cut out unambiguously."""
+        d = self.data.get(name)
+        if d is None or not d.section.startswith(".rodata"):
+            return None
+        return self.object_block(name)
+
+    def object_block(self, name: str) -> str | None:
+        """Like :meth:`data_block` for an object in any section."""
+        d = self.data.get(name)
+        if d is None:
+            return None
+        lines = self.lines
+        start = d.line
+        while start > 0 and (start - 1) not in self.owned:
+            labels, ops = lex.analyze(lines[start - 1])
+            if labels or len(ops) != 1:
+                break
+            op, args = ops[0]
+            if op in ALIGN_DIRECTIVES or (op in (".type", ".size", ".local") and args.partition(",")[0].strip() == name):
+                start -= 1
+                continue
+            break
+        labels, ops = lex.analyze(lines[d.line])
+        if labels != (name,) or any(op not in DATA_DIRECTIVES for op, _ in ops):
+            return None
+        on_label_line = bool(ops)
+        stop = d.line + 1
+        while stop < len(lines) and stop not in self.owned:
+            labels, ops = lex.analyze(lines[stop])
+            if labels or not ops or any(op not in DATA_DIRECTIVES for op, _ in ops):
+                break
+            stop += 1
+        if stop == d.line + 1 and not on_label_line:
+            return None  # a label with no data of its own (another label names the bytes)
+        return d.decl + "".join(lines[start:stop])

@@ -1,0 +1,27 @@
+"""The answer of one static verification stage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sgcc.stages import Stage
+
+
+@dataclass
+class Verdict:
+    """The outcome of one screening step.
+
+    ``stage`` is where the candidate stops when ``ok`` is false (:attr:`Stage.CHECK` for the
+    text screen and the object checks, :attr:`Stage.ASSEMBLE` for the assembler). ``reason``
+    is one human-readable line; ``detail`` carries more (e.g. the assembler's sanitized error
+    lines) for feedback to a model. Neither ever contains the content of a file the candidate
+    tried to read.
+    """
+
+    ok: bool
+    stage: Stage
+    reason: str = ""
+    detail: str = ""
+
+    def __bool__(self) -> bool:
+        return self.ok
