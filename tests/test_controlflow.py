@@ -104,6 +104,12 @@ def test_an_honest_rewrite_passes(program):
     assert _rules(program, obj) == set()
 
 
+def test_instructions_named_like_stack_operations_are_not_pushes(program):
+    """popcnt is no pop, and pushf/popf balance: the stack height is right at ret."""
+    body = "\tpopcntl\t%edi, %eax\n\tpushfq\n\tpopfq\n\tret\n"
+    assert _rules(program, _with_body(program, "work", body, "popcnt")) == set()
+
+
 def test_system_through_the_got_and_push_ret_is_refused(program):
     """The attack the issue describes: printf's GOT slot plus an offset, entered by push/ret."""
     body = ("\tmovq\tprintf@GOTPCREL(%rip), %rax\n\taddq\t$-74000, %rax\n\tpushq\t%rax\n\tret\n")
@@ -221,6 +227,21 @@ def test_layout_change_of_a_switch_passes(program):
 def test_a_syscall_instruction_is_refused(program):
     body = "\tmovl\t$60, %eax\n\tsyscall\n\tret\n"
     assert "instruction" in _rules(program, _with_body(program, "work", body, "syscall"))
+
+
+def test_system_call_bytes_in_a_function_that_jumps_through_registers_are_refused(program):
+    """With a register-indirect jump (pick's switch), the target is computed at run time: the
+    function may not hide kernel-entry bytes that gcc's version does not have."""
+    text = (program / "base.s").read_text()
+    text = re.sub(r"(pick:\n.*?\t\.cfi_startproc\n)", lambda m: m.group(1) + "\tmovl\t$0x050f, %r11d\n", text,
+                  count=1, flags=re.S)
+    src = program / "hidden.s"
+    src.write_text(text)
+    proc.run(["gcc", "-c", str(src), "-o", str(program / "hidden.o")], check=True)
+    assert "hidden" in _rules(program, program / "hidden.o")
+    # The same bytes where nothing jumps through a register cannot be reached: no refusal.
+    body = "\tmovl\t$0x050f, %eax\n\tleal\t1(%rdi,%rdi,2), %eax\n\tret\n"
+    assert _rules(program, _with_body(program, "work", body, "hidden_ok")) == set()
 
 
 def test_garbage_is_refused_not_crashing(tmp_path, program):

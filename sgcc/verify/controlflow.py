@@ -409,6 +409,10 @@ def _overlaps(a, size: int, b, bsize: int = 8) -> bool:
     return a[0] == b[0] and a[1] < b[1] + bsize and b[1] < a[1] + size
 
 
+_PUSH = frozenset({"push", "pushq", "pushw", "pushf", "pushfq", "pushfw"})
+_POP = frozenset({"pop", "popq", "popw", "popf", "popfq", "popfw"})  # not popcnt
+
+
 def step(frame: Frame, insn, where: str, add) -> Frame:
     """The frame after ``insn``; reports accesses to the return-address slot through ``add``."""
     R = _regs()
@@ -437,7 +441,7 @@ def step(frame: Frame, insn, where: str, add) -> Frame:
             slots[addr] = value
 
     # Memory operands: reading or writing the return-address slot other than by push/pop.
-    if not m.startswith(("push", "pop", "lea", "nop", "call", "ret")):
+    if not (m in _PUSH or m in _POP or m.startswith(("lea", "nop", "call", "ret"))):
         for op in ops:
             if op.type != X.X86_OP_MEM:
                 continue
@@ -450,15 +454,15 @@ def step(frame: Frame, insn, where: str, add) -> Frame:
                 add("return-slot", f"`{m} {insn.op_str}` at {where} reads the return address")
 
     _reads, writes = insn.regs_access()
-    if m.startswith("push"):
-        size = 2 if m == "pushw" else 8
+    if m in _PUSH:
+        size = 2 if m in ("pushw", "pushfw") else 8
         value = value_of(ops[0]) if ops else UNKNOWN
         regs[RSP] = _add(regs[RSP], -size)
         if regs[RSP] is not UNKNOWN:
             store(regs[RSP], size, value)
         return Frame(tuple(regs), frozenset(slots.items()))
-    if m.startswith("pop"):
-        size = 2 if m == "popw" else 8
+    if m in _POP:
+        size = 2 if m in ("popw", "popfw") else 8
         top = regs[RSP]
         value = slots.get(top, UNKNOWN) if top is not UNKNOWN and size == 8 else UNKNOWN
         regs[RSP] = _add(top, size)
@@ -588,7 +592,49 @@ def validate(candidate: Unit, baseline: Baseline) -> list[Problem]:
     for group, members in sorted(groups.items()):
         _walk(unit, baseline, group, members, entries, table_targets.get(group, set()),
               construct_in_base, add)
+        _hidden_system_calls(unit, baseline, group, members, add)
     return problems
+
+
+#: Encodings of kernel entries, which may hide inside other instructions' bytes.
+GADGETS = {b"\x0f\x05": "syscall", b"\x0f\x34": "sysenter", b"\xcd\x80": "int 0x80"}
+
+
+def _gadgets(unit: Unit, members) -> int:
+    count = 0
+    for name in members:
+        shndx, start, end = unit.functions[name]
+        data = unit.code[shndx].data[start:end]
+        count += sum(data.count(p) for p in GADGETS)
+    return count
+
+
+def _hidden_system_calls(unit: Unit, baseline: Baseline, group: str, members, add) -> None:
+    """Kernel-entry bytes inside other instructions are unreachable when every transfer goes
+    to an instruction start, which the walk proves for direct branches and tables. A
+    register-indirect jump or call computes its target at run time, so a function that has
+    one may not carry such bytes beyond what gcc's own function carries."""
+    indirect = False
+    for name in members:
+        shndx, start, end = unit.functions[name]
+        dec = unit.code[shndx]
+        k = bisect.bisect_left(dec.addrs, start)
+        while k < len(dec.insns) and dec.insns[k].address < end:
+            if _branch_kind(dec.insns[k]) in ("indirect-jump", "indirect-call"):
+                indirect = True
+                break
+            k += 1
+        if indirect:
+            break
+    if not indirect:
+        return
+    base = baseline.unit
+    base_members = [n for n in base.functions if base.group_of(n) == group]
+    allowed = _gadgets(base, base_members) if base_members else 0
+    found = _gadgets(unit, members)
+    if found > allowed:
+        add("hidden", f"{group} jumps through registers and its bytes hide the encoding of a system call "
+                      f"({found} such byte pairs, gcc's function has {allowed})")
 
 
 def _walk(unit: Unit, baseline: Baseline, group: str, members: list[str], entries, table_targets,
