@@ -36,6 +36,7 @@ from sgcc.engine import select
 from sgcc.engine.baseline import build_baseline
 from sgcc.engine.figures import problem_figures
 from sgcc.engine.pipeline import Pipeline
+from sgcc.engine.proof import prepare as prepare_proof
 from sgcc.engine.report import CandidateResult, Report
 from sgcc.engine.request import Program, Request
 from sgcc.engine.search import Search, weigh
@@ -91,6 +92,10 @@ class Engine:
                 raise SgccError(f"the baseline program fails its own test {f.test}: {f.reason}",
                                 hint="the tests' .out files must be what the program prints")
             report.tests = len(tests)
+            proof = prepare_proof(tests, sandbox, program.binary, mutants=req.mutants, seed=req.seed,
+                                  note=self.note)
+            self.pipeline.hidden_tests = proof.hidden
+            all_tests, tests = tests, proof.visible
 
             # Candidates for functions the program does not have are refused up front.
             names = {u.name for u in program.asm.units}
@@ -100,8 +105,8 @@ class Engine:
                     res.stop(Stage.CHECK, f"no function named {cand.function} in {req.source.name}")
                     report.candidates.append(res)
 
-            weigh(req, program, sandbox, tests, report, self.note)
-            verdicts = Verdicts(req, program, tests)
+            weigh(req, program, sandbox, all_tests, report, self.note)
+            verdicts = Verdicts(req, program, all_tests)
             cached = verdicts.lookup(report)
             context = Context(program=program, sandbox=sandbox, tests=tests, workdir=self.workdir,
                               compiler=req.compiler, isa=req.isa, note=self.note, jobs=self.jobs)
@@ -118,6 +123,7 @@ class Engine:
             if confirmed:
                 final_binary, shipped = select.combine(self.pipeline, program, confirmed, sandbox, tests, report,
                                                        self.note)
+            report.proof = {**proof.summary(), **{f"failed_{k}": v for k, v in self.pipeline.hidden_failures.items()}}
             report.paper = problem_figures(report.candidates)
             if shipped:
                 report.shipped = [r.id for r in shipped]

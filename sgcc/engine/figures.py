@@ -14,7 +14,7 @@ research harness (:mod:`sgcc.lab.metrics`) aggregates them over problems.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from sgcc.stages import COMPILED, PASSED
 

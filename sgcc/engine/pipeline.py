@@ -31,6 +31,10 @@ class Pipeline:
         self.workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="sgcc-opt-"))
         self._counter = 0
         self._lock = threading.Lock()
+        # Tests a candidate must also pass before it is accepted, which the search never shows
+        # (sgcc.engine.proof); set by the driver. Counts of candidates that failed them.
+        self.hidden_tests: list = []
+        self.hidden_failures = {"held_out": 0, "generated": 0}
 
     def new_candidate_dir(self) -> tuple[str, Path]:
         """A fresh candidate id and its private directory (thread-safe)."""
@@ -102,6 +106,21 @@ class Pipeline:
             return None
         return binary
 
+    def check_hidden(self, sandbox, binary: Path) -> str | None:
+        """Run ``binary`` on the tests the search does not see (held out, generated); None if
+        it matches gcc's program on all, else which kind failed (never what it printed)."""
+        from sgcc.engine.proof import GENERATED_PREFIX
+
+        if not self.hidden_tests:
+            return None
+        outcome = sandbox.check(binary, self.hidden_tests)
+        if outcome.first_failure is None:
+            return None
+        generated = outcome.first_failure.test.startswith(GENERATED_PREFIX)
+        with self._lock:
+            self.hidden_failures["generated" if generated else "held_out"] += 1
+        return "a generated input" if generated else "a held-out test"
+
     def evaluate(self, program: Program, candidate: Candidate, sandbox, tests) -> tuple[CandidateResult, Path | None]:
         """Everything but timing for one candidate (safe to run in parallel): its result, and
         its binary when it passed every test."""
@@ -122,6 +141,12 @@ class Pipeline:
                 f = outcome.first_failure
                 result.stop(Stage.TEST, f"test {f.test} failed: {f.reason}", failure_detail(f))
                 binary = None
+            else:
+                hidden = self.check_hidden(sandbox, binary)
+                if hidden is not None:
+                    # No detail: what the hidden tests hold must not reach a generator's feedback.
+                    result.stop(Stage.TEST, f"differs from gcc's program on {hidden}")
+                    binary = None
         result.seconds = time.perf_counter() - started
         return result, binary
 

@@ -57,6 +57,9 @@ class Report:
     budget: dict = field(default_factory=dict)
     cache: dict = field(default_factory=dict)  # entry key, search key, found, stored
     tests: int = 0
+    # What acceptance rests on besides the visible tests (sgcc.engine.proof): tests held
+    # out, inputs generated and kept, candidates that failed them.
+    proof: dict = field(default_factory=dict)
     candidates: list[CandidateResult] = field(default_factory=list)
     paper: dict = field(default_factory=dict)
     final: dict | None = None
@@ -140,6 +143,11 @@ class Report:
             tests = f" tests {c.tests_passed}/{c.tests_total}" if c.tests_total is not None else ""
             lines.append(f"  {c.id:>8} {c.function:24} {c.generator:10} {c.stage:9}{tests}{timing}"
                          + (f"  {c.reason}" if c.reason else ""))
+        if self.proof:
+            pr = self.proof
+            lines.append(f"sgcc: proof: {pr.get('visible', 0)} visible test(s), {pr.get('held_out', 0)} held out, "
+                         f"{pr.get('kept', 0)} of {pr.get('generated', 0)} generated inputs kept; failed by "
+                         f"{pr.get('failed_held_out', 0)} + {pr.get('failed_generated', 0)} candidate(s)")
         h = self.honest
         if h["functions"]:
             named = [f"{fn} ({h['generators'][fn]})" if fn in h["generators"] else fn for fn in h["functions"]]

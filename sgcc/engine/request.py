@@ -31,6 +31,7 @@ class Request:
     cache_dir: str | None = None  # verdict cache (None: no cache)
     cache_max_bytes: int = 256 << 20
     refresh: bool = False  # search again even where the cache has a verdict for this search
+    mutants: int = 16  # generated differential inputs (sgcc.engine.proof); 0: none
     generator_config: str = ""  # identifies how candidates were made (part of the search key)
 
 

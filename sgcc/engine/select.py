@@ -79,6 +79,10 @@ def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], 
         if outcome.first_failure is not None:
             report.notes.append(f"combination {res.function} fails test {outcome.first_failure.test}")
             continue
+        hidden = pipeline.check_hidden(sandbox, binary)
+        if hidden is not None:
+            report.notes.append(f"combination {res.function} differs from gcc's program on {hidden}")
+            continue
         try:
             accepted, est = pipeline.measure(sandbox, tests, program.binary, binary)
         except TimingRunFailed as exc:
@@ -88,7 +92,8 @@ def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], 
             report.notes.append(f"combination {res.function} not significantly faster ({est.speedup:.3f}x)")
             continue
         report.final = {"functions": [r.function for r, _, _ in attempt], **estimate_dict(est),
-                        "tests_passed": outcome.passed, "tests_total": outcome.total,
+                        "tests_passed": outcome.passed + len(pipeline.hidden_tests),
+                        "tests_total": outcome.total + len(pipeline.hidden_tests),
                         "changes": changes(program, where / "cand.o", replacements)}
         return binary, [r for r, _, _ in attempt]
     return program.binary, []

@@ -1,0 +1,93 @@
+"""The tests a candidate must pass, in two parts: what the search sees, and what it does not.
+
+The papers saw their model learn the visible answers. A candidate that hard-codes them passes
+every test it was screened and timed on, so acceptance asks for more:
+
+* **held-out tests**: when there are at least two, a deterministic third of the user's tests
+  (at least one) is kept out of screening, timing and any feedback to a generator;
+* **generated inputs**: the user's inputs mutated (:mod:`sgcc.verify.mutate`), run on gcc's
+  own program twice with different environment sizes, kept when both runs agree and exit
+  normally, with the output and exit status recorded as the expectation.
+
+A candidate is accepted only if it also matches gcc's program on all of these. Expected
+outputs live in sgcc's memory and are compared outside the candidate's box, so a candidate
+never reads them; a failure says which kind of test failed, never what was printed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from sgcc.verify import mutate
+
+
+@dataclass
+class ProofTests:
+    """Visible tests (screening, timing, feedback) and hidden ones (acceptance only)."""
+
+    visible: list
+    held_out: list = field(default_factory=list)
+    generated: list = field(default_factory=list)
+    generated_tried: int = 0  # mutants run on the baseline (kept ones are in ``generated``)
+
+    @property
+    def hidden(self) -> list:
+        return [*self.held_out, *self.generated]
+
+    @property
+    def all(self) -> list:
+        return [*self.visible, *self.hidden]
+
+    def summary(self) -> dict:
+        """Counts for the report: tests held out, inputs generated, kept, failed (filled by
+        the search as candidates fail them)."""
+        return {"visible": len(self.visible), "held_out": len(self.held_out),
+                "generated": self.generated_tried, "kept": len(self.generated)}
+
+    def is_generated(self, name: str) -> bool:
+        return name.startswith(GENERATED_PREFIX)
+
+
+GENERATED_PREFIX = "generated-"
+
+
+def split(tests: list) -> tuple[list, list]:
+    """(visible, held out): every third test by name (at least one) when there are two or more."""
+    if len(tests) < 2:
+        return list(tests), []
+    ordered = sorted(tests, key=lambda t: t.name)
+    held = [t for i, t in enumerate(ordered) if i % 3 == 1] or [ordered[-1]]
+    names = {t.name for t in held}
+    return [t for t in tests if t.name not in names], [t for t in tests if t.name in names]
+
+
+def prepare(tests: list, sandbox, baseline, *, mutants: int = mutate.DEFAULT_COUNT, seed: int | None = None,
+            note=None) -> ProofTests:
+    """Split ``tests`` (already recorded) and generate ``mutants`` inputs from all of them,
+    recorded from running gcc's program ``baseline`` in ``sandbox``."""
+    visible, held = split(tests)
+    proof = ProofTests(visible=visible, held_out=held)
+    inputs = [t.stdin for t in tests]
+    made = mutate.mutants(inputs, mutants, seed=seed or 0)
+    if note is not None and made:
+        note(f"recording gcc's program on {len(made)} generated inputs")
+    proof.generated_tried = len(made)
+    template = tests[0] if tests else None
+    for i, data in enumerate(made):
+        first = sandbox.run(baseline, data, env_pad=0)
+        if not _clean(first):
+            continue
+        second = sandbox.run(baseline, data, env_pad=4000)
+        if not _clean(second) or (first.stdout, first.returncode) != (second.stdout, second.returncode):
+            continue  # not deterministic: it cannot judge a candidate
+        case = replace(template, name=f"{GENERATED_PREFIX}{i:03d}", stdin=data,
+                       expected_stdout=first.stdout, expected_status=first.returncode)
+        proof.generated.append(case)
+    return proof
+
+
+def _clean(result) -> bool:
+    """A run whose behaviour can be an expectation: it ended by itself, not by a signal,
+    within the limits (a crash on a mutant is undefined behaviour, which a candidate may
+    legitimately do differently)."""
+    return not result.timed_out and not getattr(result, "truncated", False) and result.returncode >= 0
