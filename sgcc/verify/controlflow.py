@@ -28,29 +28,23 @@ over every object of the corpus under every flag set.
 from __future__ import annotations
 
 import bisect
-import re
 from pathlib import Path
 
 from sgcc.errors import SgccError
-
-#: Functions that never return: falling off the end of a function right after calling one
-#: of these is gcc's normal code (``call abort`` is often a function's last instruction).
-NORETURN = frozenset(
-    """abort exit _exit _Exit quick_exit __stack_chk_fail __assert_fail __assert_perror_fail
-    __fortify_fail __chk_fail longjmp siglongjmp _longjmp __longjmp_chk err errx verr verrx
-    __cxa_throw __cxa_rethrow _Unwind_Resume pthread_exit thrd_exit __libc_fatal""".split()
+from sgcc.verify.codemodel import (
+    GOT_RELOCS,
+    PC_RELOCS,
+    R_PLT32,
+    SHF_ALLOC,
+    SHF_EXECINSTR,
+    SHF_WRITE,
+    Baseline,
+    Unit,
+    at,
+    branch_kind,
+    covering,
 )
-
-_COLD = re.compile(r"^(.*)\.cold(?:\.\d+)?$")
-
-# x86-64 relocation types (the ones the analysis tells apart).
-R_64, R_PC32, R_GOT32, R_PLT32, R_GOTPCREL, R_32, R_32S, R_PC64 = 1, 2, 3, 4, 9, 10, 11, 24
-R_GOTPCRELX, R_REX_GOTPCRELX = 41, 42
-_GOT_RELOCS = frozenset({R_GOT32, R_GOTPCREL, R_GOTPCRELX, R_REX_GOTPCRELX})
-_PC_RELOCS = frozenset({R_PC32, R_PLT32, R_PC64})
-_ABS_RELOCS = frozenset({R_64, R_32, R_32S})
-
-_SHF_WRITE, _SHF_ALLOC, _SHF_EXECINSTR = 0x1, 0x2, 0x4
+from sgcc.verify.stackframe import Frame, registers, step
 
 #: Most instructions one function may have before the analysis gives up (and refuses).
 MAX_INSNS = 200_000
@@ -71,447 +65,6 @@ class Problem:
         return f"Problem({self.rule!r}, {self.text!r})"
 
 
-# --------------------------------------------------------------------------------- object model
-
-def _at(dec, offset: int):
-    """Index of the instruction starting at ``offset`` in a decoded section, or None."""
-    k = bisect.bisect_left(dec.addrs, offset)
-    if k < len(dec.addrs) and dec.addrs[k] == offset:
-        return k
-    return None
-
-
-def _covering(dec, offset: int):
-    """The instruction whose bytes include ``offset``, or None."""
-    k = bisect.bisect_right(dec.addrs, offset) - 1
-    if k >= 0 and dec.insns[k].address <= offset < dec.insns[k].address + dec.insns[k].size:
-        return dec.insns[k]
-    return None
-
-
-class _Reloc:
-    __slots__ = ("section", "offset", "type", "symbol", "addend")
-
-    def __init__(self, section: int, offset: int, rtype: int, symbol: int, addend: int):
-        self.section, self.offset, self.type, self.symbol, self.addend = section, offset, rtype, symbol, addend
-
-
-class Unit:
-    """What the validator knows of one relocatable object: code, symbols, relocations, read
-    through the one object reader (:func:`sgcc.asm.obj.read_object`), so the object checks,
-    the instruction-set check and this proof share one parse."""
-
-    def __init__(self, path: Path):
-        from sgcc.asm.obj import read_object
-
-        obj = read_object(path)
-        if not obj.relocatable:
-            raise SgccError(f"{Path(path).name} is not a relocatable object")
-        self.path = Path(path)
-        self.sections = obj.sections
-        self.symbols = obj.symbols
-        self.code = {dec.index: dec for dec in obj.code}
-        self.relocs: list[_Reloc] = []
-        for target, relocs in obj.relocations:
-            if not 0 < target < len(self.sections):
-                raise SgccError(f"{self.path.name}: relocation section for a missing section")
-            self.relocs.extend(_Reloc(target, *r) for r in relocs)
-        self._functions()
-        self.relocs_at: dict[int, list[_Reloc]] = {}
-        for r in self.relocs:
-            self.relocs_at.setdefault(r.section, []).append(r)
-        self.reloc_sites = {s: sorted(r.offset for r in rs) for s, rs in self.relocs_at.items()}
-        self.reloc_by_site = {(r.section, r.offset): r for r in self.relocs}
-
-    # -- functions ------------------------------------------------------------------------
-
-    def _functions(self) -> None:
-        """Function extents per code section: a symbol's size, or up to the next symbol."""
-        starts: dict[int, set[int]] = {}
-        named = []
-        for sym in self.symbols:
-            shndx = sym["st_shndx"]
-            if not isinstance(shndx, int) or shndx not in self.code:
-                continue
-            starts.setdefault(shndx, set()).add(sym["st_value"])
-            if sym["st_info"]["type"] == "STT_FUNC" and sym.name:
-                named.append(sym)
-        self.functions: dict[str, tuple[int, int, int]] = {}  # name -> (section, start, end)
-        for sym in named:
-            shndx, start, size = sym["st_shndx"], sym["st_value"], sym["st_size"]
-            if size:
-                end = start + size
-            else:
-                later = sorted(s for s in starts[shndx] if s > start)
-                end = later[0] if later else self.code[shndx].size
-            self.functions.setdefault(sym.name, (shndx, start, end))
-        self._extents = sorted((s, a, b, n) for n, (s, a, b) in self.functions.items())
-
-    def function_at(self, shndx: int, offset: int) -> str | None:
-        best = None
-        for s, a, b, n in self._extents:
-            if s == shndx and a <= offset < b:
-                if best is None or a > self.functions[best][1]:
-                    best = n
-        return best
-
-    def group_of(self, name: str) -> str:
-        """A function and its ``.cold`` parts are one unit of control flow."""
-        m = _COLD.match(name)
-        return m.group(1) if m and m.group(1) in self.functions else name
-
-    # -- symbols and relocations ------------------------------------------------------------
-
-    def symbol(self, index: int):
-        return self.symbols[index] if 0 < index < len(self.symbols) else None
-
-    def target(self, r: _Reloc, place_end: int | None = None) -> tuple[str, object]:
-        """Where relocation ``r`` points: ``("code", (section, offset))``, ``("external",
-        name)``, ``("data", (section, offset))`` or ``("absolute", value)``.
-
-        ``place_end`` is the end of the instruction holding a PC-relative field: the CPU adds
-        the field to it, so the target is ``S + A + (end - P)``."""
-        sym = self.symbol(r.symbol)
-        if sym is None:
-            return ("absolute", r.addend)
-        shndx = sym["st_shndx"]
-        value = sym["st_value"] + r.addend
-        if r.type in _PC_RELOCS and place_end is not None:
-            value += place_end - r.offset
-        if shndx == "SHN_UNDEF":
-            return ("external", sym.name)
-        if not isinstance(shndx, int):
-            return ("absolute", value)
-        if shndx in self.code:
-            return ("code", (shndx, value))
-        return ("data", (shndx, value))
-
-    def code_name(self, place: tuple[int, int]) -> str:
-        """A code address named as the function it starts or lies in (``f`` or ``f+0x12``)."""
-        shndx, off = place
-        fn = self.function_at(shndx, off)
-        if fn is None:
-            return f"{self.sections[shndx].name}+{off:#x}"
-        start = self.functions[fn][1]
-        return fn if off == start else f"{fn}+{off - start:#x}"
-
-
-# --------------------------------------------------------------------------------- what gcc does
-
-class Baseline:
-    """The constructs gcc's own object uses, which a candidate may use too."""
-
-    def __init__(self, unit: Unit):
-        self.unit = unit
-        self.calls: set[tuple[str, str]] = set()  # (external name, "plt" | "direct")
-        self.got: set[str] = set()  # symbols loaded from the GOT
-        self.taken: set[str] = set()  # code addresses taken (function names, or f+off labels)
-        self.noreturn: set[str] = set(NORETURN)
-        self.indirect_jump: set[str] = set()  # function groups with an indirect jump
-        self.indirect_call: set[str] = set()
-        self.label_taken: set[str] = set()  # groups that take addresses of their own labels
-        for shndx, code in unit.code.items():
-            for insn in code.insns:
-                fn = unit.function_at(shndx, insn.address)
-                group = unit.group_of(fn) if fn else "?"
-                kind = _branch_kind(insn)
-                if kind == "indirect-jump":
-                    self.indirect_jump.add(group)
-                elif kind == "indirect-call":
-                    self.indirect_call.add(group)
-            for r in unit.relocs_at.get(shndx, []):
-                insn = _covering(code, r.offset)
-                end = insn.address + insn.size if insn is not None else None
-                kind = _branch_kind(insn) if insn is not None else None
-                where, what = unit.target(r, end)
-                if r.type in _GOT_RELOCS:
-                    sym = unit.symbol(r.symbol)
-                    self.got.add(sym.name if sym is not None else "")
-                elif kind in ("call", "jump") and where == "external":
-                    self.calls.add((what, "plt" if r.type == R_PLT32 else "direct"))
-                elif kind not in ("call", "jump", "cond") and where == "code":
-                    fn = unit.function_at(*what)
-                    self.taken.add(unit.code_name(what))
-                    if fn is not None:
-                        self.label_taken.add(unit.group_of(fn))
-                elif kind not in ("call", "jump", "cond") and where == "external":
-                    self.taken.add(what)
-        for r in unit.relocs:
-            sec = unit.sections[r.section]
-            if r.section in unit.code or not sec["sh_flags"] & _SHF_ALLOC or sec.name == ".eh_frame":
-                continue
-            where, what = unit.target(r)
-            if where == "code":
-                self.taken.add(unit.code_name(what))
-            elif where == "external":
-                self.taken.add(what)
-        # A call gcc placed last in a function (or right before another function) does not return.
-        for shndx, code in unit.code.items():
-            for k, insn in enumerate(code.insns):
-                if _branch_kind(insn) != "call":
-                    continue
-                nxt = code.insns[k + 1].address if k + 1 < len(code.insns) else code.size
-                fn = unit.function_at(shndx, insn.address)
-                if fn is None:
-                    continue
-                _, _start, end = unit.functions[fn]
-                if nxt >= end or unit.function_at(shndx, nxt) != fn:
-                    r = unit.reloc_by_site.get((shndx, insn.address + 1))
-                    if r is not None:
-                        where, what = unit.target(r, insn.address + insn.size)
-                        if where == "external":
-                            self.noreturn.add(what)
-                        elif where == "code":
-                            self.noreturn.add(unit.code_name(what))
-
-
-# --------------------------------------------------------------------------------- instructions
-
-def _branch_kind(insn) -> str | None:
-    """``call``, ``jump``, ``cond``, ``indirect-call``, ``indirect-jump``, ``ret``, ``stop``
-    (traps and halts: no successor) or None (falls through)."""
-    X = _regs().X
-    if insn is None:
-        return None
-    groups = set(insn.groups)
-    m = insn.mnemonic
-    if X.X86_GRP_RET in groups or X.X86_GRP_IRET in groups:
-        return "ret"
-    ops = insn.operands
-    direct = bool(ops) and ops[0].type == X.X86_OP_IMM
-    if X.X86_GRP_CALL in groups:
-        return "call" if direct else "indirect-call"
-    if X.X86_GRP_JUMP in groups or X.X86_GRP_BRANCH_RELATIVE in groups:
-        if m.endswith("jmp") or m.endswith("jmpq") or m == "ljmp":
-            return "jump" if direct else "indirect-jump"
-        return "cond"
-    if m in ("ud2", "ud1", "ud0", "int3", "hlt"):
-        return "stop"
-    return None
-
-
-_GPR64 = ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13",
-          "r14", "r15")
-_CALLER_SAVED = ("rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11")
-RSP, RBP = 4, 5
-
-#: The value a function finds at the top of its stack on entry, and where that is.
-RETURN_ADDRESS = ("ret", 0)
-ENTRY = ("entry", 0)
-
-
-class _Regs:
-    """capstone's x86 register ids mapped to the 16 general registers (any width)."""
-
-    def __init__(self):
-        import capstone
-        from capstone import x86_const as X
-
-        self.X = X
-        md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-        self.gpr: dict[int, int] = {}
-        self.full: set[int] = set()  # the 64-bit names: only writes to these keep a value
-        names = {n: i for i, n in enumerate(_GPR64)}
-        aliases = {"eax": "rax", "ax": "rax", "al": "rax", "ah": "rax", "ecx": "rcx", "cx": "rcx", "cl": "rcx",
-                   "ch": "rcx", "edx": "rdx", "dx": "rdx", "dl": "rdx", "dh": "rdx", "ebx": "rbx", "bx": "rbx",
-                   "bl": "rbx", "bh": "rbx", "esp": "rsp", "sp": "rsp", "spl": "rsp", "ebp": "rbp", "bp": "rbp",
-                   "bpl": "rbp", "esi": "rsi", "si": "rsi", "sil": "rsi", "edi": "rdi", "di": "rdi", "dil": "rdi"}
-        for r in range(8, 16):
-            for suffix in ("d", "w", "b"):
-                aliases[f"r{r}{suffix}"] = f"r{r}"
-        for reg_id in range(1, X.X86_REG_ENDING):
-            name = md.reg_name(reg_id)
-            if name in names:
-                self.gpr[reg_id] = names[name]
-                self.full.add(reg_id)
-            elif name in aliases:
-                self.gpr[reg_id] = names[aliases[name]]
-
-
-_REGS: _Regs | None = None
-
-
-def _regs() -> _Regs:
-    global _REGS
-    if _REGS is None:
-        _REGS = _Regs()
-    return _REGS
-
-
-UNKNOWN = None
-
-
-class Frame:
-    """What the walk knows at one instruction: each general register as a symbolic value
-    ``(base, offset)`` or UNKNOWN, and the stack slots whose contents are known.
-
-    Bases are ``"entry"`` (the stack pointer at function entry: the return address lives at
-    offset 0), ``"ret"`` (the return address itself) and fresh names for values only known
-    relative to each other (the stack pointer after ``and $-64, %rsp``). This follows what gcc
-    does with the stack, frame pointers and DRAP registers (``lea 8(%rsp),%r10`` ... ``lea
-    -8(%r10),%rsp``). Writes through computed pointers are not followed: no static proof can
-    say where they land; isolation and the tests are the layers for them.
-    """
-
-    __slots__ = ("regs", "slots")
-
-    def __init__(self, regs: tuple, slots: frozenset):
-        self.regs, self.slots = regs, slots
-
-    @classmethod
-    def entry(cls) -> Frame:
-        regs = [UNKNOWN] * 16
-        regs[RSP] = ENTRY
-        return cls(tuple(regs), frozenset({(ENTRY, RETURN_ADDRESS)}))
-
-    def __eq__(self, other) -> bool:
-        return self.regs == other.regs and self.slots == other.slots
-
-    def __hash__(self) -> int:
-        return hash((self.regs, self.slots))
-
-    def merge(self, other: Frame) -> Frame:
-        regs = tuple(a if a == b else UNKNOWN for a, b in zip(self.regs, other.regs))
-        return Frame(regs, self.slots & other.slots)
-
-    @property
-    def rsp(self):
-        return self.regs[RSP]
-
-    def height(self) -> str:
-        r = self.rsp
-        if r is UNKNOWN or r[0] != "entry":
-            return "at an unknown height"
-        return f"{-r[1]} bytes below its entry height" if r[1] <= 0 else f"{r[1]} bytes above its entry height"
-
-    def returns_safely(self) -> bool:
-        """rsp is back at entry and the slot there still holds the return address."""
-        return self.rsp == ENTRY and (ENTRY, RETURN_ADDRESS) in self.slots
-
-
-def _add(value, delta):
-    return UNKNOWN if value is UNKNOWN else (value[0], value[1] + delta)
-
-
-def _address(frame: Frame, op, X):
-    """The symbolic address of a memory operand, when its base register is known."""
-    mem = op.mem
-    if mem.index != 0 or mem.segment != 0:
-        return UNKNOWN
-    R = _regs()
-    base = R.gpr.get(mem.base)
-    if base is None:
-        return UNKNOWN
-    return _add(frame.regs[base], mem.disp)
-
-
-def _overlaps(a, size: int, b, bsize: int = 8) -> bool:
-    return a[0] == b[0] and a[1] < b[1] + bsize and b[1] < a[1] + size
-
-
-_PUSH = frozenset({"push", "pushq", "pushw", "pushf", "pushfq", "pushfw"})
-_POP = frozenset({"pop", "popq", "popw", "popf", "popfq", "popfw"})  # not popcnt
-
-
-def step(frame: Frame, insn, where: str, add) -> Frame:
-    """The frame after ``insn``; reports accesses to the return-address slot through ``add``."""
-    R = _regs()
-    X = R.X
-    m = insn.mnemonic
-    ops = insn.operands
-    regs = list(frame.regs)
-    slots = dict(frame.slots)
-
-    def value_of(op):
-        if op.type == X.X86_OP_REG:
-            r = R.gpr.get(op.reg)
-            return regs[r] if r is not None and op.reg in R.full else UNKNOWN
-        if op.type == X.X86_OP_MEM:
-            addr = _address(frame, op, X)
-            if addr is not UNKNOWN and op.size == 8:
-                return slots.get(addr, UNKNOWN)
-        return UNKNOWN
-
-    def store(addr, size, value):
-        for slot in [s for s in slots if _overlaps(addr, size, s)]:
-            if slot == ENTRY and value != RETURN_ADDRESS:
-                add("return-slot", f"`{m} {insn.op_str}` at {where} overwrites the return address")
-            del slots[slot]
-        if value is not UNKNOWN and size == 8:
-            slots[addr] = value
-
-    # Memory operands: reading or writing the return-address slot other than by push/pop.
-    if not (m in _PUSH or m in _POP or m.startswith(("lea", "nop", "call", "ret"))):
-        for op in ops:
-            if op.type != X.X86_OP_MEM:
-                continue
-            addr = _address(frame, op, X)
-            if addr is UNKNOWN:
-                continue
-            if op.access & 2:  # CS_AC_WRITE
-                store(addr, op.size, value_of(ops[1]) if len(ops) == 2 and m in ("mov", "movq") else UNKNOWN)
-            elif _overlaps(addr, op.size, ENTRY) and (ENTRY, RETURN_ADDRESS) in frame.slots:
-                add("return-slot", f"`{m} {insn.op_str}` at {where} reads the return address")
-
-    _reads, writes = insn.regs_access()
-    if m in _PUSH:
-        size = 2 if m in ("pushw", "pushfw") else 8
-        value = value_of(ops[0]) if ops else UNKNOWN
-        regs[RSP] = _add(regs[RSP], -size)
-        if regs[RSP] is not UNKNOWN:
-            store(regs[RSP], size, value)
-        return Frame(tuple(regs), frozenset(slots.items()))
-    if m in _POP:
-        size = 2 if m in ("popw", "popfw") else 8
-        top = regs[RSP]
-        value = slots.get(top, UNKNOWN) if top is not UNKNOWN and size == 8 else UNKNOWN
-        regs[RSP] = _add(top, size)
-        if ops and ops[0].type == X.X86_OP_REG:
-            r = R.gpr.get(ops[0].reg)
-            if r is not None:
-                regs[r] = value if ops[0].reg in R.full else UNKNOWN
-        elif ops and ops[0].type == X.X86_OP_MEM:
-            addr = _address(frame, ops[0], X)
-            if addr is not UNKNOWN:
-                store(addr, size, value)
-        return Frame(tuple(regs), frozenset(slots.items()))
-    if m in ("leave", "leaveq"):
-        top = regs[RBP]
-        regs[RBP] = slots.get(top, UNKNOWN) if top is not UNKNOWN else UNKNOWN
-        regs[RSP] = _add(top, 8)
-        return Frame(tuple(regs), frozenset(slots.items()))
-    if m in ("call", "callq"):
-        for name in _CALLER_SAVED:
-            regs[_GPR64.index(name)] = UNKNOWN
-        # The callee's own frame lies below rsp: what was stored there is gone.
-        sp = regs[RSP]
-        if sp is UNKNOWN:
-            slots = {s: v for s, v in slots.items() if s[0] == "entry" and s[1] >= 0}
-        else:
-            slots = {s: v for s, v in slots.items() if not (s[0] == sp[0] and s[1] < sp[1])}
-        return Frame(tuple(regs), frozenset(slots.items()))
-
-    new = {}
-    if len(ops) == 2 and ops[0].type == X.X86_OP_REG and ops[0].reg in R.full:
-        dst = R.gpr.get(ops[0].reg)
-        src = ops[1]
-        if dst is not None:
-            if m in ("mov", "movq", "movabs"):
-                new[dst] = value_of(src)
-            elif m in ("lea", "leaq") and src.type == X.X86_OP_MEM:
-                new[dst] = _address(frame, src, X)
-            elif m in ("add", "addq", "sub", "subq") and src.type == X.X86_OP_IMM:
-                new[dst] = _add(regs[dst], src.imm if m.startswith("add") else -src.imm)
-            elif m in ("and", "andq") and src.type == X.X86_OP_IMM and dst == RSP and regs[RSP] is not UNKNOWN:
-                # Realignment: rsp is somewhere at or below where it was; name that place.
-                new[dst] = (f"aligned@{insn.address:x}", 0)
-    for reg_id in writes:
-        r = R.gpr.get(reg_id)
-        if r is not None:
-            regs[r] = new.get(r, UNKNOWN)
-    return Frame(tuple(regs), frozenset(slots.items()))
-
-
 # --------------------------------------------------------------------------------- the proof
 
 def validate(candidate: Unit, baseline: Baseline) -> list[Problem]:
@@ -527,9 +80,9 @@ def validate(candidate: Unit, baseline: Baseline) -> list[Problem]:
     # -- sections ---------------------------------------------------------------------------
     for sec in unit.sections:
         flags = sec["sh_flags"]
-        if flags & _SHF_EXECINSTR and flags & _SHF_WRITE:
+        if flags & SHF_EXECINSTR and flags & SHF_WRITE:
             add("section", f"{sec.name} is both writable and executable")
-        elif flags & _SHF_EXECINSTR and not (sec.name == ".text" or sec.name.startswith(".text.")):
+        elif flags & SHF_EXECINSTR and not (sec.name == ".text" or sec.name.startswith(".text.")):
             add("section", f"code in {sec.name}, outside .text*")
     for code in unit.code.values():
         if code.undecodable is not None:
@@ -549,7 +102,7 @@ def validate(candidate: Unit, baseline: Baseline) -> list[Problem]:
     table_starts: dict[int, list[int]] = {}  # data section -> offsets code refers to (table bases)
     for shndx, code in unit.code.items():
         for r in unit.relocs_at.get(shndx, []):
-            insn = _covering(code, r.offset)
+            insn = covering(code, r.offset)
             where, what = unit.target(r, insn.address + insn.size if insn is not None else None)
             if where == "data":
                 table_starts.setdefault(what[0], []).append(what[1])
@@ -557,7 +110,7 @@ def validate(candidate: Unit, baseline: Baseline) -> list[Problem]:
         offsets.sort()
     for r in unit.relocs:
         sec = unit.sections[r.section]
-        if r.section in unit.code or not sec["sh_flags"] & _SHF_ALLOC or sec.name == ".eh_frame":
+        if r.section in unit.code or not sec["sh_flags"] & SHF_ALLOC or sec.name == ".eh_frame":
             continue  # code is walked below; debug and unwind info never run
         where, what = unit.target(r)
         if where == "external" and what not in baseline.taken and _is_function(base_unit, what, baseline):
@@ -565,7 +118,7 @@ def validate(candidate: Unit, baseline: Baseline) -> list[Problem]:
         if where != "code":
             continue  # data pointing at data: the object checks cover which symbols exist
         shndx, off = what
-        if r.type in _PC_RELOCS:
+        if r.type in PC_RELOCS:
             # A PC-relative table entry (.long .L5-.L4) holds target - table base; the base is
             # the nearest label at or before this entry that code refers to.
             starts = table_starts.get(r.section, [])
@@ -579,7 +132,7 @@ def validate(candidate: Unit, baseline: Baseline) -> list[Problem]:
         if fn is not None and unit.functions[fn][1] == off and (fn in baseline.taken or name in baseline.taken
                                                                  or not construct_in_base(fn, baseline.taken)):
             continue  # a function pointer in data, as gcc's unit has (or gcc's unit takes some)
-        if fn is None or _at(unit.code[shndx], off) is None:
+        if fn is None or at(unit.code[shndx], off) is None:
             add("table", f"{sec.name}+{r.offset:#x} points into {name}, not at an instruction")
             continue
         table_targets.setdefault(unit.group_of(fn), set()).add((shndx, off))
@@ -620,7 +173,7 @@ def _hidden_system_calls(unit: Unit, baseline: Baseline, group: str, members, ad
         dec = unit.code[shndx]
         k = bisect.bisect_left(dec.addrs, start)
         while k < len(dec.insns) and dec.insns[k].address < end:
-            if _branch_kind(dec.insns[k]) in ("indirect-jump", "indirect-call"):
+            if branch_kind(dec.insns[k]) in ("indirect-jump", "indirect-call"):
                 indirect = True
                 break
             k += 1
@@ -642,7 +195,7 @@ def _walk(unit: Unit, baseline: Baseline, group: str, members: list[str], entrie
     """Follow every path of one function group from its entry, carrying the stack state, to a
     fixed point: where two paths meet with different states, the differing part becomes
     UNKNOWN (and a ``ret`` that needs it is refused)."""
-    X = _regs().X
+    X = registers().X
     ranges: dict[int, list[tuple[int, int]]] = {}
     for name in members:
         shndx, start, end = unit.functions[name]
@@ -680,7 +233,7 @@ def _walk(unit: Unit, baseline: Baseline, group: str, members: list[str], entrie
 
     def reference(dest_kind, what, reloc, text, where) -> None:
         """A non-branch operand that names a place: only addresses gcc's code takes too."""
-        if reloc is not None and reloc.type in _GOT_RELOCS:
+        if reloc is not None and reloc.type in GOT_RELOCS:
             sym = unit.symbol(reloc.symbol)
             name = sym.name if sym is not None else "?"
             if name not in baseline.got and name != "_GLOBAL_OFFSET_TABLE_":
@@ -688,7 +241,7 @@ def _walk(unit: Unit, baseline: Baseline, group: str, members: list[str], entrie
                                "does not")
             return
         if dest_kind == "external":
-            if reloc is not None and reloc.type in _PC_RELOCS and what not in baseline.taken:
+            if reloc is not None and reloc.type in PC_RELOCS and what not in baseline.taken:
                 add("address", f"`{text}` at {where} takes the address of {what}, which gcc's code does not")
             return
         if dest_kind != "code":
@@ -699,7 +252,7 @@ def _walk(unit: Unit, baseline: Baseline, group: str, members: list[str], entrie
             # The address of its own label: a computed goto, as in gcc's function.
             if not construct_in_base(group, baseline.label_taken):
                 add("address", f"`{text}` at {where} takes the address of its own code ({label})")
-            elif _at(unit.code[what[0]], what[1]) is None:
+            elif at(unit.code[what[0]], what[1]) is None:
                 add("address", f"`{text}` at {where} refers into the middle of an instruction")
             else:
                 add_target(what)
@@ -727,14 +280,14 @@ def _walk(unit: Unit, baseline: Baseline, group: str, members: list[str], entrie
             return
         shndx, off = place
         code = unit.code[shndx]
-        k = _at(code, off)
+        k = at(code, off)
         if k is None:
             add("branch", f"{unit.code_name(place)} is reached but is not the start of an instruction")
             continue
         insn = code.insns[k]
         where = unit.code_name(place)
         text = f"{insn.mnemonic} {insn.op_str}".strip()
-        kind = _branch_kind(insn)
+        kind = branch_kind(insn)
         end = off + insn.size
         after = step(st, insn, where, add)
         sites = unit.reloc_sites.get(shndx, [])
@@ -783,7 +336,7 @@ def _direct(unit, baseline, group, place, insn, kind, reloc, end, after, st, tex
             reach, fall, add) -> None:
     """A direct call, jump or conditional jump: its target from the relocation, or from the
     displacement the assembler resolved."""
-    X = _regs().X
+    X = registers().X
     if reloc is not None:
         tkind, what = unit.target(reloc, end)
     else:

@@ -1,0 +1,253 @@
+"""What the control-flow proof knows of an object: its code, symbols and relocations
+(:class:`Unit`), and the constructs gcc's own object uses (:class:`Baseline`).
+
+Read through the one object reader (:func:`sgcc.asm.obj.read_object`), so the object checks,
+the instruction-set check and the proof share one parse. Used by :mod:`sgcc.verify.controlflow`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from pathlib import Path
+
+from sgcc.errors import SgccError
+from sgcc.verify.stackframe import registers
+
+#: Functions that never return: falling off the end of a function right after calling one
+#: of these is gcc's normal code (``call abort`` is often a function's last instruction).
+NORETURN = frozenset(
+    """abort exit _exit _Exit quick_exit __stack_chk_fail __assert_fail __assert_perror_fail
+    __fortify_fail __chk_fail longjmp siglongjmp _longjmp __longjmp_chk err errx verr verrx
+    __cxa_throw __cxa_rethrow _Unwind_Resume pthread_exit thrd_exit __libc_fatal""".split()
+)
+
+_COLD = re.compile(r"^(.*)\.cold(?:\.\d+)?$")
+
+# x86-64 relocation types (the ones the analysis tells apart).
+R_64, R_PC32, R_GOT32, R_PLT32, R_GOTPCREL, R_32, R_32S, R_PC64 = 1, 2, 3, 4, 9, 10, 11, 24
+R_GOTPCRELX, R_REX_GOTPCRELX = 41, 42
+GOT_RELOCS = frozenset({R_GOT32, R_GOTPCREL, R_GOTPCRELX, R_REX_GOTPCRELX})
+PC_RELOCS = frozenset({R_PC32, R_PLT32, R_PC64})
+ABS_RELOCS = frozenset({R_64, R_32, R_32S})
+
+SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
+
+
+# --------------------------------------------------------------------------------- object model
+
+def at(dec, offset: int):
+    """Index of the instruction starting at ``offset`` in a decoded section, or None."""
+    k = bisect.bisect_left(dec.addrs, offset)
+    if k < len(dec.addrs) and dec.addrs[k] == offset:
+        return k
+    return None
+
+
+def covering(dec, offset: int):
+    """The instruction whose bytes include ``offset``, or None."""
+    k = bisect.bisect_right(dec.addrs, offset) - 1
+    if k >= 0 and dec.insns[k].address <= offset < dec.insns[k].address + dec.insns[k].size:
+        return dec.insns[k]
+    return None
+
+
+class _Reloc:
+    __slots__ = ("section", "offset", "type", "symbol", "addend")
+
+    def __init__(self, section: int, offset: int, rtype: int, symbol: int, addend: int):
+        self.section, self.offset, self.type, self.symbol, self.addend = section, offset, rtype, symbol, addend
+
+
+class Unit:
+    """What the validator knows of one relocatable object: code, symbols, relocations, read
+    through the one object reader (:func:`sgcc.asm.obj.read_object`), so the object checks,
+    the instruction-set check and this proof share one parse."""
+
+    def __init__(self, path: Path):
+        from sgcc.asm.obj import read_object
+
+        obj = read_object(path)
+        if not obj.relocatable:
+            raise SgccError(f"{Path(path).name} is not a relocatable object")
+        self.path = Path(path)
+        self.sections = obj.sections
+        self.symbols = obj.symbols
+        self.code = {dec.index: dec for dec in obj.code}
+        self.relocs: list[_Reloc] = []
+        for target, relocs in obj.relocations:
+            if not 0 < target < len(self.sections):
+                raise SgccError(f"{self.path.name}: relocation section for a missing section")
+            self.relocs.extend(_Reloc(target, *r) for r in relocs)
+        self._functions()
+        self.relocs_at: dict[int, list[_Reloc]] = {}
+        for r in self.relocs:
+            self.relocs_at.setdefault(r.section, []).append(r)
+        self.reloc_sites = {s: sorted(r.offset for r in rs) for s, rs in self.relocs_at.items()}
+        self.reloc_by_site = {(r.section, r.offset): r for r in self.relocs}
+
+    # -- functions ------------------------------------------------------------------------
+
+    def _functions(self) -> None:
+        """Function extents per code section: a symbol's size, or up to the next symbol."""
+        starts: dict[int, set[int]] = {}
+        named = []
+        for sym in self.symbols:
+            shndx = sym["st_shndx"]
+            if not isinstance(shndx, int) or shndx not in self.code:
+                continue
+            starts.setdefault(shndx, set()).add(sym["st_value"])
+            if sym["st_info"]["type"] == "STT_FUNC" and sym.name:
+                named.append(sym)
+        self.functions: dict[str, tuple[int, int, int]] = {}  # name -> (section, start, end)
+        for sym in named:
+            shndx, start, size = sym["st_shndx"], sym["st_value"], sym["st_size"]
+            if size:
+                end = start + size
+            else:
+                later = sorted(s for s in starts[shndx] if s > start)
+                end = later[0] if later else self.code[shndx].size
+            self.functions.setdefault(sym.name, (shndx, start, end))
+        self._extents = sorted((s, a, b, n) for n, (s, a, b) in self.functions.items())
+
+    def function_at(self, shndx: int, offset: int) -> str | None:
+        best = None
+        for s, a, b, n in self._extents:
+            if s == shndx and a <= offset < b:
+                if best is None or a > self.functions[best][1]:
+                    best = n
+        return best
+
+    def group_of(self, name: str) -> str:
+        """A function and its ``.cold`` parts are one unit of control flow."""
+        m = _COLD.match(name)
+        return m.group(1) if m and m.group(1) in self.functions else name
+
+    # -- symbols and relocations ------------------------------------------------------------
+
+    def symbol(self, index: int):
+        return self.symbols[index] if 0 < index < len(self.symbols) else None
+
+    def target(self, r: _Reloc, place_end: int | None = None) -> tuple[str, object]:
+        """Where relocation ``r`` points: ``("code", (section, offset))``, ``("external",
+        name)``, ``("data", (section, offset))`` or ``("absolute", value)``.
+
+        ``place_end`` is the end of the instruction holding a PC-relative field: the CPU adds
+        the field to it, so the target is ``S + A + (end - P)``."""
+        sym = self.symbol(r.symbol)
+        if sym is None:
+            return ("absolute", r.addend)
+        shndx = sym["st_shndx"]
+        value = sym["st_value"] + r.addend
+        if r.type in PC_RELOCS and place_end is not None:
+            value += place_end - r.offset
+        if shndx == "SHN_UNDEF":
+            return ("external", sym.name)
+        if not isinstance(shndx, int):
+            return ("absolute", value)
+        if shndx in self.code:
+            return ("code", (shndx, value))
+        return ("data", (shndx, value))
+
+    def code_name(self, place: tuple[int, int]) -> str:
+        """A code address named as the function it starts or lies in (``f`` or ``f+0x12``)."""
+        shndx, off = place
+        fn = self.function_at(shndx, off)
+        if fn is None:
+            return f"{self.sections[shndx].name}+{off:#x}"
+        start = self.functions[fn][1]
+        return fn if off == start else f"{fn}+{off - start:#x}"
+
+
+# --------------------------------------------------------------------------------- what gcc does
+
+class Baseline:
+    """The constructs gcc's own object uses, which a candidate may use too."""
+
+    def __init__(self, unit: Unit):
+        self.unit = unit
+        self.calls: set[tuple[str, str]] = set()  # (external name, "plt" | "direct")
+        self.got: set[str] = set()  # symbols loaded from the GOT
+        self.taken: set[str] = set()  # code addresses taken (function names, or f+off labels)
+        self.noreturn: set[str] = set(NORETURN)
+        self.indirect_jump: set[str] = set()  # function groups with an indirect jump
+        self.indirect_call: set[str] = set()
+        self.label_taken: set[str] = set()  # groups that take addresses of their own labels
+        for shndx, code in unit.code.items():
+            for insn in code.insns:
+                fn = unit.function_at(shndx, insn.address)
+                group = unit.group_of(fn) if fn else "?"
+                kind = branch_kind(insn)
+                if kind == "indirect-jump":
+                    self.indirect_jump.add(group)
+                elif kind == "indirect-call":
+                    self.indirect_call.add(group)
+            for r in unit.relocs_at.get(shndx, []):
+                insn = covering(code, r.offset)
+                end = insn.address + insn.size if insn is not None else None
+                kind = branch_kind(insn) if insn is not None else None
+                where, what = unit.target(r, end)
+                if r.type in GOT_RELOCS:
+                    sym = unit.symbol(r.symbol)
+                    self.got.add(sym.name if sym is not None else "")
+                elif kind in ("call", "jump") and where == "external":
+                    self.calls.add((what, "plt" if r.type == R_PLT32 else "direct"))
+                elif kind not in ("call", "jump", "cond") and where == "code":
+                    fn = unit.function_at(*what)
+                    self.taken.add(unit.code_name(what))
+                    if fn is not None:
+                        self.label_taken.add(unit.group_of(fn))
+                elif kind not in ("call", "jump", "cond") and where == "external":
+                    self.taken.add(what)
+        for r in unit.relocs:
+            sec = unit.sections[r.section]
+            if r.section in unit.code or not sec["sh_flags"] & SHF_ALLOC or sec.name == ".eh_frame":
+                continue
+            where, what = unit.target(r)
+            if where == "code":
+                self.taken.add(unit.code_name(what))
+            elif where == "external":
+                self.taken.add(what)
+        # A call gcc placed last in a function (or right before another function) does not return.
+        for shndx, code in unit.code.items():
+            for k, insn in enumerate(code.insns):
+                if branch_kind(insn) != "call":
+                    continue
+                nxt = code.insns[k + 1].address if k + 1 < len(code.insns) else code.size
+                fn = unit.function_at(shndx, insn.address)
+                if fn is None:
+                    continue
+                _, _start, end = unit.functions[fn]
+                if nxt >= end or unit.function_at(shndx, nxt) != fn:
+                    r = unit.reloc_by_site.get((shndx, insn.address + 1))
+                    if r is not None:
+                        where, what = unit.target(r, insn.address + insn.size)
+                        if where == "external":
+                            self.noreturn.add(what)
+                        elif where == "code":
+                            self.noreturn.add(unit.code_name(what))
+
+
+# --------------------------------------------------------------------------------- instructions
+
+def branch_kind(insn) -> str | None:
+    """``call``, ``jump``, ``cond``, ``indirect-call``, ``indirect-jump``, ``ret``, ``stop``
+    (traps and halts: no successor) or None (falls through)."""
+    X = registers().X
+    if insn is None:
+        return None
+    groups = set(insn.groups)
+    m = insn.mnemonic
+    if X.X86_GRP_RET in groups or X.X86_GRP_IRET in groups:
+        return "ret"
+    ops = insn.operands
+    direct = bool(ops) and ops[0].type == X.X86_OP_IMM
+    if X.X86_GRP_CALL in groups:
+        return "call" if direct else "indirect-call"
+    if X.X86_GRP_JUMP in groups or X.X86_GRP_BRANCH_RELATIVE in groups:
+        if m.endswith("jmp") or m.endswith("jmpq") or m == "ljmp":
+            return "jump" if direct else "indirect-jump"
+        return "cond"
+    if m in ("ud2", "ud1", "ud0", "int3", "hlt"):
+        return "stop"
+    return None

@@ -1,0 +1,232 @@
+"""The stack, as the control-flow proof follows it through one function.
+
+:func:`step` gives the :class:`Frame` after an instruction: the 16 general registers as
+symbolic values (an offset from the stack pointer at function entry, or UNKNOWN) and the
+stack slots whose contents are known, the return address among them. It follows what gcc
+does with the stack (push/pop, constant adjustments, frame pointers, ``leave``, realignment
+with a DRAP register) and reports accesses to the return-address slot. Used by
+:mod:`sgcc.verify.controlflow`.
+"""
+
+from __future__ import annotations
+
+_GPR64 = ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13",
+          "r14", "r15")
+_CALLER_SAVED = ("rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11")
+RSP, RBP = 4, 5
+
+#: The value a function finds at the top of its stack on entry, and where that is.
+RETURN_ADDRESS = ("ret", 0)
+ENTRY = ("entry", 0)
+
+
+class _Regs:
+    """capstone's x86 register ids mapped to the 16 general registers (any width)."""
+
+    def __init__(self):
+        import capstone
+        from capstone import x86_const as X
+
+        self.X = X
+        md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+        self.gpr: dict[int, int] = {}
+        self.full: set[int] = set()  # the 64-bit names: only writes to these keep a value
+        names = {n: i for i, n in enumerate(_GPR64)}
+        aliases = {"eax": "rax", "ax": "rax", "al": "rax", "ah": "rax", "ecx": "rcx", "cx": "rcx", "cl": "rcx",
+                   "ch": "rcx", "edx": "rdx", "dx": "rdx", "dl": "rdx", "dh": "rdx", "ebx": "rbx", "bx": "rbx",
+                   "bl": "rbx", "bh": "rbx", "esp": "rsp", "sp": "rsp", "spl": "rsp", "ebp": "rbp", "bp": "rbp",
+                   "bpl": "rbp", "esi": "rsi", "si": "rsi", "sil": "rsi", "edi": "rdi", "di": "rdi", "dil": "rdi"}
+        for r in range(8, 16):
+            for suffix in ("d", "w", "b"):
+                aliases[f"r{r}{suffix}"] = f"r{r}"
+        for reg_id in range(1, X.X86_REG_ENDING):
+            name = md.reg_name(reg_id)
+            if name in names:
+                self.gpr[reg_id] = names[name]
+                self.full.add(reg_id)
+            elif name in aliases:
+                self.gpr[reg_id] = names[aliases[name]]
+
+
+_REGS: _Regs | None = None
+
+
+def registers() -> _Regs:
+    global _REGS
+    if _REGS is None:
+        _REGS = _Regs()
+    return _REGS
+
+
+UNKNOWN = None
+
+
+class Frame:
+    """What the walk knows at one instruction: each general register as a symbolic value
+    ``(base, offset)`` or UNKNOWN, and the stack slots whose contents are known.
+
+    Bases are ``"entry"`` (the stack pointer at function entry: the return address lives at
+    offset 0), ``"ret"`` (the return address itself) and fresh names for values only known
+    relative to each other (the stack pointer after ``and $-64, %rsp``). This follows what gcc
+    does with the stack, frame pointers and DRAP registers (``lea 8(%rsp),%r10`` ... ``lea
+    -8(%r10),%rsp``). Writes through computed pointers are not followed: no static proof can
+    say where they land; isolation and the tests are the layers for them.
+    """
+
+    __slots__ = ("regs", "slots")
+
+    def __init__(self, regs: tuple, slots: frozenset):
+        self.regs, self.slots = regs, slots
+
+    @classmethod
+    def entry(cls) -> Frame:
+        regs = [UNKNOWN] * 16
+        regs[RSP] = ENTRY
+        return cls(tuple(regs), frozenset({(ENTRY, RETURN_ADDRESS)}))
+
+    def __eq__(self, other) -> bool:
+        return self.regs == other.regs and self.slots == other.slots
+
+    def __hash__(self) -> int:
+        return hash((self.regs, self.slots))
+
+    def merge(self, other: Frame) -> Frame:
+        regs = tuple(a if a == b else UNKNOWN for a, b in zip(self.regs, other.regs))
+        return Frame(regs, self.slots & other.slots)
+
+    @property
+    def rsp(self):
+        return self.regs[RSP]
+
+    def height(self) -> str:
+        r = self.rsp
+        if r is UNKNOWN or r[0] != "entry":
+            return "at an unknown height"
+        return f"{-r[1]} bytes below its entry height" if r[1] <= 0 else f"{r[1]} bytes above its entry height"
+
+    def returns_safely(self) -> bool:
+        """rsp is back at entry and the slot there still holds the return address."""
+        return self.rsp == ENTRY and (ENTRY, RETURN_ADDRESS) in self.slots
+
+
+def _add(value, delta):
+    return UNKNOWN if value is UNKNOWN else (value[0], value[1] + delta)
+
+
+def _address(frame: Frame, op, X):
+    """The symbolic address of a memory operand, when its base register is known."""
+    mem = op.mem
+    if mem.index != 0 or mem.segment != 0:
+        return UNKNOWN
+    R = registers()
+    base = R.gpr.get(mem.base)
+    if base is None:
+        return UNKNOWN
+    return _add(frame.regs[base], mem.disp)
+
+
+def _overlaps(a, size: int, b, bsize: int = 8) -> bool:
+    return a[0] == b[0] and a[1] < b[1] + bsize and b[1] < a[1] + size
+
+
+_PUSH = frozenset({"push", "pushq", "pushw", "pushf", "pushfq", "pushfw"})
+_POP = frozenset({"pop", "popq", "popw", "popf", "popfq", "popfw"})  # not popcnt
+
+
+def step(frame: Frame, insn, where: str, add) -> Frame:
+    """The frame after ``insn``; reports accesses to the return-address slot through ``add``."""
+    R = registers()
+    X = R.X
+    m = insn.mnemonic
+    ops = insn.operands
+    regs = list(frame.regs)
+    slots = dict(frame.slots)
+
+    def value_of(op):
+        if op.type == X.X86_OP_REG:
+            r = R.gpr.get(op.reg)
+            return regs[r] if r is not None and op.reg in R.full else UNKNOWN
+        if op.type == X.X86_OP_MEM:
+            addr = _address(frame, op, X)
+            if addr is not UNKNOWN and op.size == 8:
+                return slots.get(addr, UNKNOWN)
+        return UNKNOWN
+
+    def store(addr, size, value):
+        for slot in [s for s in slots if _overlaps(addr, size, s)]:
+            if slot == ENTRY and value != RETURN_ADDRESS:
+                add("return-slot", f"`{m} {insn.op_str}` at {where} overwrites the return address")
+            del slots[slot]
+        if value is not UNKNOWN and size == 8:
+            slots[addr] = value
+
+    # Memory operands: reading or writing the return-address slot other than by push/pop.
+    if not (m in _PUSH or m in _POP or m.startswith(("lea", "nop", "call", "ret"))):
+        for op in ops:
+            if op.type != X.X86_OP_MEM:
+                continue
+            addr = _address(frame, op, X)
+            if addr is UNKNOWN:
+                continue
+            if op.access & 2:  # CS_AC_WRITE
+                store(addr, op.size, value_of(ops[1]) if len(ops) == 2 and m in ("mov", "movq") else UNKNOWN)
+            elif _overlaps(addr, op.size, ENTRY) and (ENTRY, RETURN_ADDRESS) in frame.slots:
+                add("return-slot", f"`{m} {insn.op_str}` at {where} reads the return address")
+
+    _reads, writes = insn.regs_access()
+    if m in _PUSH:
+        size = 2 if m in ("pushw", "pushfw") else 8
+        value = value_of(ops[0]) if ops else UNKNOWN
+        regs[RSP] = _add(regs[RSP], -size)
+        if regs[RSP] is not UNKNOWN:
+            store(regs[RSP], size, value)
+        return Frame(tuple(regs), frozenset(slots.items()))
+    if m in _POP:
+        size = 2 if m in ("popw", "popfw") else 8
+        top = regs[RSP]
+        value = slots.get(top, UNKNOWN) if top is not UNKNOWN and size == 8 else UNKNOWN
+        regs[RSP] = _add(top, size)
+        if ops and ops[0].type == X.X86_OP_REG:
+            r = R.gpr.get(ops[0].reg)
+            if r is not None:
+                regs[r] = value if ops[0].reg in R.full else UNKNOWN
+        elif ops and ops[0].type == X.X86_OP_MEM:
+            addr = _address(frame, ops[0], X)
+            if addr is not UNKNOWN:
+                store(addr, size, value)
+        return Frame(tuple(regs), frozenset(slots.items()))
+    if m in ("leave", "leaveq"):
+        top = regs[RBP]
+        regs[RBP] = slots.get(top, UNKNOWN) if top is not UNKNOWN else UNKNOWN
+        regs[RSP] = _add(top, 8)
+        return Frame(tuple(regs), frozenset(slots.items()))
+    if m in ("call", "callq"):
+        for name in _CALLER_SAVED:
+            regs[_GPR64.index(name)] = UNKNOWN
+        # The callee's own frame lies below rsp: what was stored there is gone.
+        sp = regs[RSP]
+        if sp is UNKNOWN:
+            slots = {s: v for s, v in slots.items() if s[0] == "entry" and s[1] >= 0}
+        else:
+            slots = {s: v for s, v in slots.items() if not (s[0] == sp[0] and s[1] < sp[1])}
+        return Frame(tuple(regs), frozenset(slots.items()))
+
+    new = {}
+    if len(ops) == 2 and ops[0].type == X.X86_OP_REG and ops[0].reg in R.full:
+        dst = R.gpr.get(ops[0].reg)
+        src = ops[1]
+        if dst is not None:
+            if m in ("mov", "movq", "movabs"):
+                new[dst] = value_of(src)
+            elif m in ("lea", "leaq") and src.type == X.X86_OP_MEM:
+                new[dst] = _address(frame, src, X)
+            elif m in ("add", "addq", "sub", "subq") and src.type == X.X86_OP_IMM:
+                new[dst] = _add(regs[dst], src.imm if m.startswith("add") else -src.imm)
+            elif m in ("and", "andq") and src.type == X.X86_OP_IMM and dst == RSP and regs[RSP] is not UNKNOWN:
+                # Realignment: rsp is somewhere at or below where it was; name that place.
+                new[dst] = (f"aligned@{insn.address:x}", 0)
+    for reg_id in writes:
+        r = R.gpr.get(reg_id)
+        if r is not None:
+            regs[r] = new.get(r, UNKNOWN)
+    return Frame(tuple(regs), frozenset(slots.items()))
