@@ -113,7 +113,8 @@ def main() -> int:
     print(f"\n{len(rows)} engine runs, {timed} candidates timed against the baseline; "
           f"accepted during the search {sum(r['accepted'] for r in rows)}, confirmed "
           f"{sum(r['confirmed'] for r in rows)}, runs that shipped a candidate {shipped} (target 0)")
-    print(f"{time.monotonic() - started:.0f} s; settings: rounds {args.rounds}, seeds {args.seed}..{args.seed + args.runs - 1}")
+    seeds = f"{args.seed}..{args.seed + args.runs - 1}"
+    print(f"{time.monotonic() - started:.0f} s; settings: rounds {args.rounds}, seeds {seeds}")
     return 0 if shipped == 0 else 1
 
 

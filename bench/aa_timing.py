@@ -129,14 +129,14 @@ def main() -> int:
                       f"{'YES' if ok else 'no':>6}  {r:>10.4f}  {c:>7.4f}", flush=True)
             elapsed = time.monotonic() - started
 
-        widths = [h / l for l, h in zip(lows, highs)]
+        widths = [hi / lo for lo, hi in zip(lows, highs)]
         print(f"\nsgcc (CPU time, interleaved, bootstrap CI, accept if low > {1 + args.min_gain:.2f}):")
         print(f"  accepted:          {accepted} of {args.runs}  (target 0, at most 1)")
         print(f"  speedup estimates: {quantiles(ours)}")
         print(f"  CI lower bounds:   {quantiles(lows)}")
         print(f"  CI upper bounds:   {quantiles(highs)}")
         print(f"  CI width (hi/lo):  median {statistics.median(widths):.4f}")
-        covered = sum(l <= 1.0 <= h for l, h in zip(lows, highs))
+        covered = sum(lo <= 1.0 <= hi for lo, hi in zip(lows, highs))
         print(f"  CIs containing 1:  {covered} of {args.runs}")
         print("papers (sequential, 3 warm-up + 10 runs, mean wall, ratio clipped at 1):")
         print(f"  raw ratios:        {quantiles(raw)}")

@@ -178,8 +178,9 @@ def main() -> None:
         what = ", ".join(f"{s['function']} ({s['origin'] or s['generator']})" for s in r["shipped"]) or "-"
         if r.get("error"):
             what = f"ERROR {r['error']}"
+        interval = f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}]"
         print(f"{r['program']:16} {r['isa']:6} {r['config']:8} {h['speedup']:7.3f} "
-              f"{'[%.3f, %.3f]' % (h['ci_low'], h['ci_high']):>16} {r['tests_passed']:>3}/{r['tests_total']:<3} "
+              f"{interval:>16} {r['tests_passed']:>3}/{r['tests_total']:<3} "
               f"{r['built']:5d} {r['seconds']:5.0f}  {what}")
     print()
     print(f"{'isa':6} {'config':8} {'programs':>8} {'geomean':>8} {'gained':>7} {'best':>6} {'pass':>6} {'secs':>7}")
@@ -195,7 +196,8 @@ def main() -> None:
                     "gained": sum(bool(r["honest"]["functions"]) for r in sel), "best": max(speeds),
                     "pass_rate": passed / len(sel), "seconds": sum(r["seconds"] for r in sel)}
             summary.append(item)
-            print(f"{isa:6} {cfg_name:8} {item['programs']:8d} {item['geomean']:8.3f} {item['gained']:4d}/{len(sel):<2d} "
+            print(f"{isa:6} {cfg_name:8} {item['programs']:8d} {item['geomean']:8.3f} "
+                  f"{item['gained']:4d}/{len(sel):<2d} "
                   f"{item['best']:6.2f} {100 * item['pass_rate']:5.1f}% {item['seconds']:7.0f}")
     print(f"\nbenchmark time {elapsed:.0f} s; settings: rounds {args.rounds}, min sample {args.min_sample} s, "
           f"budget {args.budget or 'none'}, seed {args.seed}")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from sgcc import proc
-from sgcc.verify import clobbers
 from sgcc.asm.units import AsmFile
+from sgcc.verify import clobbers
 
 SOURCE = r"""
 #include <stdio.h>

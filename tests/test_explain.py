@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
-from sgcc.engine import explain
 from sgcc.asm.units import AsmFile
+from sgcc.engine import explain
 from tests.conftest import EXAMPLES
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"

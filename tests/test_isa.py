@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
-from sgcc.verify import insnfeatures, isa
 from sgcc.errors import SgccError
+from sgcc.verify import insnfeatures, isa
 
 
 def cpu_flags() -> set[str]:

@@ -12,12 +12,10 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
-from sgcc.verify import clobbers
-from sgcc.verify import isa
-from sgcc.verify import objcheck, textscreen
 from sgcc.asm.lex import split_lines
 from sgcc.asm.units import AsmFile
 from sgcc.candidates.layout import EDITS, LayoutGenerator, edit, loop_heads
+from sgcc.verify import clobbers, isa, objcheck, textscreen
 from tests.conftest import EXAMPLES
 
 CORPUS = Path(__file__).parent / "asm_corpus"

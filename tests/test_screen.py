@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
-from sgcc.verify import isa
-from sgcc.verify import assembler, objcheck, textscreen
+from sgcc.verify import assembler, isa, objcheck, textscreen
 
 PROGRAM = r"""
 #include <stdio.h>

@@ -19,14 +19,12 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
-from sgcc.verify import clobbers
-from sgcc.verify import isa
-from sgcc.verify import objcheck, textscreen
 from sgcc.candidates.transplant.asmtext import normalized, references
 from sgcc.candidates.transplant.build import transplant
 from sgcc.candidates.transplant.side import Side
 from sgcc.candidates.variants import VariantsGenerator, needs_native, parse_variants
 from sgcc.engine import Request, optimize
+from sgcc.verify import clobbers, isa, objcheck, textscreen
 from tests.conftest import EXAMPLES
 
 CORPUS = Path(__file__).parent / "asm_corpus"
@@ -102,7 +100,7 @@ def test_every_offered_corpus_transplant_links_and_behaves(tmp_path, stem):
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         offered = [x for batch in pool.map(one, VARIANTS.items()) for x in batch]
-    for name, t in offered:
+    for _name, t in offered:
         # Copies get fresh local names, never a clash with the baseline's symbols.
         for copied in t.copied:
             assert copied not in base.units or ".sg_" not in copied

@@ -215,16 +215,16 @@ class Splitter:
 
         owner = self.owner
         spans: list[list[int]] = []
-        for k, (start, end, fname) in enumerate(bodies):
+        for k, (start, end, _fname) in enumerate(bodies):
             for i in range(start, end + 1):
                 owner[i] = k
             spans.append([start, end + 1])
-        for k, (start, end, fname) in enumerate(bodies):
+        for k, (_start, end, fname) in enumerate(bodies):
             stop = self._tail(end + 1, fname)
             for i in range(end + 1, stop):
                 owner[i] = k
             spans[k][1] = stop
-        for k, (start, end, fname) in enumerate(bodies):
+        for k, (start, _end, fname) in enumerate(bodies):
             head = self._head(start, fname)
             for i in range(head, start):
                 owner[i] = k
@@ -234,7 +234,7 @@ class Splitter:
         extra = self._private_constants(label_at, len(bodies))
         units: list[tuple[str, list[range], int, str]] = []
         restore: list[str] = []
-        for k, (start, end, fname) in enumerate(bodies):
+        for k, (_start, _end, fname) in enumerate(bodies):
             main = range(spans[k][0], spans[k][1])
             pieces = sorted(extra.get(k, []) + [main], key=lambda r: r.start)
             text = "".join(self._piece_text(r, pieces[p - 1] if p else None) for p, r in enumerate(pieces))
@@ -326,7 +326,8 @@ class Splitter:
         for label, where in label_at.items():
             if len(where) == 1 and _LC_RE.match(label):
                 i = where[0]
-                if owner[i] == -1 and labels[i] == (label,) and not ops[i] and self.before[i].name.startswith(".rodata"):
+                if (owner[i] == -1 and labels[i] == (label,) and not ops[i]
+                        and self.before[i].name.startswith(".rodata")):
                     candidates[label] = i
         if not candidates or not count:
             return {}
@@ -362,7 +363,8 @@ class Splitter:
         if start > 0 and labels[start - 1] and not ops[start - 1]:
             return None
         stop = i + 1
-        while stop < n and owner[stop] == -1 and not labels[stop] and ops[stop] and all(o[0] in _DATA for o in ops[stop]):
+        while (stop < n and owner[stop] == -1 and not labels[stop] and ops[stop]
+               and all(o[0] in _DATA for o in ops[stop])):
             stop += 1
         if stop == i + 1:
             return None

@@ -87,7 +87,7 @@ class AsmFile:
         return f"AsmFile({len(self.lines)} lines, units={[u.name for u in self.units]})"
 
     @classmethod
-    def parse(cls, text: str) -> "AsmFile":
+    def parse(cls, text: str) -> AsmFile:
         """Split ``text`` into units; never raises.
 
         Whatever cannot be split with confidence (overlapping functions, a label defined

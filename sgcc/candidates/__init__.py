@@ -97,7 +97,7 @@ class Generator(abc.ABC):
         tests and a private directory."""
 
     @abc.abstractmethod
-    def propose(self, program: "object", unit: "object", round_no: int, history: list[Attempt]) -> list[Candidate]:
+    def propose(self, program: object, unit: object, round_no: int, history: list[Attempt]) -> list[Candidate]:
         """Candidates for ``unit`` in round ``round_no`` given the outcomes of earlier ones.
 
         ``program`` is the :class:`sgcc.engine.Program` being optimized (source text, flags,

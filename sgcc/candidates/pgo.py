@@ -23,8 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from sgcc import proc
-from sgcc.dropin import gccargs
 from sgcc.candidates.transplant.generator import TransplantGenerator, Variant, compile_variant
+from sgcc.dropin import gccargs
 
 #: Wall seconds one test may take when instrumented (counters slow a program down).
 TRAINING_TIMEOUT_FACTOR = 5.0

@@ -39,7 +39,8 @@ NATIVE: list[tuple[str, list[str]]] = [
     ("native-O2", ["-march=native", "-O2"]),
 ]
 
-_ISA_FLAG = re.compile(r"^-(?:march=|m(?!tune=|arch=|no-)(?:avx|sse|fma|bmi|popcnt|lzcnt|f16c|movbe|adx|aes|pclmul|sha|vpclmulqdq|gfni))")
+_ISA_FLAG = re.compile(r"^-(?:march=|m(?!tune=|arch=|no-)"
+                       r"(?:avx|sse|fma|bmi|popcnt|lzcnt|f16c|movbe|adx|aes|pclmul|sha|vpclmulqdq|gfni))")
 
 
 def parse_variants(text: str) -> list[tuple[str, list[str]]]:

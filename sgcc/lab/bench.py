@@ -27,10 +27,10 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from sgcc.errors import SgccError
 from sgcc.lab import metrics, studies

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Sequence
+from collections.abc import Sequence
 
 from sgcc.engine import best_of, clip
 

@@ -24,9 +24,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from sgcc.errors import SgccError
 
@@ -308,7 +308,7 @@ class RemoteBackend:
         while True:
             try:
                 status, data = self._request(url, body)
-            except (TimeoutError, socket.timeout) as exc:
+            except TimeoutError as exc:
                 raise RequestFailed(f"no answer from {url} within {self.timeout:g} s",
                                     hint="a slow model or server: raise llm_timeout (SGCC_LLM_TIMEOUT)",
                                     cause=exc) from exc
@@ -448,7 +448,7 @@ class ScriptedBackend:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike) -> "ScriptedBackend":
+    def from_file(cls, path: str | os.PathLike) -> ScriptedBackend:
         path = Path(path)
         try:
             script = json.loads(path.read_text(encoding="utf-8"))

@@ -52,7 +52,7 @@ class ProjectSpec:
     build_timeout: float = 1800.0
 
     @classmethod
-    def from_table(cls, root: Path, table: dict, **overrides) -> "ProjectSpec":
+    def from_table(cls, root: Path, table: dict, **overrides) -> ProjectSpec:
         known = {"build", "clean", "binary", "tests", "build_timeout"}
         unknown = set(table) - known
         if unknown:

@@ -14,7 +14,6 @@ from pathlib import Path
 from sgcc.stages import Stage
 from sgcc.verify.verdict import Verdict
 
-
 #: Limits for the assembler: gas needs tens of megabytes for a function; the bounds stop a
 #: runaway that got past the text screen (or a bug) from eating the machine.
 ASSEMBLER_LIMITS_CPU = 30

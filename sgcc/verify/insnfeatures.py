@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 
-
 #: Integer and system instructions every x86-64 executes (capstone ``insn_name()`` spellings).
 #: Instructions that are *forbidden* (syscall, in/out, ...) are listed here too when they exist
 #: on every x86-64: refusing them is the screen's job, not the ISA check's.

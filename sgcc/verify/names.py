@@ -3,7 +3,6 @@ it may not define."""
 
 from __future__ import annotations
 
-
 #: New external symbols a candidate may reference: memory and string routines gcc itself
 #: emits calls to (block moves, ``__builtin_*`` expansions), their fortified ``_chk``
 #: variants, and the stack-protector failure path. None of them can start a process, open a

@@ -7,7 +7,14 @@ import re
 from dataclasses import dataclass, field
 
 from sgcc.candidates.transplant.asmtext import (
-    COLD_RE, COMPILER_DATA_RE, NUMBERED_RE, compiler_made, defined_labels, make_local, references, rename,
+    COLD_RE,
+    COMPILER_DATA_RE,
+    NUMBERED_RE,
+    compiler_made,
+    defined_labels,
+    make_local,
+    references,
+    rename,
     surely_aligns_calls,
 )
 from sgcc.candidates.transplant.side import Side

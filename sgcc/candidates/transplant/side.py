@@ -10,8 +10,15 @@ from pathlib import Path
 from sgcc.asm import lex
 from sgcc.asm.units import AsmFile
 from sgcc.candidates.transplant.asmtext import (
-    ALIGN_DIRECTIVES, DATA_DIRECTIVES, DEFINERS, REF_RE, defined_labels, needs_aligned_stack, references,
-    statements, table_refs,
+    ALIGN_DIRECTIVES,
+    DATA_DIRECTIVES,
+    DEFINERS,
+    REF_RE,
+    defined_labels,
+    needs_aligned_stack,
+    references,
+    statements,
+    table_refs,
 )
 
 
@@ -199,7 +206,8 @@ class Side:
             if labels or len(ops) != 1:
                 break
             op, args = ops[0]
-            if op in ALIGN_DIRECTIVES or (op in (".type", ".size", ".local") and args.partition(",")[0].strip() == name):
+            own = op in (".type", ".size", ".local") and args.partition(",")[0].strip() == name
+            if op in ALIGN_DIRECTIVES or own:
                 start -= 1
                 continue
             break
