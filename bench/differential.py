@@ -67,7 +67,8 @@ def csmith_programs(n: int, seed: int, out: Path) -> list[Path]:
         s = rng.randrange(1, 2**31)
         src = out / f"csmith{s}.c"
         with open(src, "wb") as fh:
-            if subprocess.run(["csmith", "--seed", str(s)], stdout=fh, stderr=subprocess.DEVNULL).returncode:
+            # csmith writes platform.info into its working directory: keep it in ``out``.
+            if subprocess.run(["csmith", "--seed", str(s)], stdout=fh, stderr=subprocess.DEVNULL, cwd=out).returncode:
                 continue
         exe = out / f"csmith{s}.O0"
         rc, _, _ = _run(["gcc", "-O0", "-w", f"-I{CSMITH_INCLUDE}", str(src), "-o", str(exe)], out)
