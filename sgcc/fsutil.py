@@ -72,6 +72,10 @@ def read_bounded(path: str | os.PathLike, limit: int, *, what: str = "file", fol
     try:
         fd = os.open(path, flags)
     except OSError as exc:
+        import errno
+
+        if exc.errno == errno.ELOOP and not follow_symlinks:
+            raise ReadError(f"{what} {path} is a symbolic link, not a regular file (links are not followed)") from None
         raise ReadError(f"cannot open {what} {path}", cause=exc) from exc
     try:
         st = os.fstat(fd)

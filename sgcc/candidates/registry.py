@@ -84,11 +84,13 @@ def describe(cfg, *, replay_dirs=()) -> str:
         import hashlib
         from pathlib import Path
 
+        from sgcc.candidates.replay import candidate_files, read_candidate
+
         h = hashlib.sha256()
         for d in replay_dirs:
-            for f in sorted(Path(d).rglob("*.s")):
+            for f in sorted(path for _fn, path in candidate_files(Path(d))):
                 h.update(f.name.encode())
-                h.update(f.read_bytes())
+                h.update(read_candidate(f))  # bounded: a FIFO or /dev/zero is refused, not read
         parts.append(f"replay={h.hexdigest()[:16]}")
     if "llm" in names:
         parts.append(f"llm={cfg.model or cfg.endpoint}|n={cfg.samples}|k={cfg.rounds}|t={cfg.temperature}"

@@ -12,32 +12,36 @@ from pathlib import Path
 
 from sgcc.candidates import Candidate, Generator
 from sgcc.errors import SgccError
+from sgcc.fsutil import read_bounded
 
 MAX_CANDIDATE_BYTES = 1 << 20
 
 
-def _read(path: Path) -> str:
-    if path.is_symlink() or not path.is_file():
-        raise SgccError(f"candidate {path} is not a regular file")
-    if path.stat().st_size > MAX_CANDIDATE_BYTES:
-        raise SgccError(f"candidate {path} is larger than {MAX_CANDIDATE_BYTES} bytes")
-    return path.read_bytes().decode("utf-8", "replace")
+def read_candidate(path: Path) -> bytes:
+    """The bytes of one candidate file: a regular file (not a link, a FIFO or a device, which
+    could hang the read or never end), at most :data:`MAX_CANDIDATE_BYTES`."""
+    return read_bounded(path, MAX_CANDIDATE_BYTES, what="candidate", follow_symlinks=False)
 
 
-def load(directory: Path) -> list[Candidate]:
-    """All candidates in ``directory``, sorted by function then file name."""
+def candidate_files(directory: Path) -> list[tuple[str, Path]]:
+    """(function, file) for every ``FUNC.s`` and ``FUNC/*.s`` in ``directory``, sorted."""
     directory = Path(directory)
     if not directory.is_dir():
         raise SgccError(f"candidate directory {directory} does not exist",
                         hint="--candidates takes a directory of FUNC.s files or FUNC/ folders")
-    found: list[Candidate] = []
+    found: list[tuple[str, Path]] = []
     for entry in sorted(directory.iterdir()):
-        if entry.is_file() and entry.suffix == ".s":
-            found.append(Candidate(entry.stem, "replay", _read(entry), origin=str(entry)))
+        if entry.suffix == ".s" and not entry.is_dir():
+            found.append((entry.stem, entry))  # whatever it is: read_candidate refuses non-files
         elif entry.is_dir() and not entry.is_symlink():
-            for sub in sorted(entry.glob("*.s")):
-                found.append(Candidate(entry.name, "replay", _read(sub), origin=str(sub)))
+            found.extend((entry.name, sub) for sub in sorted(entry.glob("*.s")))
     return found
+
+
+def load(directory: Path) -> list[Candidate]:
+    """All candidates in ``directory``, sorted by function then file name."""
+    return [Candidate(fn, "replay", read_candidate(path).decode("utf-8", "replace"), origin=str(path))
+            for fn, path in candidate_files(directory)]
 
 
 class ReplayGenerator(Generator):

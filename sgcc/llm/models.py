@@ -23,6 +23,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
+import stat
 import struct
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -169,7 +170,16 @@ def read_header(path: str | os.PathLike) -> GGUFHeader:
     """
     path = Path(path)
     try:
-        with open(path, "rb") as fh:
+        # O_NONBLOCK: opening a FIFO must not hang; the mode check below refuses it (and devices).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            if stat.S_ISDIR(mode):
+                raise GGUFError(f"model path {path} is a directory, not a GGUF file")
+            raise GGUFError(f"model file {path} is not a regular file")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             if size < 24:
                 head = fh.read(4)
