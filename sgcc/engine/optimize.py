@@ -371,7 +371,7 @@ class Engine:
     # -- the verdict cache ------------------------------------------------------------------
 
     def _cache_key(self, program: Program) -> str:
-        from sgcc.cache import store as cache
+        from sgcc.cache import keys as cache
 
         if program.cache_key:
             return program.cache_key
@@ -382,9 +382,10 @@ class Engine:
     def _cache_lookup(self, program: Program, tests, report: Report) -> list[Candidate]:
         """Seed the search from the cache: functions this very search already settled are not
         searched again; cached winners are offered again (re-validated, never trusted)."""
+        from sgcc.cache import keys
         from sgcc.cache import store as cache
 
-        self._search_key = cache.search_key(cache.tests_digest(tests), self.req.generator_config,
+        self._search_key = keys.search_key(keys.tests_digest(tests), self.req.generator_config,
                                             self.req.min_gain)
         self._settled: set[str] = set()
         if not self.req.cache_dir:
