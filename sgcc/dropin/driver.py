@@ -296,7 +296,8 @@ def main(argv: list[str]) -> int:
         _stats(settings, {"eligible": 1, "internal_errors": 1})
         exec_compiler(invoked.compiler, invoked.args)
     if ctx is None:
-        log(f"eligible, nothing to substitute: {invoked.compiler} {' '.join(s.path for s in inv.sources)}")
+        log(f"eligible, nothing to substitute: {invoked.mode} {invoked.compiler} {inv.mode} "
+            f"{' '.join(s.path for s in inv.sources)}")
         _stats(settings, {"eligible": 1, "direct": 1})
         exec_compiler(invoked.compiler, invoked.args)
     log(f"eligible: {invoked.mode} {invoked.compiler} {inv.mode} {' '.join(s.path for s in inv.sources)}")
