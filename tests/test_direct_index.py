@@ -1,0 +1,118 @@
+"""The index of winners lets a compile skip sgcc's own steps only when no full lookup could find
+a winner: an entry with winners always has its mark, whatever happened to the cache, and a
+compile that would find a winner always takes the full path (real gcc, real sgcc processes)."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sgcc import proc
+from sgcc.asm.units import AsmFile
+from sgcc.cache import keys
+from sgcc.cache import store as cache
+
+SRC = Path(__file__).parent / "dropin_src"
+
+
+def _marked_iff_winners(store: cache.Store) -> None:
+    """The invariant: every entry that has winners is in its context's index."""
+    for key in store.keys():
+        entry = store.read(key)
+        if entry is not None and cache.substitution(entry):
+            assert key in cache.winners(store.root, keys.key_context_id(key)), key
+
+
+def test_the_index_never_misses_an_entry_with_winners_through_any_sequence(tmp_path):
+    store = cache.Store(tmp_path, max_bytes=40_000)
+    rng = random.Random(7)
+    all_keys = [keys.entry_key({"ctx": c}, f"{n:064x}") for c in range(3) for n in range(6)]
+    for step in range(300):
+        key = rng.choice(all_keys)
+        action = rng.random()
+        if action < 0.45:
+            store.update(key, lambda old: {"functions": {}, "pad": "x" * 800,
+                                           "apply": {"units": {"f": "\tret\n"}}})
+        elif action < 0.7:
+            store.update(key, lambda old: {**(old or {"functions": {}}), "apply": {}})  # winners withdrawn
+        elif action < 0.8:
+            store.delete(key)
+        elif action < 0.9 and os.path.exists(store.path(key)):
+            path = Path(store.path(key))
+            path.write_bytes(path.read_bytes()[:-7])  # corrupt: the next read removes it
+            assert store.read(key) is None
+        else:
+            store.trim(20_000)
+        _marked_iff_winners(store)
+    # And no mark outlives its entry's winners (marks only cost a full lookup, but are kept exact).
+    for key in all_keys:
+        entry = store.read(key)
+        has = entry is not None and bool(cache.substitution(entry))
+        assert (key in cache.winners(store.root, keys.key_context_id(key))) == has
+
+
+def test_a_copied_entries_directory_carries_its_index(tmp_path):
+    store = cache.Store(tmp_path / "a")
+    key = keys.entry_key({"ctx": 1}, "0" * 64)
+    store.update(key, lambda old: {"functions": {}, "apply": {"units": {"f": "\tret\n"}}})
+    shutil.copytree(tmp_path / "a" / "entries", tmp_path / "b" / "entries")
+    assert key in cache.winners(str(tmp_path / "b"), keys.key_context_id(key))
+
+
+def _has_m32(gcc: str, tmp: Path) -> bool:
+    (tmp / "probe.c").write_text("#include <stdio.h>\nint f(void){return 0;}\n")
+    return proc.run([gcc, "-m32", "-c", "probe.c", "-o", "probe.o"], cwd=tmp).returncode == 0
+
+
+FLAG_SETS = [["-O3"], ["-O2"], ["-O3", "-g"], ["-O3", "-fPIC"], ["-O3", "-march=native"],
+             ["-O3", "-Wa,--noexecstack"], ["-O2", "-Wall", "-DSCALE_BIAS=2.5", "-Iinc", "-MMD"],
+             ["-Ofast", "-funroll-loops"], ["-O3", "-m32"]]
+
+
+@pytest.mark.parametrize("flags", FLAG_SETS, ids=[" ".join(f) for f in FLAG_SETS])
+def test_a_compile_that_a_full_lookup_would_serve_takes_the_full_path(tmp_path, sgcc_exe, real_gcc, flags):
+    if "-m32" in flags and not _has_m32(real_gcc, tmp_path):
+        pytest.skip("no 32-bit multilib")
+    work = tmp_path / "w"
+    shutil.copytree(SRC, work)
+    cache_dir = tmp_path / "cache"
+    s_flags = [f for f in flags if f != "-MMD"]
+    asm = proc.run([real_gcc, *s_flags, "-S", "a.c", "-o", "-"], cwd=work, check=True).stdout.decode()
+    unit = AsmFile.parse(asm).units[0]
+    # The key exactly as a full lookup computes it: the flags without inputs and dependency flags.
+    key = keys.entry_key(keys.context(real_gcc, s_flags, "flags"), keys.tu_digest(asm))
+    winner = unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n\tnop\n", 1)
+    assert winner != unit.text
+    store = cache.Store(cache_dir)
+    store.update(key, lambda old: {"functions": {}, "apply": {"units": {unit.name: winner}}})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_")}
+    env.update(SGCC_CACHE_DIR=str(cache_dir), SGCC_LOGFILE=str(tmp_path / "log"))
+    r = proc.run([sgcc_exe, *flags, "-c", "a.c", "-o", "hit.o"], cwd=work, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    log = (tmp_path / "log").read_text()
+    assert "cache hit" in log and "nothing to substitute" not in log, log
+    plain = proc.run([real_gcc, *flags, "-c", "a.c", "-o", "plain.o"], cwd=work, timeout=120)
+    assert plain.returncode == 0
+    assert (work / "hit.o").read_bytes() != (work / "plain.o").read_bytes()  # the nop is in
+    # Winners withdrawn: the same compile goes straight to gcc, and is gcc's to the byte.
+    store.update(key, lambda old: {**old, "apply": {}})
+    (tmp_path / "log").unlink()
+    r = proc.run([sgcc_exe, *flags, "-c", "a.c", "-o", "direct.o"], cwd=work, env=env, timeout=120)
+    assert r.returncode == 0 and "nothing to substitute" in (tmp_path / "log").read_text()
+    assert (work / "direct.o").read_bytes() == (work / "plain.o").read_bytes()
+
+
+def test_winners_of_another_context_do_not_slow_this_one(tmp_path, sgcc_exe, real_gcc):
+    work = tmp_path / "w"
+    shutil.copytree(SRC, work)
+    cache_dir = tmp_path / "cache"
+    other = keys.entry_key(keys.context(real_gcc, ["-O2", "-fno-inline"], "flags"), "0" * 64)
+    cache.Store(cache_dir).update(other, lambda old: {"functions": {}, "apply": {"units": {"f": "\tret\n"}}})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_")}
+    env.update(SGCC_CACHE_DIR=str(cache_dir), SGCC_LOGFILE=str(tmp_path / "log"))
+    assert proc.run([sgcc_exe, "-O3", "-c", "a.c", "-o", "x.o"], cwd=work, env=env, timeout=120).returncode == 0
+    assert "nothing to substitute" in (tmp_path / "log").read_text()
