@@ -116,3 +116,49 @@ def test_winners_of_another_context_do_not_slow_this_one(tmp_path, sgcc_exe, rea
     env.update(SGCC_CACHE_DIR=str(cache_dir), SGCC_LOGFILE=str(tmp_path / "log"))
     assert proc.run([sgcc_exe, "-O3", "-c", "a.c", "-o", "x.o"], cwd=work, env=env, timeout=120).returncode == 0
     assert "nothing to substitute" in (tmp_path / "log").read_text()
+
+
+def test_a_repeated_hit_substitutes_the_same_and_never_a_stale_version(tmp_path, sgcc_exe, real_gcc):
+    work = tmp_path / "w"
+    shutil.copytree(SRC, work)
+    cache_dir = tmp_path / "cache"
+    asm = proc.run([real_gcc, "-O3", "-S", "a.c", "-o", "-"], cwd=work, check=True).stdout.decode()
+    unit = AsmFile.parse(asm).units[0]
+    key = keys.entry_key(keys.context(real_gcc, ["-O3"], "flags"), keys.tu_digest(asm))
+    store = cache.Store(cache_dir)
+    one = unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n\tnop\n", 1)
+    two = unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n\tnop\n\tnop\n", 1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_")}
+    env.update(SGCC_CACHE_DIR=str(cache_dir), SGCC_LOGFILE=str(tmp_path / "log"))
+
+    def build(name: str, src: str = "a.c") -> bytes:
+        r = proc.run([sgcc_exe, "-O3", "-c", src, "-o", name], cwd=work, env=env, timeout=120)
+        assert r.returncode == 0, r.stderr.decode()
+        return (work / name).read_bytes()
+
+    store.update(key, lambda old: {"functions": {}, "apply": {"units": {unit.name: one}}})
+    first = build("1.o")
+    assert build("2.o") == first  # memoized
+    # The same code in a file of another name: its own .file line, then the memoized substitution.
+    shutil.copy(work / "a.c", work / "other.c")
+    renamed = proc.run([real_gcc, "-O3", "-S", "other.c", "-o", "-"], cwd=work, check=True).stdout.decode()
+    assert renamed != asm and keys.tu_digest(renamed) == keys.tu_digest(asm)
+    memo_obj = build("3.o", "other.c")
+    assert memo_obj != first  # the object's file symbol names other.c
+    store.update(key, lambda old: {**old, "note": "new version, same winner"})  # the memo is dropped
+    assert build("3b.o", "other.c") == memo_obj  # parsed and joined again: the same bytes
+    log = (tmp_path / "log").read_text()
+    assert log.count("memoized") == 2 and log.count("cache hit") == 4, log
+    # A new version of the entry: the memo of the old one is never used.
+    store.update(key, lambda old: {**old, "apply": {"units": {unit.name: two}}})
+    second = build("4.o")
+    assert second != first
+    assert build("5.o") == second
+    log = (tmp_path / "log").read_text()
+    assert log.count("memoized") == 3 and log.count("cache hit") == 6, log
+    # The memo written by a compile that read an old version is refused.
+    entry, old_sum = store.read_checked(key)
+    store.update(key, lambda old: {**old, "apply": {"units": {unit.name: one}}})
+    store.write_joined(key, old_sum, "stale", [unit.name])
+    assert store.read_joined(key) is None
+    assert build("6.o") == first

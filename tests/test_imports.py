@@ -86,6 +86,13 @@ def test_cache_hit_imports_the_unit_parser_and_json_only(work, sgcc_exe, real_gc
     cache.Store(cache_dir).update(key, lambda old: {"functions": {}, "apply": {
         "units": {unit.name: unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n# cached\n", 1)}}})
     names, log = _imports(sgcc_exe, ["-O3", "-c", "a.c", "-o", "a.o"], work, _env(cache_dir))
-    assert "cache hit" in log
+    assert "cache hit" in log and "memoized" not in log
     assert {n for n in names if n.startswith("sgcc")} == HIT
     assert not names & NEVER
+    # The next hit reuses what this one substituted: no entry decoding, no unit parser.
+    first = (work / "a.o").read_bytes()
+    names, log = _imports(sgcc_exe, ["-O3", "-c", "a.c", "-o", "a.o"], work, _env(cache_dir))
+    assert "cache hit" in log and "memoized" in log
+    assert {n for n in names if n.startswith("sgcc")} == DIRECT
+    assert not names & NOT_LEAN
+    assert (work / "a.o").read_bytes() == first

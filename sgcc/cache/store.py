@@ -158,23 +158,87 @@ class Store:
 
     def read(self, key: str, *, touch: bool = False) -> dict | None:
         """The entry for ``key``, or None (missing, or corrupt: then it is removed and counted)."""
+        return self.read_checked(key, touch=touch)[0]
+
+    def read_checked(self, key: str, *, touch: bool = False) -> tuple[dict | None, str]:
+        """:meth:`read`, and the checksum of what was read (names that version of the entry)."""
         path = self.path(key)
         try:
             with open(path, "rb") as fh:
                 raw = fh.read()
         except OSError:
-            return None
+            return None, ""
         try:
             data = decode_entry(raw)
         except CacheError:
             self._discard_corrupt(key, path, raw)
-            return None
+            return None, ""
         if touch:
+            self.touch(key)
+        return data, raw[:raw.find(b"\n")].decode("ascii").split()[2]
+
+    def touch(self, key: str) -> None:
+        """Mark ``key``'s entry as just used (least recently used = oldest mtime)."""
+        try:
+            os.utime(self.path(key))
+        except OSError:
+            pass
+
+    # -- the substituted assembly, memoized ------------------------------------------------
+
+    def _joined_path(self, key: str) -> str:
+        return os.path.join(entry_dir(self.root, key), "joined", key + ".s")
+
+    def read_joined(self, key: str) -> tuple[str, list[str]] | None:
+        """The assembly a hit on ``key`` substitutes (after its first line) and the functions
+        substituted, as :meth:`write_joined` kept it for the entry's current version; else None.
+
+        Lets a repeated hit skip decoding the entry and splitting the assembly into units
+        (json, re and the unit parser: tens of milliseconds on a large file)."""
+        try:
+            with open(self.path(key), "rb") as fh:
+                head = fh.readline(200).decode("ascii", "replace").split()
+            with open(self._joined_path(key), "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            return None
+        nl = raw.find(b"\n")
+        header = raw[:nl].decode("ascii", "replace").split(" ") if nl > 0 else []
+        if len(header) != 5 or header[0] != "sgcc-joined" or len(head) != 3 or header[1] != head[2]:
+            return None  # another version of the entry (or none): the memo is stale
+        body = raw[nl + 1:]
+        if keys.sha256(body).hexdigest() != header[2]:
+            return None
+        return body.decode("utf-8", "surrogateescape"), header[4].split(",")
+
+    def write_joined(self, key: str, entry_sum: str, text: str, functions: list[str]) -> None:
+        """Keep ``text`` as what a hit on the version ``entry_sum`` of ``key`` substitutes.
+        Written only if that version is still the entry's (checked under its lock, which every
+        update of the entry holds while it removes the memo), so a memo is never stale."""
+        body = text.encode("utf-8", "surrogateescape")
+        names = ",".join(functions)
+        if not functions or any(not f or set(f) & set(" ,\n") for f in functions):
+            return
+        data = f"sgcc-joined {entry_sum} {keys.sha256(body).hexdigest()} {len(functions)} {names}\n".encode() + body
+        path = self._joined_path(key)
+        fd = _lock(self._lock_path(key))
+        try:
             try:
-                os.utime(path)  # least recently used = oldest mtime
+                with open(self.path(key), "rb") as fh:
+                    head = fh.readline(200).split()
             except OSError:
-                pass
-        return data
+                return
+            if len(head) != 3 or head[2].decode("ascii", "replace") != entry_sum:
+                return
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+        finally:
+            _unlock(fd)
 
     def exists(self, key: str) -> bool:
         """Whether an entry file for ``key`` is there (not read, not checked)."""
@@ -192,6 +256,7 @@ class Store:
             if now == raw:
                 _unlink(path)
                 _unlink(self._mark_path(key))
+                _unlink(self._joined_path(key))
         finally:
             _unlock(fd)
         self.bump({"corrupt": 1})
@@ -225,6 +290,7 @@ class Store:
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, path)
+            _unlink(self._joined_path(key))  # derived from the old version
             if not has_winners:
                 _unlink(mark)
         finally:
@@ -243,6 +309,7 @@ class Store:
             return False
         finally:
             _unlink(self._mark_path(key))
+            _unlink(self._joined_path(key))
             _unlock(fd)
 
     # -- listing, size, eviction ----------------------------------------------------------

@@ -147,7 +147,16 @@ class EligibleCompile:
         if key not in self.marks:  # no winner (the index is exact for entries with winners)
             self._count("tu_hits_no_winner" if store.exists(key) else "tu_misses")
             return None
-        entry = store.read(key, touch=True)
+        first = asm.partition("\n")[0] if asm.startswith('\t.file\t"') else ""
+        memo = store.read_joined(key)
+        if memo is not None:  # a repeated hit: what the last one substituted, for this version
+            joined, functions = memo
+            store.touch(key)
+            self._count("tu_hits")
+            self._count("units_substituted", len(functions))
+            log(f"cache hit {key[:16]} (memoized): substituted {', '.join(sorted(functions))} in {src.path}")
+            return f"{first}\n{joined}" if first else joined
+        entry, entry_sum = store.read_checked(key, touch=True)
         if entry is None:
             self._count("tu_misses")
             return None
@@ -165,6 +174,10 @@ class EligibleCompile:
             except KeyError:
                 self._count("tu_hits_unusable")
                 return None
+            if first and new.startswith(first + "\n"):
+                store.write_joined(key, entry_sum, new[len(first) + 1:], sorted(units))
+            elif not first:
+                store.write_joined(key, entry_sum, new, sorted(units))
         self._count("tu_hits")
         self._count("units_substituted", len(units))
         log(f"cache hit {key[:16]}: substituted {', '.join(sorted(units))} in {src.path}")
