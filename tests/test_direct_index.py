@@ -162,3 +162,42 @@ def test_a_repeated_hit_substitutes_the_same_and_never_a_stale_version(tmp_path,
     store.write_joined(key, old_sum, "stale", [unit.name])
     assert store.read_joined(key) is None
     assert build("6.o") == first
+
+
+AS_FLAG_SETS = [["-O2"], ["-O3", "-g"], ["-O2", "-g3", "-gdwarf-4"], ["-O3", "-fPIC"], ["-O3", "-march=haswell"],
+                ["-O3", "-Wa,--noexecstack"], ["-O2", "-Wa,-mrelax-relocations=no", "-Wa,--defsym,SGCC_X=1"],
+                ["-O3", "-m32"], ["-O3", "-m32", "-g", "-march=i686"], ["-O2", "-mx32"], ["-O2", "-pipe", "-fno-asynchronous-unwind-tables"]]
+
+
+@pytest.mark.parametrize("flags", AS_FLAG_SETS, ids=[" ".join(f) for f in AS_FLAG_SETS])
+def test_as_run_directly_makes_the_drivers_object(tmp_path, real_gcc, flags):
+    """The ``as`` command learnt from ``gcc -###`` makes the same object as gcc's own assemble
+    step and as gcc's one-step compile (a source without includes: -m32 needs no multilib)."""
+    from sgcc.dropin import assemble, driver
+
+    (tmp_path / "t.c").write_text("static int sq(int x) { return x * x; }\n"
+                                  "int f(int n) { int s = 0; for (int i = 0; i < n; i++) s += sq(i) ^ n; return s; }\n"
+                                  "double g(double a, double b) { return a * b + 1.5; }\n")
+    if proc.run([real_gcc, *flags, "-S", "t.c", "-o", "t.s"], cwd=tmp_path).returncode != 0:
+        pytest.skip(f"gcc cannot compile for {flags}")
+    env = dict(os.environ)
+    argv = assemble.template(real_gcc, keys.compiler_id(real_gcc), flags, env, str(tmp_path / "cache"),
+                             lambda a: driver._spawn(a, env, str(tmp_path)))
+    assert argv is not None
+    old = os.getcwd()
+    os.chdir(tmp_path)  # the names as the driver gets them (a -g object may record them)
+    try:
+        status, _, err = driver._spawn(assemble.command(argv, "t.s", "direct.o"), env, str(tmp_path))
+    finally:
+        os.chdir(old)
+    if status != 0 and b"not supported" in err:
+        pytest.skip(err.decode())
+    assert status == 0, err.decode()
+    assert proc.run([real_gcc, *flags, "-c", "-x", "assembler", "t.s", "-o", "driver.o"], cwd=tmp_path).returncode == 0
+    assert proc.run([real_gcc, *flags, "-c", "t.c", "-o", "one-step.o"], cwd=tmp_path).returncode == 0
+    direct = (tmp_path / "direct.o").read_bytes()
+    assert direct == (tmp_path / "driver.o").read_bytes() == (tmp_path / "one-step.o").read_bytes()
+    # Learnt once: the second time it comes from the cache directory, without the driver.
+    again = assemble.template(real_gcc, keys.compiler_id(real_gcc), flags, env, str(tmp_path / "cache"),
+                              lambda a: pytest.fail("the driver ran again"))
+    assert again == argv

@@ -129,8 +129,8 @@ def _assert_same(gcc: dict, ours: dict) -> None:
 def _base_env() -> dict:
     env = dict(os.environ)
     for key in list(env):
-        if key.startswith("SGCC_"):
-            del env[key]
+        if key.startswith("SGCC_") and key not in ("SGCC_CACHE_DIR", "SGCC_CONFIG"):
+            del env[key]  # (the session's private cache and configuration stay: see conftest)
     return env
 
 

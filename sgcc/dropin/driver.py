@@ -88,6 +88,30 @@ class EligibleCompile:
         if status != 0:
             raise _Fallback(f"{' '.join(args[:3])}...: exit status {status}")
 
+    def _assemble(self, flags: list[str], asm_path: str, obj: str) -> None:
+        """``gcc <flags> -c -x assembler asm_path -o obj``, by running the ``as`` command that
+        gcc would run (see :mod:`sgcc.dropin.assemble`) when it is known; else by gcc."""
+        argv = None
+        if self.settings.get("cache") and self.ctx is not None:
+            from sgcc.dropin import assemble
+
+            try:
+                argv = assemble.template(self.compiler, self.ctx["compiler"], flags, self.env,
+                                         self.settings["cache_dir"],
+                                         lambda a: _spawn(a, self.env, self.tmpdir))
+            except (OSError, ValueError):
+                argv = None
+        if argv is None:
+            self._gcc([*flags, "-c", "-x", "assembler", asm_path, "-o", obj])
+            return
+        from sgcc.dropin import assemble
+
+        status, out, err = _spawn(assemble.command(argv, asm_path, obj), self.env, self.tmpdir)
+        self.stdout.append(out)
+        self.stderr.append(err)
+        if status != 0:
+            raise _Fallback(f"as {asm_path}: exit status {status}")
+
     def run(self) -> int:
         inv = self.inv
         s_flags = inv.flags_without_inputs()
@@ -110,7 +134,7 @@ class EligibleCompile:
             asm_path = os.path.join(self.tmpdir, f"{n}.s")
             _write(asm_path, text if new is None else new)
             obj = inv.output_for(src) if inv.mode == "compile" else os.path.join(self.tmpdir, f"{n}.o")
-            self._gcc([*asm_flags, "-c", "-x", "assembler", asm_path, "-o", obj])
+            self._assemble(asm_flags, asm_path, obj)
             objects[src.index] = obj
         if inv.mode == "link":
             self._gcc(_link_args(inv, objects))
