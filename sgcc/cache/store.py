@@ -197,10 +197,16 @@ class Store:
         (json, re and the unit parser: tens of milliseconds on a large file)."""
         try:
             with open(self.path(key), "rb") as fh:
-                head = fh.readline(200).decode("ascii", "replace").split()
+                entry = fh.read()
             with open(self._joined_path(key), "rb") as fh:
                 raw = fh.read()
         except OSError:
+            return None
+        # The entry is checked as a full read checks it (not decoded): a corrupt entry is a
+        # miss, found and removed by the full read that follows, memo or not.
+        enl = entry.find(b"\n")
+        head = entry[:enl].decode("ascii", "replace").split() if enl > 0 else []
+        if len(head) != 3 or keys.sha256(entry[enl + 1:]).hexdigest() != head[2]:
             return None
         nl = raw.find(b"\n")
         header = raw[:nl].decode("ascii", "replace").split(" ") if nl > 0 else []
