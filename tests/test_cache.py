@@ -222,6 +222,7 @@ def test_statistics_are_exact_in_a_scripted_scenario(optimized, sgcc_exe, tmp_pa
     assert not list((cache_dir / "stats.d").glob("*.n"))  # merged into stats.json by the read
     text = proc.run([sgcc_exe, "stats"], env=env, timeout=60).stdout.decode()
     assert "hits with optimized code         2" in text and "66.7%" in text
+    assert "straight to gcc (no winner)      2" in text
     # Reading again merges nothing twice.
     again = json.loads(proc.run([sgcc_exe, "stats", "--json"], env=env, timeout=60).stdout)
     assert again["counters"] == c and again["passthrough"] == stats["passthrough"]
