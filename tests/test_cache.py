@@ -121,6 +121,28 @@ def test_eight_concurrent_writers_lose_nothing_and_corrupt_nothing(tmp_path):
     assert not list(Path(tmp_path).rglob("*.tmp"))
 
 
+def test_statistics_merge_is_exact_when_a_merge_was_interrupted(tmp_path):
+    from sgcc.cache import stats
+
+    for _ in range(5):
+        stats.record(str(tmp_path), {"eligible": 1}, {"opt-level-O0": 1})
+    assert stats.read(str(tmp_path))["counters"] == {"eligible": 5}
+    # A merge that wrote stats.json but stopped before deleting what it merged: the files it
+    # names are not counted again.
+    stats.record(str(tmp_path), {"eligible": 1})
+    pending = sorted((tmp_path / "stats.d").glob("*.n"))
+    data = json.loads((tmp_path / "stats.json").read_text())
+    data["counters"]["eligible"] += 1
+    data["merged"] = [p.name for p in pending]
+    (tmp_path / "stats.json").write_text(json.dumps(data))
+    stats.record(str(tmp_path), {"eligible": 1})
+    got = stats.read(str(tmp_path))
+    assert got["counters"] == {"eligible": 7} and got["passthrough"] == {"opt-level-O0": 5}
+    assert not list((tmp_path / "stats.d").glob("*.n"))
+    stats.zero(str(tmp_path))
+    assert stats.read(str(tmp_path))["counters"] == {}
+
+
 # -- the drop-in uses it --------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
