@@ -88,6 +88,8 @@ def _winner(text: str) -> str:
 
 def _store_winner(store: cache.Store, key: str, asm: str) -> None:
     units = AsmFile.parse(asm).units
+    if not units:  # a file with no function (data only): nothing to substitute there
+        return
     unit = max(units, key=lambda u: u.lines)
     store.update(key, lambda old: {"functions": {}, "apply": {"units": {unit.name: _winner(unit.text)}}})
 
