@@ -29,6 +29,12 @@ A compile therefore asks "can this cache hold a winner for me?" with one directo
 could find has anything to substitute, and gcc runs the command as it is. A stale mark (a crash
 between the two steps, an entry removed by hand) only costs that context the full lookup.
 
+**Memoized hits.** ``ROOT/entries/<context id>/joined/<key>.s`` keeps the assembly the last hit
+on ``<key>`` substituted (after gcc's first ``.file`` line), tagged with the checksum of the
+entry version it came from (:meth:`Store.read_joined`, :meth:`Store.write_joined`). Other files:
+``ROOT/stats.d`` and ``ROOT/stats.json`` (:mod:`sgcc.cache.stats`), ``ROOT/as-commands``
+(:mod:`sgcc.dropin.assemble`).
+
 Kept lean: imported by the drop-in compile; json is imported only to read or write an entry.
 """
 
