@@ -170,8 +170,9 @@ def main() -> None:
 def _make_hit(gcc: str, sgcc: str, flags: list[str], src: Path, cache_dir: Path, env: dict, tmp: str) -> None:
     """A cache entry for ``src`` whose winner is one of its functions with a comment added
     (so the hit path substitutes and assembles real text)."""
-    from sgcc.cache import store as cache
     from sgcc.asm.units import AsmFile
+    from sgcc.cache import keys
+    from sgcc.cache import store as cache
 
     s_file = Path(tmp) / "probe.s"
     base = [f for f in flags if f not in ("-c", "-o", "x.o", src.name)]
@@ -179,8 +180,8 @@ def _make_hit(gcc: str, sgcc: str, flags: list[str], src: Path, cache_dir: Path,
     assert r.ok, r.stderr.decode()
     asm = s_file.read_text()
     unit = max(AsmFile.parse(asm).units, key=lambda u: u.lines)
-    ctx = cache.context(gcc, base, "flags")
-    key = cache.entry_key(ctx, cache.tu_digest(asm))
+    ctx = keys.context(gcc, base, "flags")
+    key = keys.entry_key(ctx, keys.tu_digest(asm))
     cache.Store(cache_dir).update(key, lambda old: {"functions": {}, "apply": {
         "units": {unit.name: unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n# cached\n", 1)}}})
 

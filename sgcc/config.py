@@ -8,22 +8,21 @@ names another). Both use an ``[sgcc]`` table or top-level keys.
 A bad value (wrong type, unknown choice) is an error that names its source, never a
 silent default.
 
-These layers configure sgcc's commands. The compile path (every ``make`` compile) reads only
-its few ``SGCC_*`` variables (see :mod:`sgcc.dropin.driver`): parsing TOML files there would cost
-every compile.
+The same layers serve sgcc's commands (:func:`load`) and the compile path every ``make``
+compile runs (:func:`compile_settings`): both go through :func:`_resolve`. That is why this
+module is lean: plain classes rather than dataclasses, no pathlib or typing at module level,
+and TOML is parsed only when a file exists (importing ``tomllib`` costs ~15 ms, most builds
+have no sgcc.toml).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable
 
 from sgcc.errors import SgccError
 
 
-def _bool(value: Any) -> bool:
+def _bool(value: object) -> bool:
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -34,28 +33,28 @@ def _bool(value: Any) -> bool:
     raise ValueError(f"expected a boolean, got {value!r}")
 
 
-def _float(value: Any) -> float:
+def _float(value: object) -> float:
     return float(value)
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     if isinstance(value, bool):
         raise ValueError("expected an integer")
     return int(value)
 
 
-def _int_or_none(value: Any) -> int | None:
+def _int_or_none(value: object) -> int | None:
     if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
         return None
     return _int(value)
 
 
-def _size(value: Any) -> str:
+def _size(value: object) -> str:
     parse_size(value)
     return str(value).strip()
 
 
-def parse_size(value: Any) -> int:
+def parse_size(value: object) -> int:
     """Bytes from '256M', '1G', '500k' or a plain number."""
     text = str(value).strip().upper().removesuffix("B")
     mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(text[-1:], 1)
@@ -69,7 +68,7 @@ def parse_size(value: Any) -> int:
     return size
 
 
-def _str(value: Any) -> str:
+def _str(value: object) -> str:
     if not isinstance(value, (str, int, float)):
         raise ValueError(f"expected a string, got {type(value).__name__}")
     return str(value)
@@ -78,7 +77,7 @@ def _str(value: Any) -> str:
 GENERATOR_NAMES = ("replay", "llm", "variants", "pgo", "layout")
 
 
-def _generators(value: Any) -> str:
+def _generators(value: object) -> str:
     """A comma-separated generator list: names from GENERATOR_NAMES, 'auto', '-NAME'."""
     if isinstance(value, (list, tuple)):
         value = ",".join(str(v) for v in value)
@@ -90,7 +89,7 @@ def _generators(value: Any) -> str:
     return text or "auto"
 
 
-def _budget(value: Any) -> str:
+def _budget(value: object) -> str:
     """'300s', '40', '300s,40', '5m' or '' (unbounded); checked here, read by :func:`parse_budget`."""
     parse_budget(str(value))
     return str(value).replace(" ", "")
@@ -116,8 +115,8 @@ def parse_budget(text: str) -> tuple[float | None, int | None]:
     return seconds, candidates
 
 
-def _choice(*choices: str) -> Callable[[Any], str]:
-    def convert(value: Any) -> str:
+def _choice(*choices: str):
+    def convert(value: object) -> str:
         text = str(value).strip().lower()
         if text not in choices:
             raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}")
@@ -126,17 +125,20 @@ def _choice(*choices: str) -> Callable[[Any], str]:
     return convert
 
 
-@dataclass(frozen=True)
 class Setting:
     """One configuration key: its type, default and meaning."""
 
-    key: str
-    convert: Callable[[Any], Any]
-    default: Any
-    help: str
+    __slots__ = ("key", "convert", "default", "help")
+
+    def __init__(self, key: str, convert, default: object, help: str):
+        self.key = key
+        self.convert = convert
+        self.default = default
+        self.help = help
 
     @property
     def env(self) -> str:
+        """The environment variable that sets it."""
         return "SGCC_" + self.key.upper().replace("-", "_")
 
 
@@ -178,55 +180,83 @@ SETTINGS: dict[str, Setting] = {
 }
 
 
-@dataclass
 class Value:
-    value: Any
-    source: str
+    """An effective value and the layer it came from."""
+
+    __slots__ = ("value", "source")
+
+    def __init__(self, value: object, source: str):
+        self.value = value
+        self.source = source
 
 
 class Config:
     """Effective settings with their sources."""
 
-    def __init__(self, values: dict[str, Value], files: list[Path]):
+    def __init__(self, values: dict[str, Value], files: list):
         self._values = values
         self.files = files
-        self.project: dict[str, Any] = {}
-        self.project_file: Path | None = None
+        self.project: dict[str, object] = {}
+        self.project_file = None
 
-    def __getattr__(self, key: str) -> Any:
+    def __getattr__(self, key: str) -> object:
         try:
             return self._values[key].value
         except KeyError:
             raise AttributeError(key) from None
 
     def source(self, key: str) -> str:
+        """Where ``key``'s value came from."""
         return self._values[key].source
 
     def items(self):
+        """(key, value, source) of every setting."""
         return [(k, v.value, v.source) for k, v in self._values.items()]
 
 
-def user_config_path() -> Path:
-    """The user's configuration file (SGCC_CONFIG overrides the platform location)."""
+def _user_file() -> str:
     override = os.environ.get("SGCC_CONFIG")
     if override:
-        return Path(override)
+        return override
+    import sys
+
+    if os.name == "posix" and sys.platform != "darwin":
+        # What platformdirs.user_config_dir("sgcc") says on Linux, without its import.
+        base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
+        return os.path.join(base, "sgcc", "config.toml")
     import platformdirs
 
-    return Path(platformdirs.user_config_dir("sgcc")) / "config.toml"
+    return os.path.join(platformdirs.user_config_dir("sgcc"), "config.toml")
 
 
-def project_config_path(start: Path | None = None) -> Path | None:
-    """The nearest sgcc.toml at or above ``start`` (the working directory by default)."""
-    here = (start or Path.cwd()).resolve()
-    for directory in (here, *here.parents):
-        candidate = directory / "sgcc.toml"
-        if candidate.is_file():
+def _project_file(start: str | None = None) -> str | None:
+    here = os.path.realpath(start or os.getcwd())
+    while True:
+        candidate = os.path.join(here, "sgcc.toml")
+        if os.path.isfile(candidate):
             return candidate
-    return None
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def user_config_path():
+    """The user's configuration file (SGCC_CONFIG overrides the platform location), a Path."""
+    from pathlib import Path
+
+    return Path(_user_file())
+
+
+def project_config_path(start=None):
+    """The nearest sgcc.toml at or above ``start`` (the working directory by default), a Path."""
+    from pathlib import Path
+
+    found = _project_file(None if start is None else os.fspath(start))
+    return None if found is None else Path(found)
+
+
+def _read_toml(path: str) -> dict[str, object]:
     import tomllib
 
     try:
@@ -241,16 +271,15 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return table
 
 
-def load(cli: dict[str, Any] | None = None, *, cwd: Path | None = None) -> Config:
-    """Resolve every setting through the layers; ``cli`` holds values given on the command line
-    (None means "not given")."""
-    layers: list[tuple[str, dict[str, Any]]] = []
-    files: list[Path] = []
-    user = user_config_path()
-    if user.is_file():
+def _resolve(cli: dict[str, object] | None, cwd: str | None):
+    """Every setting through the layers: (values, files read, project file, [project] table)."""
+    layers: list[tuple[str, dict[str, object]]] = []
+    files: list[str] = []
+    user = _user_file()
+    if os.path.isfile(user):
         layers.append((f"user file {user}", _read_toml(user)))
         files.append(user)
-    project = project_config_path(cwd)
+    project = _project_file(cwd)
     if project is not None:
         layers.append((f"project file {project}", _read_toml(project)))
         files.append(project)
@@ -259,7 +288,7 @@ def load(cli: dict[str, Any] | None = None, *, cwd: Path | None = None) -> Confi
     layers.append(("command line", {k: v for k, v in (cli or {}).items() if v is not None}))
 
     values = {key: Value(s.default, "default") for key, s in SETTINGS.items()}
-    project_table: dict[str, Any] = {}
+    project_table: dict[str, object] = {}
     for source, table in layers:
         for raw_key, raw in table.items():
             key = raw_key.replace("-", "_")
@@ -280,18 +309,39 @@ def load(cli: dict[str, Any] | None = None, *, cwd: Path | None = None) -> Confi
             if key == "cache_dir" and value and source.startswith(("user", "project")):
                 # Relative to the file that says it: `cache_dir = "cache"` in sgcc.toml is the
                 # project's own cache/ directory wherever make runs.
-                value = str((Path(source.split(" file ", 1)[1]).parent / value).resolve())
+                value = os.path.realpath(os.path.join(os.path.dirname(source.split(" file ", 1)[1]), value))
             values[key] = Value(value, source)
-    cfg = Config(values, files)
+    return values, files, project, project_table
+
+
+def load(cli: dict[str, object] | None = None, *, cwd=None) -> Config:
+    """Resolve every setting through the layers; ``cli`` holds values given on the command line
+    (None means "not given")."""
+    from pathlib import Path
+
+    values, files, project, project_table = _resolve(cli, None if cwd is None else os.fspath(cwd))
+    cfg = Config(values, [Path(f) for f in files])
     cfg.project = project_table
-    cfg.project_file = project
+    cfg.project_file = None if project is None else Path(project)
     return cfg
+
+
+def _effective_cache_dir(value: str) -> str:
+    if value:
+        return os.path.abspath(value)
+    from sgcc.cache import store as cache
+
+    return os.path.abspath(cache.default_root())
 
 
 def cache_dir(cfg: Config) -> str:
     """The effective cache directory (the same one the compile path uses)."""
-    if cfg.cache_dir:
-        return os.path.abspath(cfg.cache_dir)
-    from sgcc.cache import store as cache
+    return _effective_cache_dir(cfg.cache_dir)
 
-    return os.path.abspath(cache.default_root())
+
+def compile_settings() -> dict:
+    """What the compile path needs (``cache``, ``cache_dir``, ``isa``), through the same layers
+    as :func:`load`; raises :class:`SgccError` on a bad file or value, like every command."""
+    values, _, _, _ = _resolve(None, None)
+    return {"cache": values["cache"].value, "isa": values["isa"].value,
+            "cache_dir": _effective_cache_dir(values["cache_dir"].value)}

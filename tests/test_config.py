@@ -49,3 +49,27 @@ def test_bad_values_name_their_source(layers, monkeypatch):
     (project / "sgcc.toml").write_text("timing_rounds = [\n")
     with pytest.raises(SgccError, match="cannot read configuration file"):
         config.load(cwd=project)
+
+
+def test_the_compile_path_resolves_through_the_same_layers(layers, monkeypatch, tmp_path):
+    user, project = layers
+    user.write_text('isa = "native"\ncache_dir = "user-cache"\n')
+    monkeypatch.chdir(project / "sub")
+    assert config.compile_settings() == {"cache": True, "isa": "native",
+                                         "cache_dir": str((tmp_path / "user-cache").resolve())}
+    (project / "sgcc.toml").write_text('[sgcc]\ncache = false\ncache-dir = "pc"\n')
+    got = config.compile_settings()
+    assert got == {"cache": False, "isa": "native", "cache_dir": str((project / "pc").resolve())}
+    cfg = config.load()
+    assert (cfg.cache, cfg.isa, config.cache_dir(cfg)) == (got["cache"], got["isa"], got["cache_dir"])
+    monkeypatch.setenv("SGCC_CACHE", "yes")
+    monkeypatch.setenv("SGCC_ISA", "flags")
+    assert config.compile_settings()["cache"] is True and config.compile_settings()["isa"] == "flags"
+    # What `sgcc config` refuses, the compile path refuses too (the drop-in then warns and runs gcc).
+    monkeypatch.setenv("SGCC_ISA", "fancy")
+    with pytest.raises(SgccError, match="SGCC_ISA"):
+        config.compile_settings()
+    monkeypatch.delenv("SGCC_ISA")
+    (project / "sgcc.toml").write_text("cache_sise = '1G'\n")
+    with pytest.raises(SgccError, match="unknown setting"):
+        config.compile_settings()

@@ -129,19 +129,30 @@ def _assert_same(gcc: dict, ours: dict) -> None:
 def _base_env() -> dict:
     env = dict(os.environ)
     for key in list(env):
-        if key.startswith("SGCC_"):
-            del env[key]
+        if key.startswith("SGCC_") and key not in ("SGCC_CACHE_DIR", "SGCC_CONFIG"):
+            del env[key]  # (the session's private cache and configuration stay: see conftest)
     return env
 
 
+@pytest.mark.parametrize("path", ["direct", "two-step"])
 @pytest.mark.parametrize("case_id,argline,expected", CASES, ids=[c[0] for c in CASES])
-def test_plain_use_matches_gcc(tmp_path, sgcc_exe, case_id, argline, expected):
+def test_plain_use_matches_gcc(tmp_path, sgcc_exe, case_id, argline, expected, path):
+    """Both ways an eligible compile can go: straight to gcc (nothing to substitute: the empty
+    cache) and sgcc's own two steps (forced here as `sgcc optimize --project` forces them, by
+    recording the compiles)."""
     args = argline.split()
-    gcc, ours, log = _run_both(tmp_path, args, [sgcc_exe], _base_env())
+    env = _base_env()
+    if path == "two-step":
+        env["SGCC_RECORD"] = str(tmp_path / "record" / "compiles.jsonl")
+        (tmp_path / "record").mkdir()
+    gcc, ours, log = _run_both(tmp_path, args, [sgcc_exe], env)
     if expected == E:
         assert not gcc["unstable"], "an eligible compile must be deterministic to be byte-identical"
     _assert_same(gcc, ours)
     assert re.match(rf"\[\d+\] {expected}", log), log
+    if expected == E:
+        direct = "nothing to substitute" in log
+        assert direct == (path == "direct"), log
 
 
 PREFIX_CASES = ["object-with-o", "mmd-mp", "warnings", "syntax-error", "link-two", "debug-g", "preprocess"]

@@ -1,43 +1,48 @@
-"""The content-addressed verdict cache: what a search proved, applied by every later build.
+"""The content-addressed verdict cache's files: entries, the index of winners, eviction.
 
-**Keys.** One entry per translation unit in one context. The context is everything besides
-the assembly that shapes the answer: a schema version, the real compiler's identity (its
-resolved path, size and modification time; its version is in the assembly's ``.ident``), the
-flags that reach code generation or the assembler (not -I/-D/-W/-M*/-o/inputs/link-only
-flags, which either shaped the assembly already or do not matter), the instruction-set policy
-(``flags`` or ``native``), and the CPU (model name and feature flags from /proc/cpuinfo: a
-speedup measured on one CPU is a claim about that CPU). The translation unit's identity is the
-SHA-256 of gcc's assembly for it, with the ``.file`` line normalised (it spells the source
-path as the command line did), which covers every function unit's text and everything those
-units rely on in the same file (-fipa-ra register assumptions, static callees, clones).
+**Values.** One entry per translation unit in one context (its key: :mod:`sgcc.cache.keys`).
+An entry holds, per function, the verdicts of searches (keyed by a *search key*: the tests'
+content, the generator configuration and the minimum gain), each either a winning unit with
+its evidence (generator, speedup and interval, tests hash, date) or a recorded "no better
+candidate" so the same search is not repeated; and ``apply``: the set of winners the last
+search validated *together*, which is exactly what a drop-in compile substitutes.
 
 Keying on the whole file rather than one function is deliberate: an edit anywhere in a file
 invalidates its cached winners. A winner was proven correct next to the other functions of
 its file as gcc compiled them; reusing it next to different ones would need luck.
 
-**Values.** An entry holds, per function, the verdicts of searches (keyed by a *search key*:
-the tests' content, the generator configuration and the minimum gain), each either a winning
-unit with its evidence (generator, speedup and interval, tests hash, date) or a recorded "no
-better candidate" so the same search is not repeated; and ``apply``: the set of winners the
-last search validated *together*, which is exactly what a drop-in compile substitutes.
+**Files.** ``ROOT/entries/<context id>/<key>.json``, written via a temporary file and
+``rename`` under an exclusive ``flock`` of ``ROOT/locks/<key[:2]>.lock`` (filelock's Unix
+locks are ``flock`` locks too, so they interoperate; this module uses ``fcntl`` directly
+because importing filelock costs ~30 ms, which every compile would pay). The first line is
+``sgcc-cache 1 <sha256 of the rest>``: a corrupt or truncated entry is a miss, counted, and
+removed so the next search repairs it. Size is bounded: after a store, entries beyond
+``cache_size`` are evicted least recently used first (a hit refreshes an entry's modification
+time). Statistics: :mod:`sgcc.cache.stats`.
 
-**Files.** ``ROOT/entries/ab/abcdef....json``, written via a temporary file and ``rename`` under
-an exclusive ``flock`` of ``ROOT/locks/ab.lock`` (filelock's Unix locks are ``flock`` locks
-too, so they interoperate; this module uses ``fcntl`` directly because importing filelock
-costs ~30 ms, which every compile would pay). The first line is ``sgcc-cache 1 <sha256 of the
-rest>``: a corrupt or truncated entry is a miss, counted, and removed so the next search
-repairs it. ``ROOT/stats.json`` holds counters, updated under ``ROOT/locks/stats.lock``.
-Size is bounded: after a store, entries beyond ``cache_size`` are evicted least recently used
-first (a hit refreshes an entry's modification time).
+**The index of winners.** ``ROOT/entries/<context id>/win/<key>`` is an empty file that exists
+whenever the entry ``<key>`` has winners to substitute (``apply``). It is created *before* an
+entry with winners is renamed into place and removed only *after* the entry lost them (or is
+deleted), all under the entry's lock, so at every moment: an entry with winners has its mark.
+A compile therefore asks "can this cache hold a winner for me?" with one directory listing
+(:func:`winners`) before running anything: no mark in its context means no entry a full lookup
+could find has anything to substitute, and gcc runs the command as it is. A stale mark (a crash
+between the two steps, an entry removed by hand) only costs that context the full lookup.
 
-Kept lean: this module is imported by the drop-in compile on every eligible compile.
+**Memoized hits.** ``ROOT/entries/<context id>/joined/<key>.s`` keeps the assembly the last hit
+on ``<key>`` substituted (after gcc's first ``.file`` line), tagged with the checksum of the
+entry version it came from (:meth:`Store.read_joined`, :meth:`Store.write_joined`). Other files:
+``ROOT/stats.d`` and ``ROOT/stats.json`` (:mod:`sgcc.cache.stats`), ``ROOT/as-commands``
+(:mod:`sgcc.dropin.assemble`).
+
+Kept lean: imported by the drop-in compile; json is imported only to read or write an entry.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import time
+
+from sgcc.cache import keys, stats as statsmod
 
 SCHEMA = 1
 MAGIC = "sgcc-cache"
@@ -45,101 +50,18 @@ MAGIC = "sgcc-cache"
 DEFAULT_MAX_BYTES = 256 << 20
 WHOLE_UNIT = "<translation-unit>"  # same as sgcc.candidates.WHOLE_UNIT (not imported: lean)
 
-# Flags that do not change what a compile's assembly means once it exists.
-_DROP_WITH_ARG = frozenset(["-I", "-D", "-U", "-include", "-imacros", "-isystem", "-iquote", "-idirafter",
-                            "-iprefix", "-iwithprefix", "-L", "-l", "-MF", "-MT", "-MQ", "-o", "-x",
-                            "-Xlinker"])
-_DROP_PREFIX = ("-I", "-D", "-U", "-L", "-l", "-MF", "-MT", "-MQ", "-Wl,", "-Wp,", "-isystem", "-iquote",
-                "-fdiagnostics", "-fmessage-length", "-fno-diagnostics", "-fcolor-diagnostics")
-_DROP_EXACT = frozenset(["-c", "-S", "-MD", "-MMD", "-MP", "-MG", "-pipe", "-v", "-Q", "-pedantic",
-                         "-pedantic-errors", "-w", "-static", "-shared", "-pie", "-no-pie", "-rdynamic",
-                         "-save-temps", "-pthread"])
+
+def entry_dir(root: str, key: str) -> str:
+    """The directory holding ``key``'s entry (one per context)."""
+    return os.path.join(root, "entries", keys.key_context_id(key))
 
 
-def key_flags(flags: list[str]) -> list[str]:
-    """The flags (inputs already removed) that belong in a cache key, in order."""
-    out: list[str] = []
-    i = 0
-    while i < len(flags):
-        a = flags[i]
-        if a in _DROP_WITH_ARG:
-            i += 2
-            continue
-        if a in _DROP_EXACT or a.startswith(_DROP_PREFIX):
-            i += 1
-            continue
-        if a.startswith("-W") and not a.startswith("-Wa,"):
-            i += 1  # warnings
-            continue
-        out.append(a)
-        i += 1
-    return out
-
-
-_cpu_id: str | None = None
-
-
-def cpu_id() -> str:
-    """The CPU's model name and feature flags, hashed (same CPU, same answer)."""
-    import hashlib
-
-    global _cpu_id
-    if _cpu_id is None:
-        model = flags = ""
-        try:
-            with open("/proc/cpuinfo", "rb") as fh:
-                for raw in fh:
-                    line = raw.decode("ascii", "replace")
-                    if not model and line.startswith("model name"):
-                        model = line.split(":", 1)[1].strip()
-                    elif not flags and line.startswith("flags"):
-                        flags = " ".join(sorted(line.split(":", 1)[1].split()))
-                    if model and flags:
-                        break
-        except OSError:
-            pass
-        machine = os.uname().machine
-        _cpu_id = hashlib.sha256(f"{machine}|{model}|{flags}".encode()).hexdigest()[:16] + f" {model or machine}"
-    return _cpu_id
-
-
-def compiler_id(compiler: str) -> str:
-    """The real compiler's identity: resolved path, size, modification time."""
-    real = os.path.realpath(compiler)
+def winners(root: str, context_id: str) -> frozenset[str]:
+    """The keys in this context whose entries have winners to substitute (one listing)."""
     try:
-        st = os.stat(real)
-        return f"{real}|{st.st_size}|{st.st_mtime_ns}"
+        return frozenset(os.listdir(os.path.join(root, "entries", context_id, "win")))
     except OSError:
-        return real
-
-
-def tu_digest(asm_text: str) -> str:
-    """SHA-256 of a translation unit's assembly, with its ``.file "..."`` line normalised."""
-    import hashlib
-
-    h = hashlib.sha256()
-    start = 0
-    # gcc writes `\t.file\t"name"` first; only that line (not DWARF's `.file N "dir" "name"`).
-    if asm_text.startswith('\t.file\t"'):
-        nl = asm_text.find("\n")
-        start = len(asm_text) if nl < 0 else nl + 1
-        h.update(b"\t.file\t\"-\"\n")
-    h.update(asm_text[start:].encode("utf-8", "surrogateescape"))
-    return h.hexdigest()
-
-
-def context(compiler: str, flags: list[str], isa: str) -> dict:
-    """The non-assembly part of a key (see the module docstring)."""
-    return {"schema": SCHEMA, "compiler": compiler_id(compiler), "flags": key_flags(flags), "isa": isa,
-            "cpu": cpu_id()}
-
-
-def entry_key(ctx: dict, digest: str) -> str:
-    """The key of one translation unit's entry."""
-    import hashlib
-
-    text = json.dumps(ctx, sort_keys=True, separators=(",", ":")) + "\n" + digest
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+        return frozenset()
 
 
 def default_root() -> str:
@@ -188,15 +110,16 @@ def _unlock(fd: int) -> None:
 
 
 def encode_entry(data: dict) -> bytes:
-    import hashlib
+    """An entry's bytes: the checked header line, then the JSON body."""
+    import json
 
     body = json.dumps(data, sort_keys=True, indent=1).encode("utf-8", "surrogateescape")
-    return f"{MAGIC} {SCHEMA} {hashlib.sha256(body).hexdigest()}\n".encode() + body
+    return f"{MAGIC} {SCHEMA} {keys.sha256(body).hexdigest()}\n".encode() + body
 
 
 def decode_entry(raw: bytes) -> dict:
     """The entry in ``raw``; :class:`CacheError` if it is not intact."""
-    import hashlib
+    import json
 
     nl = raw.find(b"\n")
     if nl < 0:
@@ -207,7 +130,7 @@ def decode_entry(raw: bytes) -> dict:
     if header[1] != str(SCHEMA):
         raise CacheError(f"schema {header[1]}, expected {SCHEMA}")
     body = raw[nl + 1:]
-    if hashlib.sha256(body).hexdigest() != header[2]:
+    if keys.sha256(body).hexdigest() != header[2]:
         raise CacheError("checksum mismatch (corrupt or truncated)")
     try:
         data = json.loads(body.decode("utf-8", "surrogateescape"))
@@ -228,7 +151,11 @@ class Store:
     # -- paths ----------------------------------------------------------------------------
 
     def path(self, key: str) -> str:
-        return os.path.join(self.root, "entries", key[:2], key + ".json")
+        """Where ``key``'s entry lives."""
+        return os.path.join(entry_dir(self.root, key), key + ".json")
+
+    def _mark_path(self, key: str) -> str:
+        return os.path.join(entry_dir(self.root, key), "win", key)
 
     def _lock_path(self, key: str) -> str:
         return os.path.join(self.root, "locks", key[:2] + ".lock")
@@ -237,25 +164,97 @@ class Store:
 
     def read(self, key: str, *, touch: bool = False) -> dict | None:
         """The entry for ``key``, or None (missing, or corrupt: then it is removed and counted)."""
+        return self.read_checked(key, touch=touch)[0]
+
+    def read_checked(self, key: str, *, touch: bool = False) -> tuple[dict | None, str]:
+        """:meth:`read`, and the checksum of what was read (names that version of the entry)."""
         path = self.path(key)
         try:
             with open(path, "rb") as fh:
                 raw = fh.read()
-        except FileNotFoundError:
-            return None
         except OSError:
-            return None
+            return None, ""
         try:
             data = decode_entry(raw)
         except CacheError:
             self._discard_corrupt(key, path, raw)
-            return None
+            return None, ""
         if touch:
+            self.touch(key)
+        return data, raw[:raw.find(b"\n")].decode("ascii").split()[2]
+
+    def touch(self, key: str) -> None:
+        """Mark ``key``'s entry as just used (least recently used = oldest mtime)."""
+        try:
+            os.utime(self.path(key))
+        except OSError:
+            pass
+
+    # -- the substituted assembly, memoized ------------------------------------------------
+
+    def _joined_path(self, key: str) -> str:
+        return os.path.join(entry_dir(self.root, key), "joined", key + ".s")
+
+    def read_joined(self, key: str) -> tuple[str, list[str]] | None:
+        """The assembly a hit on ``key`` substitutes (after its first line) and the functions
+        substituted, as :meth:`write_joined` kept it for the entry's current version; else None.
+
+        Lets a repeated hit skip decoding the entry and splitting the assembly into units
+        (json, re and the unit parser: tens of milliseconds on a large file)."""
+        try:
+            with open(self.path(key), "rb") as fh:
+                entry = fh.read()
+            with open(self._joined_path(key), "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            return None
+        # The entry is checked as a full read checks it (not decoded): a corrupt entry is a
+        # miss, found and removed by the full read that follows, memo or not.
+        enl = entry.find(b"\n")
+        head = entry[:enl].decode("ascii", "replace").split() if enl > 0 else []
+        if len(head) != 3 or keys.sha256(entry[enl + 1:]).hexdigest() != head[2]:
+            return None
+        nl = raw.find(b"\n")
+        header = raw[:nl].decode("ascii", "replace").split(" ") if nl > 0 else []
+        if len(header) != 5 or header[0] != "sgcc-joined" or len(head) != 3 or header[1] != head[2]:
+            return None  # another version of the entry (or none): the memo is stale
+        body = raw[nl + 1:]
+        if keys.sha256(body).hexdigest() != header[2]:
+            return None
+        return body.decode("utf-8", "surrogateescape"), header[4].split(",")
+
+    def write_joined(self, key: str, entry_sum: str, text: str, functions: list[str]) -> None:
+        """Keep ``text`` as what a hit on the version ``entry_sum`` of ``key`` substitutes.
+        Written only if that version is still the entry's (checked under its lock, which every
+        update of the entry holds while it removes the memo), so a memo is never stale."""
+        body = text.encode("utf-8", "surrogateescape")
+        names = ",".join(functions)
+        if not functions or any(not f or set(f) & set(" ,\n") for f in functions):
+            return
+        data = f"sgcc-joined {entry_sum} {keys.sha256(body).hexdigest()} {len(functions)} {names}\n".encode() + body
+        path = self._joined_path(key)
+        fd = _lock(self._lock_path(key))
+        try:
             try:
-                os.utime(path)  # least recently used = oldest mtime
+                with open(self.path(key), "rb") as fh:
+                    head = fh.readline(200).split()
             except OSError:
-                pass
-        return data
+                return
+            if len(head) != 3 or head[2].decode("ascii", "replace") != entry_sum:
+                return
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+        finally:
+            _unlock(fd)
+
+    def exists(self, key: str) -> bool:
+        """Whether an entry file for ``key`` is there (not read, not checked)."""
+        return os.path.exists(self.path(key))
 
     def _discard_corrupt(self, key: str, path: str, raw: bytes) -> None:
         fd = _lock(self._lock_path(key))
@@ -267,10 +266,9 @@ class Store:
             except OSError:
                 return
             if now == raw:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+                _unlink(path)
+                _unlink(self._mark_path(key))
+                _unlink(self._joined_path(key))
         finally:
             _unlock(fd)
         self.bump({"corrupt": 1})
@@ -279,8 +277,10 @@ class Store:
 
     def update(self, key: str, change) -> dict:
         """Read-modify-write the entry for ``key`` under its lock: ``change(entry_or_None)``
-        returns the new entry (a dict). Written atomically; returns what was written."""
+        returns the new entry (a dict). Written atomically; returns what was written.
+        Keeps the index of winners true (see the module docstring)."""
         path = self.path(key)
+        mark = self._mark_path(key)
         fd = _lock(self._lock_path(key))
         try:
             try:
@@ -292,13 +292,19 @@ class Store:
             new.setdefault("schema", SCHEMA)
             new["key"] = key
             data = encode_entry(new)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            has_winners = bool(substitution(new))
+            os.makedirs(os.path.dirname(mark), exist_ok=True)
+            if has_winners:  # the mark first: a compile must never see winners without it
+                os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o666))
             tmp = f"{path}.{os.getpid()}.tmp"
             with open(tmp, "wb") as fh:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, path)
+            _unlink(self._joined_path(key))  # derived from the old version
+            if not has_winners:
+                _unlink(mark)
         finally:
             _unlock(fd)
         self.bump({"stores": 1})
@@ -306,6 +312,7 @@ class Store:
         return new
 
     def delete(self, key: str) -> bool:
+        """Remove ``key``'s entry (and its mark); whether there was one."""
         fd = _lock(self._lock_path(key))
         try:
             os.unlink(self.path(key))
@@ -313,11 +320,14 @@ class Store:
         except OSError:
             return False
         finally:
+            _unlink(self._mark_path(key))
+            _unlink(self._joined_path(key))
             _unlock(fd)
 
     # -- listing, size, eviction ----------------------------------------------------------
 
     def keys(self) -> list[str]:
+        """Every entry's key, sorted."""
         out = []
         base = os.path.join(self.root, "entries")
         try:
@@ -345,6 +355,7 @@ class Store:
         return files
 
     def size(self) -> int:
+        """Bytes the entries take."""
         return sum(f[1] for f in self._files())
 
     def trim(self, max_bytes: int | None = None) -> int:
@@ -368,6 +379,7 @@ class Store:
         return evicted
 
     def clear(self) -> int:
+        """Remove every entry; how many there were."""
         n = 0
         for key in self.keys():
             n += self.delete(key)
@@ -375,57 +387,30 @@ class Store:
 
     # -- statistics -----------------------------------------------------------------------
 
-    def _stats_path(self) -> str:
-        return os.path.join(self.root, "stats.json")
-
     def bump(self, counts: dict, reasons: dict | None = None) -> None:
         """Add ``counts`` (and pass-through ``reasons``) to the statistics; never raises."""
-        try:
-            fd = _lock(os.path.join(self.root, "locks", "stats.lock"))
-        except OSError:
-            return
-        try:
-            stats = self._read_stats()
-            for k, v in counts.items():
-                stats["counters"][k] = stats["counters"].get(k, 0) + v
-            for k, v in (reasons or {}).items():
-                stats["passthrough"][k] = stats["passthrough"].get(k, 0) + v
-            path = self._stats_path()
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(stats, fh, sort_keys=True)
-            os.replace(tmp, path)
-        except OSError:
-            pass
-        finally:
-            _unlock(fd)
-
-    def _read_stats(self) -> dict:
-        try:
-            with open(self._stats_path(), encoding="utf-8") as fh:
-                stats = json.load(fh)
-            if isinstance(stats, dict) and isinstance(stats.get("counters"), dict) \
-                    and isinstance(stats.get("passthrough"), dict):
-                return stats
-        except (OSError, ValueError):
-            pass
-        return {"counters": {}, "passthrough": {}, "since": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        statsmod.record(self.root, counts, reasons)
 
     def stats(self) -> dict:
         """Counters, pass-through reasons, and the cache's current size and entry count."""
-        stats = self._read_stats()
+        data = statsmod.read(self.root)
         files = self._files()
-        stats["entries"] = len(files)
-        stats["bytes"] = sum(f[1] for f in files)
-        stats["max_bytes"] = self.max_bytes
-        stats["root"] = self.root
-        return stats
+        data["entries"] = len(files)
+        data["bytes"] = sum(f[1] for f in files)
+        data["max_bytes"] = self.max_bytes
+        data["root"] = self.root
+        return data
 
     def zero_stats(self) -> None:
-        try:
-            os.unlink(self._stats_path())
-        except OSError:
-            pass
+        """Reset the counters (entries are kept)."""
+        statsmod.zero(self.root)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 # -- what the drop-in substitutes ------------------------------------------------------------
@@ -441,23 +426,3 @@ def substitution(entry: dict) -> dict[str, str] | None:
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in units.items()):
         return None
     return units
-
-
-def search_key(tests_digest: str, generators: str, min_gain: float) -> str:
-    """Identifies one search: the tests it proved against and how candidates were made."""
-    import hashlib
-
-    text = f"{tests_digest}|{generators}|{min_gain:.6f}"
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
-
-
-def tests_digest(tests) -> str:
-    """SHA-256 over every test's name, stdin, expected output and status."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for t in sorted(tests, key=lambda t: t.name):
-        for part in (t.name.encode(), t.stdin, t.expected_stdout or b"", str(t.expected_status).encode()):
-            h.update(len(part).to_bytes(8, "little"))
-            h.update(part)
-    return h.hexdigest()

@@ -39,6 +39,7 @@ def stats(as_json: bool, zero: bool) -> None:
         ("cache directory", data["root"]),
         ("counting since", data.get("since", "-")),
         ("compiles intercepted", c.get("eligible", 0)),
+        ("  straight to gcc (no winner)", c.get("direct", 0)),
         ("compiles passed through", c.get("passthrough", 0)),
         ("fell back to plain gcc", c.get("fallbacks", 0) + c.get("internal_errors", 0)),
         ("cache lookups (translation units)", lookups),

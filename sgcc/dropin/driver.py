@@ -10,6 +10,11 @@ compile runs as gcc itself does, in two steps through the same gcc driver:
 2. the assembly, with any proven-faster function units substituted, goes to
    ``gcc <user flags> -c -x assembler tmp.s -o <output>`` (or into the link for executables).
 
+Before any of that, sgcc decides whether the cache can hold anything to substitute for this
+compile (:func:`plan`): with the cache off, or no winner stored for this compile's context
+(compiler, code-shaping flags, ISA policy, CPU: one directory listing, see
+:mod:`sgcc.cache.store`), gcc runs the command as it is, in one exec, like a pass-through.
+
 With nothing to substitute the result is byte-identical to gcc's. Diagnostics are buffered
 and printed once at the end; if any step fails, sgcc discards what it did and hands the
 original command to gcc, which then reports exactly what it would have.
@@ -22,6 +27,7 @@ from __future__ import annotations
 import os
 import sys
 
+from sgcc import config
 from sgcc.dropin import compiler as compilermod
 from sgcc.dropin import gccargs
 from sgcc.errors import SgccError
@@ -62,24 +68,49 @@ class _Fallback(Exception):
 class EligibleCompile:
     """Carries out one eligible invocation; see the module docstring for the steps."""
 
-    def __init__(self, compiler: str, inv: gccargs.Invocation, tmpdir: str, settings: dict | None = None):
+    def __init__(self, compiler: str, inv: gccargs.Invocation, tmpdir: str, settings: dict | None = None,
+                 ctx: dict | None = None, marks: frozenset[str] = frozenset()):
         self.compiler = compiler
         self.inv = inv
         self.tmpdir = tmpdir
         self.settings = settings if settings is not None else {"cache": False}
+        self.ctx = ctx  # the cache context (see plan), computed once
+        self.marks = marks  # keys in that context with winners, listed before compiling
         self.counts: dict[str, int] = {}
         self.env = compilermod.child_env(compiler)
         self.stdout: list[bytes] = []
         self.stderr: list[bytes] = []
 
     def _gcc(self, args: list[str]) -> None:
-        from sgcc import proc
+        status, out, err = _spawn([self.compiler, *args], self.env, self.tmpdir)
+        self.stdout.append(out)
+        self.stderr.append(err)
+        if status != 0:
+            raise _Fallback(f"{' '.join(args[:3])}...: exit status {status}")
 
-        result = proc.run([self.compiler, *args], env=self.env)
-        self.stdout.append(result.stdout)
-        self.stderr.append(result.stderr)
-        if result.returncode != 0:
-            raise _Fallback(f"{' '.join(args[:3])}...: {result.describe()}")
+    def _assemble(self, flags: list[str], asm_path: str, obj: str) -> None:
+        """``gcc <flags> -c -x assembler asm_path -o obj``, by running the ``as`` command that
+        gcc would run (see :mod:`sgcc.dropin.assemble`) when it is known; else by gcc."""
+        argv = None
+        if self.settings.get("cache") and self.ctx is not None:
+            from sgcc.dropin import assemble
+
+            try:
+                argv = assemble.template(self.compiler, self.ctx["compiler"], flags, self.env,
+                                         self.settings["cache_dir"],
+                                         lambda a: _spawn(a, self.env, self.tmpdir))
+            except (OSError, ValueError):
+                argv = None
+        if argv is None:
+            self._gcc([*flags, "-c", "-x", "assembler", asm_path, "-o", obj])
+            return
+        from sgcc.dropin import assemble
+
+        status, out, err = _spawn(assemble.command(argv, asm_path, obj), self.env, self.tmpdir)
+        self.stdout.append(out)
+        self.stderr.append(err)
+        if status != 0:
+            raise _Fallback(f"as {asm_path}: exit status {status}")
 
     def run(self) -> int:
         inv = self.inv
@@ -103,7 +134,7 @@ class EligibleCompile:
             asm_path = os.path.join(self.tmpdir, f"{n}.s")
             _write(asm_path, text if new is None else new)
             obj = inv.output_for(src) if inv.mode == "compile" else os.path.join(self.tmpdir, f"{n}.o")
-            self._gcc([*asm_flags, "-c", "-x", "assembler", asm_path, "-o", obj])
+            self._assemble(asm_flags, asm_path, obj)
             objects[src.index] = obj
         if inv.mode == "link":
             self._gcc(_link_args(inv, objects))
@@ -125,20 +156,31 @@ class EligibleCompile:
                 self._count("overlay")
                 return new
         recording = os.environ.get("SGCC_RECORD")
-        if not self.settings.get("cache") and not recording:
+        if self.ctx is None:
             return None
+        from sgcc.cache import keys
         from sgcc.cache import store as cache
 
-        ctx = cache.context(self.compiler, self.inv.flags_without_inputs(drop_dependency_flags=True),
-                            self.settings.get("isa", "flags"))
-        key = cache.entry_key(ctx, cache.tu_digest(asm))
+        key = keys.entry_key(self.ctx, keys.tu_digest(asm))
         if recording:
-            _record(recording, key, ctx, asm, src, self.inv)
+            _record(recording, key, self.ctx, asm, src, self.inv)
         if not self.settings.get("cache"):
             return None
         store = cache.Store(self.settings["cache_dir"])
-        entry = store.read(key, touch=True)
         self._count("tu_lookups")
+        if key not in self.marks:  # no winner (the index is exact for entries with winners)
+            self._count("tu_hits_no_winner" if store.exists(key) else "tu_misses")
+            return None
+        first = asm.partition("\n")[0] if asm.startswith('\t.file\t"') else ""
+        memo = store.read_joined(key)
+        if memo is not None:  # a repeated hit: what the last one substituted, for this version
+            joined, functions = memo
+            store.touch(key)
+            self._count("tu_hits")
+            self._count("units_substituted", len(functions))
+            log(f"cache hit {key[:16]} (memoized): substituted {', '.join(sorted(functions))} in {src.path}")
+            return f"{first}\n{joined}" if first else joined
+        entry, entry_sum = store.read_checked(key, touch=True)
         if entry is None:
             self._count("tu_misses")
             return None
@@ -156,6 +198,10 @@ class EligibleCompile:
             except KeyError:
                 self._count("tu_hits_unusable")
                 return None
+            if first and new.startswith(first + "\n"):
+                store.write_joined(key, entry_sum, new[len(first) + 1:], sorted(units))
+            elif not first:
+                store.write_joined(key, entry_sum, new, sorted(units))
         self._count("tu_hits")
         self._count("units_substituted", len(units))
         log(f"cache hit {key[:16]}: substituted {', '.join(sorted(units))} in {src.path}")
@@ -266,8 +312,11 @@ def main(argv: list[str]) -> int:
         log(f"disabled: {invoked.compiler}")
         exec_compiler(invoked.compiler, invoked.args)
     try:
-        settings = compile_settings()
-    except Exception as exc:  # a broken configuration file must not break the build
+        settings = config.compile_settings()
+    except SgccError as exc:  # a broken configuration must not break the build
+        warn(f"ignoring sgcc configuration ({exc.message}); compiling with plain gcc")
+        exec_compiler(invoked.compiler, invoked.args)
+    except Exception as exc:
         warn(f"ignoring sgcc configuration ({exc}); compiling with plain gcc")
         exec_compiler(invoked.compiler, invoked.args)
     inv = gccargs.parse(invoked.args)
@@ -275,10 +324,21 @@ def main(argv: list[str]) -> int:
         log(f"pass-through ({inv.reason}): {invoked.mode} {invoked.compiler}")
         _stats(settings, {"passthrough": 1}, {inv.reason or "unknown": 1})
         exec_compiler(invoked.compiler, invoked.args)
+    try:
+        ctx, marks = plan(invoked.compiler, inv, settings)
+    except Exception as exc:  # sgcc's own failure must never break the build
+        warn(f"internal error ({type(exc).__name__}: {exc}); compiling with plain gcc")
+        _stats(settings, {"eligible": 1, "internal_errors": 1})
+        exec_compiler(invoked.compiler, invoked.args)
+    if ctx is None:
+        log(f"eligible, nothing to substitute: {invoked.mode} {invoked.compiler} {inv.mode} "
+            f"{' '.join(s.path for s in inv.sources)}")
+        _stats(settings, {"eligible": 1, "direct": 1})
+        exec_compiler(invoked.compiler, invoked.args)
     log(f"eligible: {invoked.mode} {invoked.compiler} {inv.mode} {' '.join(s.path for s in inv.sources)}")
     keep = _truthy(os.environ.get("SGCC_KEEP_TEMPS"))
     tmpdir = _private_tmpdir()
-    job = EligibleCompile(invoked.compiler, inv, tmpdir, settings)
+    job = EligibleCompile(invoked.compiler, inv, tmpdir, settings, ctx, marks)
     try:
         status = job.run()
     except _Fallback as exc:
@@ -298,69 +358,37 @@ def main(argv: list[str]) -> int:
     return status
 
 
+def plan(compiler: str, inv: gccargs.Invocation, settings: dict) -> tuple[dict | None, frozenset[str]]:
+    """Whether this eligible compile has anything to substitute, decided before running gcc.
+
+    Returns ``(None, {})`` when it cannot: the cache is off (and no ``sgcc optimize --project``
+    is recording or overlaying), or the cache holds no winner in this compile's context.
+    Otherwise the context and the keys with winners in it, listed now (see
+    :mod:`sgcc.cache.store` for why a key missing from that list has nothing to substitute).
+    """
+    overlay_or_record = os.environ.get("SGCC_OVERLAY") or os.environ.get("SGCC_RECORD")
+    if not settings.get("cache") and not overlay_or_record:
+        return None, frozenset()
+    from sgcc.cache import keys
+    from sgcc.cache import store as cache
+
+    ctx = keys.context(compiler, inv.flags_without_inputs(drop_dependency_flags=True), settings.get("isa", "flags"))
+    marks = cache.winners(settings["cache_dir"], keys.context_id(ctx)) if settings.get("cache") else frozenset()
+    if not marks and not overlay_or_record:
+        return None, frozenset()
+    return ctx, marks
+
+
 def _stats(settings: dict, counts: dict, reasons: dict | None = None) -> None:
     """Count this compile in the cache's statistics (never fails the compile)."""
     if not settings.get("cache"):
         return
     try:
-        from sgcc.cache import store as cache
+        from sgcc.cache import stats
 
-        cache.Store(settings["cache_dir"]).bump(counts, reasons)
+        stats.record(settings["cache_dir"], counts, reasons)
     except Exception:
         pass
-
-
-def compile_settings() -> dict:
-    """``cache``, ``cache_dir`` and ``isa`` for the compile path, through the same layers as
-    :func:`sgcc.config.load` (environment > project sgcc.toml > user file > defaults).
-
-    Written apart from :mod:`sgcc.config` to stay cheap: a TOML file is parsed only when it
-    exists (most builds have none), and nothing else is imported.
-    """
-    values = {"cache": True, "cache_dir": "", "isa": "flags"}
-    user = os.environ.get("SGCC_CONFIG") or os.path.join(
-        os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config"), "sgcc", "config.toml")
-    files = [user] if os.path.isfile(user) else []
-    here = os.getcwd()
-    while True:
-        candidate = os.path.join(here, "sgcc.toml")
-        if os.path.isfile(candidate):
-            files.append(candidate)
-            break
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
-    for path in files:
-        import tomllib
-
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-        table = data.get("sgcc", data)
-        for key in values:
-            for spelled in (key, key.replace("_", "-")):
-                if spelled in table:
-                    value = table[spelled]
-                    if key == "cache_dir" and value:
-                        value = os.path.join(os.path.dirname(os.path.abspath(path)), str(value))
-                    values[key] = value
-    env = os.environ
-    if "SGCC_CACHE" in env:
-        values["cache"] = env["SGCC_CACHE"]
-    if "SGCC_CACHE_DIR" in env:
-        values["cache_dir"] = env["SGCC_CACHE_DIR"]
-    if "SGCC_ISA" in env:
-        values["isa"] = env["SGCC_ISA"]
-    values["cache"] = values["cache"] if isinstance(values["cache"], bool) else _truthy(str(values["cache"]))
-    values["isa"] = str(values["isa"]).strip().lower()
-    if values["isa"] not in ("flags", "native"):
-        raise ValueError(f"isa must be flags or native, not {values['isa']!r}")
-    if not values["cache_dir"]:
-        from sgcc.cache import store as cache
-
-        values["cache_dir"] = cache.default_root()
-    values["cache_dir"] = os.path.abspath(os.path.normpath(str(values["cache_dir"])))
-    return values
 
 
 def _private_tmpdir() -> str:
@@ -383,6 +411,46 @@ def _cleanup(tmpdir: str, keep: bool) -> None:
     if keep:
         sys.stderr.write(f"sgcc: kept temporary files in {tmpdir}\n")
         return
-    import shutil
+    # The directory holds only the flat files this compile wrote; shutil's import (bz2, lzma,
+    # fnmatch) would cost every compile a few milliseconds for this.
+    try:
+        for entry in os.scandir(tmpdir):
+            os.unlink(entry.path)
+        os.rmdir(tmpdir)
+    except OSError:
+        import shutil
 
-    shutil.rmtree(tmpdir, ignore_errors=True)
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _spawn(argv: list[str], env: dict, tmpdir: str) -> tuple[int, bytes, bytes]:
+    """Run gcc with stdin from /dev/null and its output captured: (exit status, stdout, stderr).
+
+    The drop-in's own lean runner, not :func:`sgcc.proc.run`: importing subprocess (selectors,
+    signal, threading, locale) costs a compile that substitutes several milliseconds, and gcc
+    here needs none of what proc adds (no timeout: a build waits for its compiler as long as
+    gcc itself would take; no limits: this is the user's own compiler on the user's code).
+    Output goes to files in the private temporary directory, read back after the exit.
+    """
+    out_path = os.path.join(tmpdir, f"stdout.{len(os.listdir(tmpdir))}")
+    err_path = out_path.replace("stdout.", "stderr.")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    fo = os.open(out_path, flags, 0o600)
+    fe = os.open(err_path, flags, 0o600)
+    try:
+        pid = os.posix_spawn(argv[0], argv, env, file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, fo, 1),
+            (os.POSIX_SPAWN_DUP2, fe, 2),
+        ])
+    finally:
+        os.close(fo)
+        os.close(fe)
+    _, wstatus = os.waitpid(pid, 0)
+    status = os.waitstatus_to_exitcode(wstatus)
+    result = []
+    for path in (out_path, err_path):
+        with open(path, "rb") as fh:
+            result.append(fh.read())
+        os.unlink(path)
+    return status, result[0], result[1]

@@ -24,24 +24,24 @@ class Verdicts:
     (``None`` without a cache)."""
 
     def __init__(self, request: Request, program: Program, tests):
-        from sgcc.cache import store as cache
+        from sgcc.cache import keys
 
         self.req = request
         self.program = program
-        self.search_key = cache.search_key(cache.tests_digest(tests), request.generator_config, request.min_gain)
+        self.search_key = keys.search_key(keys.tests_digest(tests), request.generator_config, request.min_gain)
         self.settled: set[str] = set()
         self.entry_key: str | None = None
         if request.cache_dir:
             self.entry_key = self._entry_key()
 
     def _entry_key(self) -> str:
-        from sgcc.cache import store as cache
+        from sgcc.cache import keys
 
         if self.program.cache_key:
             return self.program.cache_key
         compiler = shutil.which(self.req.compiler) or self.req.compiler
-        ctx = cache.context(compiler, self.program.asm_flags, self.req.isa)
-        return cache.entry_key(ctx, cache.tu_digest(self.program.asm_text))
+        ctx = keys.context(compiler, self.program.asm_flags, self.req.isa)
+        return keys.entry_key(ctx, keys.tu_digest(self.program.asm_text))
 
     def lookup(self, report: Report) -> list[Candidate]:
         """Seed the search from the cache: functions this very search already settled are not
