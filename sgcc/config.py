@@ -34,7 +34,12 @@ def _bool(value: object) -> bool:
 
 
 def _float(value: object) -> float:
-    return float(value)
+    if isinstance(value, bool):
+        raise ValueError("expected a number")
+    number = float(value)
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(f"expected a finite number, got {value!r}")
+    return number
 
 
 def _int(value: object) -> int:
@@ -115,6 +120,24 @@ def parse_budget(text: str) -> tuple[float | None, int | None]:
     return seconds, candidates
 
 
+def _within(convert, low: float, high: float):
+    """``convert``, then a check that the value lies in [low, high] (the range goes in the error)."""
+    def checked(value: object):
+        v = convert(value)
+        if not low <= v <= high:
+            raise ValueError(f"{v!r} is out of range ({low:g} to {high:g})")
+        return v
+
+    return checked
+
+
+def _paths(value: object) -> str:
+    """Files named by a setting: a TOML list, or a comma-separated string."""
+    if isinstance(value, (list, tuple)):
+        value = ",".join(str(v) for v in value)
+    return ",".join(p.strip() for p in _str(value).split(",") if p.strip())
+
+
 def _choice(*choices: str):
     def convert(value: object) -> str:
         text = str(value).strip().lower()
@@ -147,8 +170,11 @@ SETTINGS: dict[str, Setting] = {
     for s in [
         Setting("isa", _choice("flags", "native"), "flags",
                 "which instructions candidates may use: what the compile flags promise, or all this CPU has"),
-        Setting("min_gain", _float, 0.03, "a candidate must be at least this much faster (lower CI bound)"),
-        Setting("timing_rounds", _int, 20, "paired timing rounds per comparison"),
+        Setting("min_gain", _within(_float, 0, 10), 0.03,
+                "a candidate must be at least this much faster (lower CI bound)"),
+        Setting("timing_rounds", _within(_int, 2, 10000), 20, "paired timing rounds per comparison"),
+        Setting("mutants", _within(_int, 0, 10000), 16,
+                "generated differential inputs every accepted candidate must also pass (0: none)"),
         Setting("generators", _generators, "auto",
                 "candidate generators, comma-separated: auto, replay, llm, variants, pgo, layout; "
                 "'auto' is variants,pgo,layout plus llm when a model or endpoint is configured; "
@@ -158,24 +184,31 @@ SETTINGS: dict[str, Setting] = {
                 "variants: flag sets to compile each file under, ';'-separated ('-funroll-loops; -O2'); "
                 "empty: the built-in list (-march=... sets only with isa native)"),
         Setting("model", _str, "", "GGUF model for the llm generator: a path or a name from `sgcc models`"),
-        Setting("endpoint", _str, "", "OpenAI-compatible chat endpoint for the llm generator (instead of a local model)"),
-        Setting("samples", _int, 1, "llm: answers sampled per function and round (best-of-N)"),
-        Setting("rounds", _int, 0, "llm: refinement rounds after the first (feedback from the last attempt)"),
-        Setting("temperature", _float, 0.5, "llm: sampling temperature"),
-        Setting("max_tokens", _int, 2000, "llm: most tokens one answer may have"),
-        Setting("context", _int, 0, "llm: context size in tokens (0: the model's own, at most 8192)"),
-        Setting("threads", _int, 0, "llm: CPU threads for a local model (0: all cores)"),
-        Setting("llm_timeout", _float, 600.0, "llm: seconds one remote request may take"),
+        Setting("endpoint", _str, "",
+                "OpenAI-compatible chat endpoint for the llm generator (instead of a local model)"),
+        Setting("samples", _within(_int, 1, 1000), 1, "llm: answers sampled per function and round (best-of-N)"),
+        Setting("rounds", _within(_int, 0, 1000), 0,
+                "llm: refinement rounds after the first (feedback from the last attempt)"),
+        Setting("temperature", _within(_float, 0, 10), 0.5, "llm: sampling temperature"),
+        Setting("max_tokens", _within(_int, 1, 10**7), 2000, "llm: most tokens one answer may have"),
+        Setting("context", _within(_int, 0, 10**8), 0, "llm: context size in tokens (0: the model's own, at most 8192)"),
+        Setting("threads", _within(_int, 0, 4096), 0, "llm: CPU threads for a local model (0: all cores)"),
+        Setting("llm_timeout", _within(_float, 0.1, 86400), 600.0, "llm: seconds one remote request may take"),
         Setting("seed", _int_or_none, None, "seed for timing order and sampling (none: random)"),
-        Setting("min_sample", _float, 0.05, "seconds of CPU one timing sample must last"),
-        Setting("test_timeout", _float, 10.0, "wall-clock seconds one test run may take"),
-        Setting("jobs", _int, 0, "parallel builds and tests (0: one per core)"),
+        Setting("min_sample", _within(_float, 0.001, 3600), 0.05, "seconds of CPU one timing sample must last"),
+        Setting("test_timeout", _within(_float, 0.1, 86400), 10.0, "wall-clock seconds one test run may take"),
+        Setting("jobs", _within(_int, 0, 4096), 0, "parallel builds and tests (0: one per core)"),
         Setting("keep_temps", _bool, False, "keep temporary directories for debugging"),
         Setting("compiler", _str, "", "the real compiler for sgcc's commands (default: gcc from PATH)"),
-        Setting("cache", _bool, True, "use the verdict cache (compiles substitute cached winners; searches store them)"),
+        Setting("cache", _bool, True,
+                "use the verdict cache (compiles substitute cached winners; searches store them)"),
         Setting("cache_dir", _str, "", "cache directory (default: the user cache directory; relative paths in "
                                      "sgcc.toml are relative to the file, e.g. 'cache' for a shared project cache)"),
         Setting("cache_size", _size, "256M", "most bytes the cache may hold before least recently used entries go"),
+        Setting("signing_key", _str, "",
+                "key file that signs cache entries sgcc validated (default: your own key, made on first use)"),
+        Setting("trusted_keys", _paths, "",
+                "more key files whose signed cache entries builds may use (a team's), comma-separated"),
     ]
 }
 
@@ -260,9 +293,13 @@ def _read_toml(path: str) -> dict[str, object]:
     import tomllib
 
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        # Bounded and regular: a configuration file that is a FIFO or /dev/zero must not hang.
+        from sgcc.fsutil import read_bounded
+
+        data = tomllib.loads(read_bounded(path, 1 << 20, what="configuration file").decode("utf-8"))
+    except SgccError:
+        raise
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise SgccError(f"cannot read configuration file {path}", cause=exc,
                         hint="fix or remove the file") from exc
     table = data.get("sgcc", data)

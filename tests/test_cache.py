@@ -11,13 +11,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES
 
 from sgcc import proc
 from sgcc.cache import keys
 from sgcc.cache import store as cache
 from sgcc.verify.sandbox import load_tests
-
-from conftest import EXAMPLES
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"
 

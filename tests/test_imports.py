@@ -29,7 +29,7 @@ LEAN = {"sgcc", "sgcc.cli", "sgcc.dropin", "sgcc.dropin.driver", "sgcc.dropin.co
         "sgcc.errors", "sgcc.config", "sgcc.cache", "sgcc.cache.stats"}
 DIRECT = LEAN | {"sgcc.cache.keys", "sgcc.cache.store"}
 REPEATED_HIT = DIRECT | {"sgcc.dropin.assemble"}
-HIT = REPEATED_HIT | {"sgcc.asm", "sgcc.asm.units"}
+HIT = REPEATED_HIT | {"sgcc.asm", "sgcc.asm.units", "sgcc.asm.lex", "sgcc.asm.splitter"}
 #: Never on any compile path (each costs milliseconds, or pulls in a command's machinery).
 NEVER = {"dataclasses", "tempfile", "pathlib", "typing", "tomllib", "click", "platformdirs", "filelock", "subprocess",
          "hashlib", "shutil"}

@@ -42,7 +42,8 @@ from __future__ import annotations
 
 import os
 
-from sgcc.cache import keys, stats as statsmod
+from sgcc.cache import keys
+from sgcc.cache import stats as statsmod
 
 SCHEMA = 1
 MAGIC = "sgcc-cache"

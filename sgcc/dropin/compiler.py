@@ -135,7 +135,8 @@ def resolve(argv: list[str]) -> Invoked:
         wanted = override
     found = find_in_path(wanted, selfs)
     if found is None:
-        if find_in_path(wanted, set()) is not None:
+        named = "/" in wanted and os.path.isfile(wanted) and os.access(wanted, os.X_OK)
+        if named or find_in_path(wanted, set()) is not None:
             raise RecursionDetected(
                 f"the only '{wanted}' sgcc can find is sgcc itself",
                 hint="put the real compiler in PATH after sgcc, or set SGCC_COMPILER=/usr/bin/gcc",

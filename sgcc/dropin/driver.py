@@ -4,9 +4,11 @@ Anything sgcc does not fully handle is *replaced* by the real gcc with the origi
 (``os.execv``), so exit status, output, side files and timing are gcc's own. An eligible
 compile runs as gcc itself does, in two steps through the same gcc driver:
 
-1. ``gcc <user flags> -S -o <the user's output> src.c``: using the user's own output name
-   makes gcc derive dependency files (-MD/-MMD) and their targets exactly as the one-step
-   compile would; the assembly is read back and the file removed at once;
+1. ``gcc <user flags> -S -o <private temporary file> src.c``, with the dependency file and
+   target gcc would derive from the user's output name given explicitly (``-MF``/``-MQ``,
+   :func:`dependency_flags`), so -MD/-MMD write exactly what the one-step compile writes.
+   Nothing is written through the user's output path until the object is: a symlink, a hard
+   link or a device named by ``-o`` sees only what gcc's own assembler writes;
 2. the assembly, with any proven-faster function units substituted, goes to
    ``gcc <user flags> -c -x assembler tmp.s -o <output>`` (or into the link for executables).
 
@@ -119,17 +121,15 @@ class EligibleCompile:
         objects: dict[int, str] = {}
         for n, src in enumerate(inv.sources):
             lang = ["-x", "c"] if src.explicit_lang else []
-            if inv.mode == "link":
-                s_out = os.path.join(self.tmpdir, f"{n}.s")
-            else:
-                s_out = inv.output_for(src)
-            self._gcc([*s_flags, "-S", "-o", s_out, *lang, src.path, *(["-x", "none"] if lang else [])])
+            s_out = os.path.join(self.tmpdir, f"{n}.s")
+            deps = dependency_flags(inv, src) if inv.mode != "link" else []
+            self._gcc([*s_flags, *deps, "-S", "-o", s_out, *lang, src.path, *(["-x", "none"] if lang else [])])
+            text = _read(s_out)
             if inv.mode == "assemble-only":
-                new = self.rewrite(_read(s_out), src)
-                if new is not None:
-                    _write_atomic(s_out, new)
+                new = self.rewrite(text, src)
+                # As gcc would: open the named file for writing (through a link, into a device).
+                _write(inv.output_for(src), text if new is None else new)
                 continue
-            text = _read_and_remove(s_out)
             new = self.rewrite(text, src)
             asm_path = os.path.join(self.tmpdir, f"{n}.s")
             _write(asm_path, text if new is None else new)
@@ -211,14 +211,25 @@ class EligibleCompile:
         self.counts[name] = self.counts.get(name, 0) + n
 
 
+def _given(args: list[str], *names: str) -> bool:
+    """Whether one of the options ``names`` is on the command line, separate or joined."""
+    return any(a.startswith(names) for a in args)
+
+
+#: Largest ``SGCC_OVERLAY`` file read (the assembly of the units a project build replaces).
+MAX_OVERLAY = 256 << 20
+
+
 def _overlay_for(path: str, source: str) -> str | None:
     """The overlay's assembly for ``source`` (matched by real path), if it names it."""
     import json
 
+    from sgcc.fsutil import read_bounded
+
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-            overlay = json.load(fh)
-    except (OSError, ValueError):
+        # Bounded and regular only: an overlay naming /dev/zero or a FIFO is ignored, not read.
+        overlay = json.loads(read_bounded(path, MAX_OVERLAY, what="overlay").decode("utf-8", "surrogateescape"))
+    except (SgccError, ValueError):
         return None
     text = overlay.get(os.path.realpath(source)) if isinstance(overlay, dict) else None
     return text if isinstance(text, str) else None
@@ -263,34 +274,39 @@ def _read(path: str) -> str:
         return fh.read().decode("utf-8", "surrogateescape")
 
 
-def _read_and_remove(path: str) -> str:
-    # The -S step wrote assembly under the user's object name; remove it at once so an
-    # interrupted build never leaves assembly text where make expects an object.
-    text = _read(path)
-    os.unlink(path)
-    return text
+def dependency_flags(inv: gccargs.Invocation, src: gccargs.Source) -> list[str]:
+    """The ``-MF``/``-MQ`` gcc's driver derives from the output name for -MD/-MMD, made
+    explicit so that the -S step can write its assembly to a temporary file.
+
+    gcc 12's spec: the dependency file is the ``-o`` argument with its suffix replaced by
+    ``.d`` (without ``-o``: the source's base name, ``.d``, in the working directory), unless
+    ``-MF`` names one; the target is ``-MQ <-o argument>`` unless ``-MT``/``-MQ`` name one
+    (without ``-o``, the preprocessor's default, the source's base name with ``.o``, which is
+    the object name gcc -c writes: given as ``-MQ`` too, since the -S step's ``-o`` would
+    otherwise become the target)."""
+    args = inv.args
+    if "-MD" not in args and "-MMD" not in args:
+        return []
+    explicit_o = _given(args, "-o")
+    out: list[str] = []
+    if not _given(args, "-MF"):
+        if explicit_o:
+            target = inv.output_for(src)
+            stem, dot, suffix = os.path.basename(target).rpartition(".")
+            name = stem if dot and stem else os.path.basename(target)
+            out += ["-MF", os.path.join(os.path.dirname(target), name + ".d")]
+        else:
+            base = os.path.basename(src.path)
+            stem, dot, _ = base.rpartition(".")
+            out += ["-MF", (stem if dot and stem else base) + ".d"]
+    if not _given(args, "-MT", "-MQ"):
+        out += ["-MQ", inv.output_for(src)]
+    return out
 
 
 def _write(path: str, text: str) -> None:
     with open(path, "wb") as fh:
         fh.write(text.encode("utf-8", "surrogateescape"))
-
-
-def _write_atomic(path: str, text: str) -> None:
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".sgcc-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8", "surrogateescape"))
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _emit(chunks: list[bytes], stream) -> None:
@@ -338,6 +354,10 @@ def main(argv: list[str]) -> int:
     log(f"eligible: {invoked.mode} {invoked.compiler} {inv.mode} {' '.join(s.path for s in inv.sources)}")
     keep = _truthy(os.environ.get("SGCC_KEEP_TEMPS"))
     tmpdir = _private_tmpdir()
+    if tmpdir is None:  # nowhere to work (TMPDIR and /tmp unusable): gcc copes, so let it
+        log("no private temporary directory; compiling with plain gcc")
+        _stats(settings, {"eligible": 1, "fallbacks": 1})
+        exec_compiler(invoked.compiler, invoked.args)
     job = EligibleCompile(invoked.compiler, inv, tmpdir, settings, ctx, marks)
     try:
         status = job.run()
@@ -369,6 +389,8 @@ def plan(compiler: str, inv: gccargs.Invocation, settings: dict) -> tuple[dict |
     overlay_or_record = os.environ.get("SGCC_OVERLAY") or os.environ.get("SGCC_RECORD")
     if not settings.get("cache") and not overlay_or_record:
         return None, frozenset()
+    if inv.mode != "link" and not all(_plain_output(inv.output_for(s)) for s in inv.sources):
+        return None, frozenset()  # -o /dev/null, /dev/stdout, a FIFO: gcc writes those its own way
     from sgcc.cache import keys
     from sgcc.cache import store as cache
 
@@ -377,6 +399,20 @@ def plan(compiler: str, inv: gccargs.Invocation, settings: dict) -> tuple[dict |
     if not marks and not overlay_or_record:
         return None, frozenset()
     return ctx, marks
+
+
+def _plain_output(path: str) -> bool:
+    """Whether the output is a regular file or does not exist yet (through a link too). A
+    device, a FIFO or /dev/stdout goes to gcc untouched: the assembler, run by sgcc with its
+    output captured, would see another file there, and removes what it cannot write."""
+    import stat
+
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _stats(settings: dict, counts: dict, reasons: dict | None = None) -> None:
@@ -391,20 +427,21 @@ def _stats(settings: dict, counts: dict, reasons: dict | None = None) -> None:
         pass
 
 
-def _private_tmpdir() -> str:
-    """A new 0700 directory under $TMPDIR (like ``tempfile.mkdtemp``, whose import would cost
-    every compile ~4 ms: ``mkdir`` fails rather than reuse an existing path)."""
-    base = os.environ.get("TMPDIR") or "/tmp"
-    for attempt in range(100):
-        path = os.path.join(base, f"sgcc-{os.getpid()}-{os.urandom(6).hex()}")
-        try:
-            os.mkdir(path, 0o700)
-            return path
-        except FileExistsError:
-            continue
-    import tempfile
-
-    return tempfile.mkdtemp(prefix="sgcc-")
+def _private_tmpdir() -> str | None:
+    """A new 0700 directory under $TMPDIR, else /tmp (as gcc falls back when TMPDIR is
+    unusable), or None (like ``tempfile.mkdtemp``, whose import would cost every compile
+    ~4 ms: ``mkdir`` fails rather than reuse an existing path)."""
+    for base in dict.fromkeys([os.environ.get("TMPDIR") or "/tmp", "/tmp"]):
+        for _ in range(100):
+            path = os.path.join(base, f"sgcc-{os.getpid()}-{os.urandom(6).hex()}")
+            try:
+                os.mkdir(path, 0o700)
+                return path
+            except FileExistsError:
+                continue
+            except OSError:
+                break
+    return None
 
 
 def _cleanup(tmpdir: str, keep: bool) -> None:

@@ -79,6 +79,6 @@ def request_from_options(options: dict, *, source: Path, flags: list[str], tests
                       compiler=cfg.compiler or "gcc", max_generator_rounds=1 + max(0, cfg.rounds),
                       budget_seconds=budget_seconds, budget_candidates=budget_candidates,
                       cache_dir=configmod.cache_dir(cfg) if cfg.cache else None,
-                      cache_max_bytes=configmod.parse_size(cfg.cache_size), refresh=refresh,
+                      cache_max_bytes=configmod.parse_size(cfg.cache_size), refresh=refresh, mutants=cfg.mutants,
                       generator_config=registry.describe(cfg, replay_dirs=replay_dirs))
     return cfg, request

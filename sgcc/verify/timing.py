@@ -28,9 +28,9 @@ import math
 import os
 import random
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 from sgcc.errors import SgccError
 
