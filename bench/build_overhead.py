@@ -116,7 +116,7 @@ def build_caches(records: list[dict], work: Path, other_asm: list[tuple[str, str
     same = cache.Store(work / "cache-same", max_bytes=1 << 40)
     other = cache.Store(work / "cache-other", max_bytes=1 << 40)
     contexts = {json.dumps(r["context"], sort_keys=True): r["context"] for r in records}
-    for name, asm in other_asm:
+    for _name, asm in other_asm:
         for ctx in contexts.values():  # other code, this build's context(s)
             _store_winner(same, keys.entry_key(ctx, keys.tu_digest(asm)), asm)
         ctx = keys.context(gcc, ["-O3", "-fno-plt", "-fomit-frame-pointer"], "flags")  # other flags

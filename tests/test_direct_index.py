@@ -31,7 +31,7 @@ def test_the_index_never_misses_an_entry_with_winners_through_any_sequence(tmp_p
     store = cache.Store(tmp_path, max_bytes=40_000)
     rng = random.Random(7)
     all_keys = [keys.entry_key({"ctx": c}, f"{n:064x}") for c in range(3) for n in range(6)]
-    for step in range(300):
+    for _step in range(300):
         key = rng.choice(all_keys)
         action = rng.random()
         if action < 0.45:

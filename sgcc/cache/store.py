@@ -369,7 +369,7 @@ class Store:
             return 0
         target = limit * 0.9 if max_bytes is None else limit
         evicted = 0
-        for mtime, size, key, path in sorted(files):
+        for _mtime, size, key, _path in sorted(files):
             if total <= target:
                 break
             if self.delete(key):

@@ -67,7 +67,8 @@ def template(compiler: str, compiler_id: str, flags: list[str], env: dict, cache
 
     ident = "\0".join([compiler_id, *flags, env.get("PATH", ""), env.get("GCC_EXEC_PREFIX", ""),
                        env.get("COMPILER_PATH", "")])
-    path = os.path.join(cache_root, "as-commands", keys.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:32])
+    digest = keys.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    path = os.path.join(cache_root, "as-commands", digest)
     try:
         with open(path, "rb") as fh:
             argv = fh.read().decode("utf-8", "surrogateescape").split("\0")
