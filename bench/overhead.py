@@ -161,7 +161,8 @@ def main() -> None:
         if not args.source:
             typical = Path(tmp) / "typical.c"
             typical.write_text(typical_source())
-            units.append(("typical (generated, %d lines)" % typical.read_text().count("\n"), typical, []))
+            lines = typical.read_text().count("\n")
+            units.append((f"typical (generated, {lines} lines)", typical, []))
         print(f"{args.rounds} interleaved rounds, wall time, sgcc = {args.sgcc}")
         for label, src, include in units:
             _bench_unit(label, src, include, gcc, args, env, rng, tmp)
