@@ -160,7 +160,7 @@ def run(
 
     ``spawner`` starts the child instead of ``subprocess``: called as
     ``spawner(argv, (stdin_fd, stdout_fd, stderr_fd), env, limits)``, it returns an object
-    with the ``pid`` to wait for and ``finish(wait_status, rusage, timed_out)`` giving
+    with the ``pid`` to wait for and ``finish(wait_status, rusage, killed)`` (killed: by run, for time or output) giving
     ``(returncode, user, sys, maxrss_kb, notes)`` (see :mod:`sgcc.verify.isolate`, whose
     box reports the CPU time of every process of the run). ``cwd``, ``isolate_network`` and
     ``drop_privileges`` are then the spawner's business.
@@ -280,7 +280,7 @@ def run(
 
     notes: list[str] = []
     if spawned is not None:
-        returncode, user, sys_, maxrss, notes = spawned.finish(status, usage, timed_out)
+        returncode, user, sys_, maxrss, notes = spawned.finish(status, usage, timed_out or truncated)
     else:
         returncode, user, sys_, maxrss = os.waitstatus_to_exitcode(status), usage.ru_utime, usage.ru_stime, usage.ru_maxrss
     result = Result(

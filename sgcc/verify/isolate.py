@@ -126,7 +126,7 @@ class Spawned:
     def __init__(self, pid: int, report_fd: int, argv0: str):
         self.pid, self._report_fd, self._argv0 = pid, report_fd, argv0
 
-    def finish(self, status: int, usage, timed_out: bool) -> tuple[int, float, float, int, list[str]]:
+    def finish(self, status: int, usage, killed: bool) -> tuple[int, float, float, int, list[str]]:
         """(returncode, user, sys, maxrss_kb, notes) of the run; raises if it never started."""
         chunks = []
         os.set_blocking(self._report_fd, False)
@@ -145,7 +145,7 @@ class Spawned:
         if words[:1] == ["ok"] and len(words) >= 5:
             code = os.waitstatus_to_exitcode(int(words[1]))
             return code, float(words[2]), float(words[3]), int(words[4]), words[5:]
-        if timed_out:
+        if killed:  # by sgcc, which already knows why
             return -signal.SIGKILL, usage.ru_utime, usage.ru_stime, usage.ru_maxrss, []
         if words[:1] == ["exec"]:
             errno = int(words[1]) if len(words) > 1 and words[1].isdigit() else 0
@@ -254,6 +254,11 @@ def _child(libc, plan, ident: Identity, argv, fds, env, limits, report_w: int, m
 def _init(libc, plan, argv, env, limits, memory) -> None:  # pragma: no cover
     try:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        # Init is a copy of sgcc, visible in the run's /proc as pid 1: undumpable, so the run
+        # cannot read its memory, environment or files; its command line wiped, so that
+        # /proc/1/cmdline (readable by anyone) shows neither sgcc's arguments nor paths.
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        _scrub_command_line(libc)
         notes = _mount(libc, plan)
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
         err_r, err_w = os.pipe2(os.O_CLOEXEC)
@@ -391,6 +396,20 @@ def _remount(libc, path: str, *, readonly: bool, nodev: bool) -> None:  # pragma
     _check(libc.mount(None, path.encode(), None, flags, None), f"remount {path}")
 
 
+def _scrub_command_line(libc) -> None:  # pragma: no cover
+    import ctypes
+
+    with open("/proc/self/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    for start, end in ((int(fields[45]), int(fields[46])), (int(fields[47]), int(fields[48]))):
+        if end > start:
+            ctypes.memset(start, 0, end - start)
+    name = b"init"
+    if int(fields[46]) - int(fields[45]) > len(name):
+        ctypes.memmove(int(fields[45]), name, len(name))
+    libc.prctl(15, b"init", 0, 0, 0)  # PR_SET_NAME: /proc/1/comm
+
+
 def _over_memory(limit: int) -> bool:  # pragma: no cover
     """Whether the processes of the run (more than one of them) hold over ``limit`` bytes."""
     pids = [p for p in os.listdir("/proc") if p.isdigit() and p != "1"]
@@ -428,3 +447,102 @@ def _fail(exc: BaseException) -> None:  # pragma: no cover
         os.write(3, f"error {msg}\n".encode())
     finally:
         os._exit(125)
+
+
+# --------------------------------------------------------------------------- what this machine allows
+
+#: The layers of a box, in the order reported.
+LAYERS = ("user namespace", "pid namespace", "mount namespace", "ipc and uts namespaces", "network namespace",
+          "private /proc", "seccomp filter", "run-wide limits")
+
+
+class IsolationReport:
+    """Which layers runs get here. ``boxed``: runs go through :func:`spawner` at all."""
+
+    def __init__(self, layers: dict[str, bool], problem: str = ""):
+        self.layers, self.problem = layers, problem
+
+    @property
+    def boxed(self) -> bool:
+        return self.layers.get("mount namespace", False)
+
+    @property
+    def missing(self) -> list[str]:
+        return [name for name, ok in self.layers.items() if not ok]
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    def describe(self) -> str:
+        """One line for ``sgcc config`` and reports."""
+        if self.complete:
+            return "full (" + ", ".join(LAYERS) + ")"
+        have = [n for n, ok in self.layers.items() if ok]
+        text = "partial: missing " + ", ".join(self.missing)
+        if have:
+            text += "; have " + ", ".join(have)
+        return text + (f" ({self.problem})" if self.problem else "")
+
+    def to_dict(self) -> dict:
+        return {"complete": self.complete, "layers": dict(self.layers), "problem": self.problem}
+
+
+_report: IsolationReport | None = None
+_report_lock = threading.Lock()
+
+
+def isolation_report() -> IsolationReport:
+    """Probe once (a box running ``true``) and say which isolation layers runs get here."""
+    global _report
+    with _report_lock:
+        if _report is None:
+            _report = _probe()
+        return _report
+
+
+def _probe() -> IsolationReport:
+    import shutil
+    import tempfile
+
+    true = shutil.which("true") or "/bin/true"
+    root = tempfile.mkdtemp(prefix="sgcc-probe-")
+    try:
+        os.chmod(root, 0o711)
+        os.mkdir(os.path.join(root, "mnt"), 0o711)
+        view = View(root, true, memory=1 << 30)
+        result = proc.run(["./prog"], env=view.identity.environment(), timeout=30, spawner=spawner(view),
+                          limits=proc.Limits(processes=64))
+        if result.returncode != 0:
+            raise SgccError(f"a boxed `true` ended with {result.describe()}")
+        notes = set(result.notes)
+        layers = dict.fromkeys(LAYERS, True)
+        layers["private /proc"] = "noproc" not in notes
+        # The memory total is watched through /proc; processes and bytes written are bound anyway.
+        layers["run-wide limits"] = "noproc" not in notes
+        return IsolationReport(layers, "" if layers["private /proc"] else "the kernel refused a fresh /proc")
+    except (SgccError, OSError) as exc:
+        layers = dict.fromkeys(LAYERS, False)
+        layers["network namespace"] = proc.network_isolation_available()
+        msg = exc.message if isinstance(exc, SgccError) else str(exc)
+        return IsolationReport(layers, msg)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+class IsolationMissing(SgccError):
+    """Untrusted code was about to run without every isolation layer."""
+
+
+def require_isolation(what: str, *, accept_risk: bool = False, report: IsolationReport | None = None) -> None:
+    """Refuse to run untrusted code (``what``: "llm candidates", "replay files", ...) unless
+    every layer is present or the user accepted the risk. gcc's own code needs no call."""
+    report = report or isolation_report()
+    if report.complete or accept_risk:
+        return
+    raise IsolationMissing(
+        f"refusing to run {what}: test runs here lack {', '.join(report.missing)}"
+        + (f" ({report.problem})" if report.problem else ""),
+        hint="see docs/isolation.md for what the kernel must allow (unprivileged user namespaces); "
+        "pass --accept-isolation-risk to run them anyway",
+    )
