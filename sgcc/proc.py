@@ -221,6 +221,7 @@ def run(
 
     out, err = bytearray(), bytearray()
     timed_out = truncated = False
+    finished = False
     deadline = None if timeout is None else start + timeout
     sel = selectors.DefaultSelector()
     sel.register(out_fd, selectors.EVENT_READ, out)
@@ -264,8 +265,11 @@ def run(
                     truncated = True
             if truncated:
                 break
+        finished = True
     finally:
-        if timed_out or truncated:
+        if timed_out or truncated or not finished:
+            # Not finished: an exception (an interrupt, SIGTERM) is unwinding; the child must
+            # not outlive it, and waiting for it below must not hang.
             _kill_group(pid)
         sel.close()
         for fd in open_fds:

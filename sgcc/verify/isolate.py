@@ -161,9 +161,10 @@ def spawner(view: View):
         libc = _libc()
         plan = _plan(view)
         report_r, report_w = os.pipe2(os.O_CLOEXEC)
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child, reported through the pipe
-            _child(libc, plan, view.identity, argv, fds, env, limits, report_w, view.memory)
+            _child(libc, plan, view.identity, argv, fds, env, limits, report_w, view.memory, parent)
         os.close(report_w)
         return Spawned(pid, report_r, argv[0])
 
@@ -219,7 +220,8 @@ def _plan(view: View) -> list[tuple]:
 # failure is written to the report pipe and ends the process.
 
 
-def _child(libc, plan, ident: Identity, argv, fds, env, limits, report_w: int, memory) -> None:  # pragma: no cover
+def _child(libc, plan, ident: Identity, argv, fds, env, limits, report_w: int, memory,
+           parent: int) -> None:  # pragma: no cover
     try:
         # Move them all out of the way first: one of them may be 0..3 already.
         high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (*fds, report_w)]
@@ -229,7 +231,6 @@ def _child(libc, plan, ident: Identity, argv, fds, env, limits, report_w: int, m
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         os.setsid()
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getuid() == 0:
             os.setgroups([])
             os.setresgid(ident.outer_gid, ident.outer_gid, ident.outer_gid)
@@ -240,6 +241,10 @@ def _child(libc, plan, ident: Identity, argv, fds, env, limits, report_w: int, m
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{ident.uid} {ident.outer_uid} 1")
         _write("/proc/self/gid_map", f"{ident.gid} {ident.outer_gid} 1")
+        # Only now: changing credentials (setuid, unshare) clears the parent-death signal.
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # sgcc died before that
+            os._exit(125)
         pid = os.fork()
         if pid == 0:
             _init(libc, plan, argv, env, limits, memory)
