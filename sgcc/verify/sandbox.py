@@ -280,6 +280,8 @@ class Sandbox:
 
     :attr:`isolated` says whether runs are boxed (:mod:`sgcc.verify.isolate`); otherwise
     they run the older way, and :func:`sgcc.verify.isolate.isolation_report` says why.
+    ``boxed=False`` asks for the older way (to compare them); ``True`` fails where no box is
+    possible; ``None`` (the default) boxes where possible.
     """
 
     def __init__(
@@ -293,6 +295,7 @@ class Sandbox:
         open_files: int = 64,
         output_limit: int = 64 << 20,
         keep: bool = False,
+        boxed: bool | None = None,
     ):
         self.timeout = timeout
         self.cpu = cpu if cpu is not None else math.ceil(timeout) + 1
@@ -302,7 +305,10 @@ class Sandbox:
         self.open_files = open_files
         self.output_limit = output_limit
         self.keep = keep
-        self.isolated = isolate.isolation_report().boxed
+        available = isolate.isolation_report().boxed
+        if boxed and not available:
+            raise SgccError("test runs cannot be boxed here: " + isolate.isolation_report().describe())
+        self.isolated = available if boxed is None else boxed
         self.identity = isolate.Identity()
         # RLIMIT_NPROC does not bind root, and root can write anywhere: as root, runs happen
         # as nobody (in a box: uid 0 inside, nobody outside, no capabilities).
