@@ -250,7 +250,18 @@ def _read_test_file(base: Path, name: str, limit: int, budget: list[int], *, opt
 # --------------------------------------------------------------------------- the sandbox
 
 _warned_network = False
+_warned_box = False
 _warn_lock = threading.Lock()
+
+
+def _warn_no_box(report) -> None:
+    global _warned_box
+    with _warn_lock:
+        if _warned_box:
+            return
+        _warned_box = True
+    print(f"sgcc: warning: test runs are not isolated here (isolation {report.describe()}); "
+          "see docs/isolation.md", file=sys.stderr)
 
 
 def _warn_no_network_isolation() -> None:
@@ -309,6 +320,8 @@ class Sandbox:
         if boxed and not available:
             raise SgccError("test runs cannot be boxed here: " + isolate.isolation_report().describe())
         self.isolated = available if boxed is None else boxed
+        if boxed is None and not available:
+            _warn_no_box(isolate.isolation_report())
         self.identity = isolate.Identity()
         # RLIMIT_NPROC does not bind root, and root can write anywhere: as root, runs happen
         # as nobody (in a box: uid 0 inside, nobody outside, no capabilities).
