@@ -81,7 +81,8 @@ class Result:
 
     @property
     def cpu(self) -> float:
-        """User plus system CPU seconds of the child and the descendants it waited for."""
+        """User plus system CPU seconds of the child and the descendants it waited for
+        (with a ``spawner`` such as the box's: of every process of the run)."""
         return self.user + self.sys
 
     @property
