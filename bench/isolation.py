@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sgcc import proc  # noqa: E402
-from sgcc.verify import isolate  # noqa: E402
+from sgcc.verify import isolation_level  # noqa: E402
 from sgcc.verify.sandbox import Sandbox, TestCase, load_tests  # noqa: E402
 from sgcc.verify.timing import decide, measure, runner  # noqa: E402
 
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path)
     opts = ap.parse_args(argv)
     rng = random.Random(opts.seed)
-    report = isolate.isolation_report()
+    report = isolation_level.isolation_report()
     print(f"isolation: {report.describe()}", flush=True)
     if not report.boxed:
         print("no box on this machine: nothing to compare", file=sys.stderr)

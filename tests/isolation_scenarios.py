@@ -11,7 +11,6 @@ Payloads are harmless: marker files, reading a file to stdout, sleeping, spinnin
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
@@ -183,6 +182,14 @@ PROGRAMS = {
     "int80": r"""
         #include <stdio.h>
         int main(void) { long r; __asm__ volatile ("int $0x80" : "=a"(r) : "a"(20L)); printf("%ld\n", r); return 0; }
+    """,
+    # A setsid child appends to the file named on stdin every 50 ms; main spins forever.
+    "tickers": r"""
+        #include <stdio.h>
+        #include <unistd.h>
+        int main(void) { char path[4096]; if (scanf("%4095s", path) != 1) return 2;
+            if (fork() == 0) { setsid(); for (;;) { FILE *f = fopen(path, "a"); if (f) { fputs("tick\n", f); fclose(f); } usleep(50000); } }
+            for (;;) ; }
     """,
     # Appends a line to the file named on stdin every 50 ms, forever.
     "ticker": r"""
@@ -385,8 +392,22 @@ def syscalls(bins):
             "int80_stdout": int80.stdout.decode()}
 
 
+def timeout_kills_all(bins):
+    d = _shared_dir()
+    try:
+        with _sandbox(timeout=1.0) as sb:
+            # A detached ticker writes every 50 ms; main (the same program) never exits.
+            r = sb.run(bins["tickers"], f"{d}/ticks\n".encode(), writable=[d])
+            size = (d / "ticks").stat().st_size if (d / "ticks").exists() else -1
+            time.sleep(0.5)
+            after = (d / "ticks").stat().st_size if (d / "ticks").exists() else -1
+        return {"timed_out": r.timed_out, "size": size, "after": after}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 SCENARIOS = {f.__name__: f for f in (fork_escape, detached_cpu, daemon, host_files, unix_socket, tmp_and_shm,
-                                      memory, signals, tells, syscalls)}
+                                      memory, signals, tells, syscalls, timeout_kills_all)}
 
 
 def main(argv: list[str]) -> int:

@@ -22,15 +22,15 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
-from sgcc.verify import isolate, seccomp
+from sgcc.verify import isolate, isolation_level, seccomp
 
 sys.path.insert(0, str(Path(__file__).parent))
 import isolation_scenarios as sc  # noqa: E402
 
 IS_ROOT = os.geteuid() == 0
-BOXED = isolate.isolation_report().boxed
+BOXED = isolation_level.isolation_report().boxed
 pytestmark = pytest.mark.skipif(not BOXED, reason="this kernel refuses the box: "
-                                + isolate.isolation_report().problem)
+                                + isolation_level.isolation_report().problem)
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +115,12 @@ def test_setsid_daemon_dies_with_the_run(observe):
     assert o["control_stdout"] == "started\n" and o["control_marker"] is True
 
 
+def test_wall_clock_timeout_kills_the_whole_run(observe):
+    o = observe("timeout_kills_all")
+    assert o["timed_out"] and o["size"] > 0  # the ticker did run...
+    assert o["after"] == o["size"]  # ...and stopped with the run
+
+
 def test_host_files_are_invisible(observe):
     o = observe("host_files")
     for key, marker in (("secret", "the secret"), ("expected", "expected answer"), ("source", "Hostile programs")):
@@ -185,15 +191,15 @@ def test_filter_program_shape():
 
 
 def test_isolation_report_and_refusal():
-    report = isolate.isolation_report()
+    report = isolation_level.isolation_report()
     assert report.complete, report.describe()
     assert report.describe().startswith("full")
-    isolate.require_isolation("llm candidates")  # complete: no refusal
-    partial = isolate.IsolationReport({**report.layers, "seccomp filter": False})
+    isolation_level.require_isolation("llm candidates")  # complete: no refusal
+    partial = isolation_level.IsolationReport({**report.layers, "seccomp filter": False})
     assert partial.describe().startswith("partial: missing seccomp filter")
-    with pytest.raises(isolate.IsolationMissing, match="refusing to run llm candidates.*seccomp filter"):
-        isolate.require_isolation("llm candidates", report=partial)
-    isolate.require_isolation("llm candidates", report=partial, accept_risk=True)
+    with pytest.raises(isolation_level.IsolationMissing, match="refusing to run llm candidates.*seccomp filter"):
+        isolation_level.require_isolation("llm candidates", report=partial)
+    isolation_level.require_isolation("llm candidates", report=partial, accept_risk=True)
 
 
 DRIVER = textwrap.dedent("""

@@ -19,7 +19,7 @@ import pytest
 
 from sgcc import proc
 from sgcc.errors import SgccError
-from sgcc.verify import isolate
+from sgcc.verify import isolate, isolation_level
 from sgcc.verify.sandbox import PAD_VARIABLE, Sandbox, TestCase, load_tests, pad_value
 
 IS_ROOT = os.geteuid() == 0
@@ -131,8 +131,8 @@ def bins(tmp_path_factory) -> dict[str, Path]:
 def sb(request):
     """A sandbox that boxes its runs, and one that runs them the older way (the fallback
     where the kernel refuses a box): the runner's contract is the same."""
-    if request.param == "box" and not isolate.isolation_report().boxed:
-        pytest.skip("this kernel refuses the box: " + isolate.isolation_report().problem)
+    if request.param == "box" and not isolation_level.isolation_report().boxed:
+        pytest.skip("this kernel refuses the box: " + isolation_level.isolation_report().problem)
     with Sandbox(timeout=5, boxed=request.param == "box") as sandbox:
         yield sandbox
 

@@ -6,7 +6,7 @@ read-only minimal file system with a private size-capped ``/tmp``, ``/dev/shm`` 
 seccomp filter, limits on the whole run, every process killed when the main one exits, and
 the CPU time of all of them counted. Every run sees the same ordinary-looking environment.
 Where the kernel refuses a box, it falls back to what older versions did (below), and
-:func:`sgcc.verify.isolate.isolation_report` says which layers are missing.
+:func:`sgcc.verify.isolation_level.isolation_report` says which layers are missing.
 
 Tests follow the papers: a test is a stdin and the stdout (and exit status) the *original*
 program produces on it. :func:`load_tests` reads them from a directory, :meth:`Sandbox.record`
@@ -39,7 +39,7 @@ from pathlib import Path
 
 from sgcc import proc
 from sgcc.errors import SgccError
-from sgcc.verify import isolate
+from sgcc.verify import isolate, isolation_level
 
 #: Largest test file :func:`load_tests` accepts.
 MAX_TEST_FILE = 64 << 20
@@ -290,7 +290,7 @@ class Sandbox:
     tree in place on :meth:`close` (for debugging); its path is :attr:`root`.
 
     :attr:`isolated` says whether runs are boxed (:mod:`sgcc.verify.isolate`); otherwise
-    they run the older way, and :func:`sgcc.verify.isolate.isolation_report` says why.
+    they run the older way, and :func:`sgcc.verify.isolation_level.isolation_report` says why.
     ``boxed=False`` asks for the older way (to compare them); ``True`` fails where no box is
     possible; ``None`` (the default) boxes where possible.
     """
@@ -316,12 +316,12 @@ class Sandbox:
         self.open_files = open_files
         self.output_limit = output_limit
         self.keep = keep
-        available = isolate.isolation_report().boxed
+        available = isolation_level.isolation_report().boxed
         if boxed and not available:
-            raise SgccError("test runs cannot be boxed here: " + isolate.isolation_report().describe())
+            raise SgccError("test runs cannot be boxed here: " + isolation_level.isolation_report().describe())
         self.isolated = available if boxed is None else boxed
         if boxed is None and not available:
-            _warn_no_box(isolate.isolation_report())
+            _warn_no_box(isolation_level.isolation_report())
         self.identity = isolate.Identity()
         # RLIMIT_NPROC does not bind root, and root can write anywhere: as root, runs happen
         # as nobody (in a box: uid 0 inside, nobody outside, no capabilities).
