@@ -241,3 +241,33 @@ def test_signals_to_sgcc_end_every_run_and_remove_temp_dirs(bindir, sig):
         assert marker.stat().st_size == size  # the program stopped with sgcc
     finally:
         proc.run(["rm", "-rf", str(d)], timeout=30)
+
+
+def test_the_c_helper_and_the_python_box_behave_alike(bindir):
+    """The box has two implementations of its P and init (the C helper, used where it can be
+    built, and forks of sgcc, the fallback): the same hostile programs see the same box."""
+    from sgcc.verify import boxhelper
+
+    if boxhelper.helper_path() is None:
+        pytest.skip("the C helper cannot be built here: only the Python box runs")
+    root = Path(tempfile.mkdtemp(prefix="sgcc-iso-twin-"))
+    try:
+        os.chmod(root, 0o711)
+        (root / "mnt").mkdir(mode=0o711)
+        seen = {}
+        for helper in (True, False):
+            out = {}
+            for name, stdin, memory in (("whereami", b"", None), ("syscalls", b"", None), ("forkexit", b"", None),
+                                        ("memhog", b"60\n", 128 << 20), ("int80", b"", None)):
+                view = isolate.View(str(root), str(bindir / name), memory=memory)
+                env = {**view.identity.environment(), "LS_COLORS": "x" * 100}
+                r = proc.run(["./prog"], stdin=stdin, env=env, timeout=20, spawner=isolate.spawner(view, helper=helper),
+                             limits=proc.Limits(processes=20, address_space=memory))
+                out[name] = (r.returncode, r.stdout, r.notes)
+            seen[helper] = out
+        assert seen[True] == seen[False]
+        assert seen[True]["forkexit"] == (0, b"", [])
+        assert seen[True]["memhog"][2] == ["memory"] and seen[True]["int80"][0] == -signal.SIGSYS
+        assert b"procs 2\n" in seen[True]["whereami"][1]
+    finally:
+        proc.run(["rm", "-rf", str(root)], timeout=30)

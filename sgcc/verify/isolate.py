@@ -154,12 +154,21 @@ class Spawned:
         raise SgccError(f"cannot isolate the run of {self._argv0}: {detail}")
 
 
-def spawner(view: View):
-    """A function for :func:`sgcc.proc.run`'s ``spawner``: starts ``argv`` in a box showing ``view``."""
+def spawner(view: View, *, helper: bool = True):
+    """A function for :func:`sgcc.proc.run`'s ``spawner``: starts ``argv`` in a box showing ``view``.
+
+    ``helper`` uses the C helper (:mod:`sgcc.verify.boxhelper`) where it can be built;
+    otherwise, or with ``helper=False``, P, init and main are forks of this process.
+    """
+    from sgcc.verify import boxhelper
+
+    path = boxhelper.helper_path() if helper else None
 
     def spawn(argv: list[str], fds: tuple[int, int, int], env: dict[str, str], limits) -> Spawned:
         libc = _libc()
         plan = _plan(view)
+        if path is not None:
+            return _spawn_helper(path, plan, view, argv, fds, env, limits)
         report_r, report_w = os.pipe2(os.O_CLOEXEC)
         parent = os.getpid()
         pid = os.fork()
@@ -169,6 +178,46 @@ def spawner(view: View):
         return Spawned(pid, report_r, argv[0])
 
     return spawn
+
+
+def _spawn_helper(path: str, plan, view: View, argv, fds, env, limits) -> Spawned:
+    import subprocess
+
+    ident = view.identity
+    lim = [] if limits is None else [limits.cpu, limits.address_space, limits.file_size, limits.processes,
+                                     limits.open_files, limits.core]
+    lim = [str(-1 if v is None else v) for v in lim] or ["-1"] * 6
+    ops: list[str] = []
+    for op in plan:
+        kind, args = op[0], list(op[1:])
+        if kind == "dir":
+            args[1] = format(args[1], "o")
+        elif kind in ("bind", "bindfile"):
+            args = [args[0], args[1], "1" if len(args) > 2 and args[2] else "0"]
+        ops += [kind, *(str(a) for a in args)]
+    report_r, report_w = os.pipe2(os.O_CLOEXEC)
+    try:
+        cmd = [path, str(report_w), str(os.getpid()), str(ident.outer_uid), str(ident.outer_gid), str(ident.uid),
+               str(ident.gid), str(view.memory or 0), _filter_hex(), *lim, *ops, "--", *argv]
+        child = subprocess.Popen(cmd, stdin=fds[0], stdout=fds[1], stderr=fds[2], env=env, pass_fds=(report_w,),
+                                 start_new_session=True, close_fds=True)
+    except BaseException:
+        os.close(report_r)
+        raise
+    finally:
+        os.close(report_w)
+    child.returncode = 0  # reaped by proc.run with wait4; keeps Popen's destructor quiet
+    return Spawned(child.pid, report_r, argv[0])
+
+
+_hex: str | None = None
+
+
+def _filter_hex() -> str:
+    global _hex
+    if _hex is None:
+        _hex = seccomp.program().hex()
+    return _hex
 
 
 def _plan(view: View) -> list[tuple]:
