@@ -56,7 +56,12 @@ def _build() -> str | None:
     digest = hashlib.sha256(source).hexdigest()[:16]
     for place in _places():
         candidate = place / f"boxhelper-{digest}"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
+        try:
+            st = candidate.stat()
+        except OSError:
+            continue
+        # Only a helper this user built and nobody else can have changed since.
+        if st.st_uid == os.getuid() and not st.st_mode & 0o022 and os.access(candidate, os.X_OK):
             return str(candidate)
     compiler = shutil.which("gcc") or shutil.which("cc")
     if compiler is None:

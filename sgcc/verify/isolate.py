@@ -12,12 +12,14 @@ Every run of candidate or baseline code goes through :func:`spawner`, which
                    └ setsid, (root: becomes nobody), unshare(user|pid|mount|ipc|uts|net),
                      maps its own uid, waits for init
 
-Why ``unshare(2)`` through ctypes in a forked sgcc and not util-linux ``unshare``: the box
-needs an init that is *not* the program (a pid-1 program ignores signals it has no handler
-for, which changes what ``abort()`` or ``raise(SIGTERM)`` do) and that reports the CPU time
-of every process it reaped; ``unshare --fork`` makes the program pid 1. Forking sgcc costs
-what ``subprocess`` with a ``preexec_fn`` already cost (it forks, too), and needs no helper
-binary on disk. Nothing here needs root, setuid helpers or packages: a kernel that lets
+P and init are normally a small C helper (:mod:`sgcc.verify.boxhelper`, built once by the
+host's gcc and started with ``vfork``), because forking the Python process twice per run
+costs milliseconds; where it cannot be built, they are forks of sgcc calling ``unshare(2)``
+and ``mount(2)`` through ctypes (the functions below, which the helper mirrors step by step).
+Not util-linux ``unshare``: the box needs an init that is *not* the program (a pid-1 program
+ignores signals it has no handler for, which changes what ``abort()`` or ``raise(SIGTERM)``
+do) and that reports the CPU time of every process it reaped; ``unshare --fork`` makes the
+program pid 1. Nothing here needs root, setuid helpers or packages: a kernel that lets
 unprivileged users create user namespaces (the default on Debian and most distributions).
 
 What the program sees is the same for every run (tests, timing, baseline, candidates) and
