@@ -156,15 +156,25 @@ class Spawned:
         raise SgccError(f"cannot isolate the run of {self._argv0}: {detail}")
 
 
-def spawner(view: View, *, helper: bool = True):
+_helper_enabled = True
+
+
+def use_helper(enabled: bool) -> None:
+    """Whether :func:`spawner` uses the C helper by default (the probe turns it off where it fails)."""
+    global _helper_enabled
+    _helper_enabled = enabled
+
+
+def spawner(view: View, *, helper: bool | None = None):
     """A function for :func:`sgcc.proc.run`'s ``spawner``: starts ``argv`` in a box showing ``view``.
 
-    ``helper`` uses the C helper (:mod:`sgcc.verify.boxhelper`) where it can be built;
-    otherwise, or with ``helper=False``, P, init and main are forks of this process.
+    ``helper`` uses the C helper (:mod:`sgcc.verify.boxhelper`) where it can be built (the
+    default, unless the probe found it does not run here); otherwise, or with
+    ``helper=False``, P, init and main are forks of this process.
     """
     from sgcc.verify import boxhelper
 
-    path = boxhelper.helper_path() if helper else None
+    path = boxhelper.helper_path() if (_helper_enabled if helper is None else helper) else None
 
     def spawn(argv: list[str], fds: tuple[int, int, int], env: dict[str, str], limits) -> Spawned:
         libc = _libc()

@@ -76,10 +76,21 @@ def _probe() -> IsolationReport:
         os.chmod(root, 0o711)
         os.mkdir(os.path.join(root, "mnt"), 0o711)
         view = isolate.View(root, true, memory=1 << 30)
-        result = proc.run(["./prog"], env=view.identity.environment(), timeout=30, spawner=isolate.spawner(view),
-                          limits=proc.Limits(processes=64))
-        if result.returncode != 0:
-            raise SgccError(f"a boxed `true` ended with {result.describe()}")
+
+        def boxed_true(helper: bool) -> proc.Result:
+            r = proc.run(["./prog"], env=view.identity.environment(), timeout=30,
+                         spawner=isolate.spawner(view, helper=helper), limits=proc.Limits(processes=64))
+            if r.returncode != 0:
+                raise SgccError(f"a boxed `true` ended with {r.describe()}")
+            return r
+
+        try:
+            result = boxed_true(True)
+        except (SgccError, OSError):
+            # The C helper built but does not run here (a noexec cache directory, say): the
+            # Python box may still work, and then every run uses it.
+            result = boxed_true(False)
+            isolate.use_helper(False)
         notes = set(result.notes)
         layers = dict.fromkeys(LAYERS, True)
         layers["private /proc"] = "noproc" not in notes
