@@ -81,7 +81,8 @@ class Result:
 
     @property
     def cpu(self) -> float:
-        """User plus system CPU seconds of the child and the descendants it waited for."""
+        """User plus system CPU seconds of the child and the descendants it waited for
+        (with a ``spawner`` such as the box's: of every process of the run)."""
         return self.user + self.sys
 
     @property
@@ -148,6 +149,7 @@ def run(
     isolate_network: bool = False,
     drop_privileges: bool = False,
     check: bool = False,
+    spawner=None,
 ) -> Result:
     """Run ``argv`` to completion and return what it did.
 
@@ -156,40 +158,85 @@ def run(
     past that, or past ``timeout`` seconds of wall time, the group is killed and the result
     says so. The group is killed on return in every case, so nothing a child left running
     outlives the call. ``check=True`` raises :class:`SgccError` on a non-zero exit.
+
+    ``spawner`` starts the child instead of ``subprocess``: called as
+    ``spawner(argv, (stdin_fd, stdout_fd, stderr_fd), env, limits)``, it returns an object
+    with the ``pid`` to wait for and ``finish(wait_status, rusage, killed)`` (killed: by run, for time or output) giving
+    ``(returncode, user, sys, maxrss_kb, notes)`` (see :mod:`sgcc.verify.isolate`, whose
+    box reports the CPU time of every process of the run). ``cwd``, ``isolate_network`` and
+    ``drop_privileges`` are then the spawner's business.
     """
     argv = [os.fspath(a) for a in argv]
-    needs_preexec = limits is not None or isolate_network or drop_privileges
-    libc = _libc() if isolate_network else None
-    preexec = _preexec(limits, isolate_network, drop_privileges, libc) if needs_preexec else None
     start = time.perf_counter()
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-            preexec_fn=preexec,
-            close_fds=True,
-        )
-    except OSError as exc:
-        raise SgccError(f"cannot run {argv[0]}", cause=exc) from exc
+    spawned = None
+    if spawner is not None:
+        child_fds: list[int] = []
+        ours: list[int] = []
+        try:
+            if stdin is not None:
+                r, w = os.pipe2(os.O_CLOEXEC)
+                child_fds.append(r)
+                ours.append(w)
+            else:
+                child_fds.append(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+                ours.append(-1)
+            for _ in range(2):
+                r, w = os.pipe2(os.O_CLOEXEC)
+                child_fds.append(w)
+                ours.append(r)
+            spawned = spawner(argv, tuple(child_fds), env if env is not None else dict(os.environ), limits)
+        except OSError as exc:
+            for fd in child_fds + ours:
+                if fd >= 0:
+                    os.close(fd)
+            raise SgccError(f"cannot run {argv[0]}", cause=exc) from exc
+        for fd in child_fds:
+            os.close(fd)
+        pid, in_fd, out_fd, err_fd = spawned.pid, ours[0], ours[1], ours[2]
+    else:
+        needs_preexec = limits is not None or isolate_network or drop_privileges
+        libc = _libc() if isolate_network else None
+        preexec = _preexec(limits, isolate_network, drop_privileges, libc) if needs_preexec else None
+        try:
+            popen = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+                preexec_fn=preexec,
+                close_fds=True,
+            )
+        except OSError as exc:
+            raise SgccError(f"cannot run {argv[0]}", cause=exc) from exc
+        # Take the descriptors over from the Popen object: one loop below serves both ways.
+        pid = popen.pid
+        in_fd = os.dup(popen.stdin.fileno()) if popen.stdin is not None else -1
+        out_fd, err_fd = os.dup(popen.stdout.fileno()), os.dup(popen.stderr.fileno())
+        for stream in (popen.stdin, popen.stdout, popen.stderr):
+            if stream is not None:
+                stream.close()
+        popen.returncode = 0  # reaped below with wait4; keeps Popen's destructor quiet
 
     out, err = bytearray(), bytearray()
     timed_out = truncated = False
+    finished = False
     deadline = None if timeout is None else start + timeout
     sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ, out)
-    sel.register(proc.stderr, selectors.EVENT_READ, err)
+    sel.register(out_fd, selectors.EVENT_READ, out)
+    sel.register(err_fd, selectors.EVENT_READ, err)
+    open_fds = {out_fd, err_fd}
     pending = memoryview(stdin) if stdin else None
-    if proc.stdin is not None:
+    if in_fd >= 0:
+        open_fds.add(in_fd)
         if pending:
-            os.set_blocking(proc.stdin.fileno(), False)
-            sel.register(proc.stdin, selectors.EVENT_WRITE, None)
+            os.set_blocking(in_fd, False)
+            sel.register(in_fd, selectors.EVENT_WRITE, None)
         else:
-            proc.stdin.close()
+            os.close(in_fd)
+            open_fds.discard(in_fd)
     try:
         while sel.get_map():
             wait = None if deadline is None else deadline - time.perf_counter()
@@ -204,12 +251,13 @@ def run(
                         n = 0 if isinstance(exc, BlockingIOError) else len(pending)
                     pending = pending[n:]
                     if not pending:
-                        sel.unregister(key.fileobj)
-                        key.fileobj.close()
+                        sel.unregister(key.fd)
+                        os.close(key.fd)
+                        open_fds.discard(key.fd)
                     continue
                 chunk = os.read(key.fd, 65536)
                 if not chunk:
-                    sel.unregister(key.fileobj)
+                    sel.unregister(key.fd)
                     continue
                 buf = key.data
                 room = capture_limit - len(buf)
@@ -218,30 +266,40 @@ def run(
                     truncated = True
             if truncated:
                 break
+        finished = True
     finally:
-        if timed_out or truncated:
-            _kill_group(proc.pid)
+        if timed_out or truncated or not finished:
+            # Not finished: an exception (an interrupt, SIGTERM) is unwinding; the child must
+            # not outlive it, and waiting for it below must not hang.
+            _kill_group(pid)
         sel.close()
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            if stream is not None and not stream.closed:
-                stream.close()
-        _, status, usage = _wait4(proc.pid)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        for fd in open_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        _, status, usage = _wait4(pid)
         wall = time.perf_counter() - start
         # Whatever the child left behind in its group dies with it.
-        _kill_group(proc.pid)
+        _kill_group(pid)
 
+    notes: list[str] = []
+    if spawned is not None:
+        returncode, user, sys_, maxrss, notes = spawned.finish(status, usage, timed_out or truncated)
+    else:
+        returncode, user, sys_, maxrss = os.waitstatus_to_exitcode(status), usage.ru_utime, usage.ru_stime, usage.ru_maxrss
     result = Result(
         argv=argv,
-        returncode=proc.returncode,
+        returncode=returncode,
         stdout=bytes(out),
         stderr=bytes(err),
         wall=wall,
-        user=usage.ru_utime,
-        sys=usage.ru_stime,
+        user=user,
+        sys=sys_,
         timed_out=timed_out,
         truncated=truncated,
-        maxrss_kb=usage.ru_maxrss,
+        maxrss_kb=maxrss,
+        notes=notes,
     )
     if check and not result.ok:
         detail = result.stderr.decode(errors="replace").strip()[-2000:]

@@ -1,14 +1,17 @@
 """Tests of sgcc.verify.sandbox with real programs compiled by the real gcc.
 
-Some protections depend on the environment: dropping to ``nobody`` needs root, network
-isolation needs a kernel that allows a private network namespace. Tests of those are skipped
-(with the reason) where the environment does not provide them.
+The box itself (namespaces, file system view, seccomp, whole-run limits) is tested with
+hostile programs in ``test_isolation.py``, as root and as an unprivileged user; this file
+tests the runner's contract. Where the kernel refuses a box, the fallback's protections
+depend on the environment, and tests of those are skipped (with the reason).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import tempfile
 import time
 from pathlib import Path
 
@@ -16,7 +19,8 @@ import pytest
 
 from sgcc import proc
 from sgcc.errors import SgccError
-from sgcc.verify.sandbox import Sandbox, TestCase, load_tests
+from sgcc.verify import isolate, isolation_level
+from sgcc.verify.sandbox import PAD_VARIABLE, Sandbox, TestCase, load_tests, pad_value
 
 IS_ROOT = os.geteuid() == 0
 
@@ -96,7 +100,7 @@ PROGRAMS = {
         #include <stdio.h>
         #include <stdlib.h>
         #include <string.h>
-        int main(void) { const char *p = getenv("SGCC_PAD"); printf("%zu\n", p ? strlen(p) : 0); return 0; }
+        int main(void) { const char *p = getenv("LS_COLORS"); printf("%zu\n", p ? strlen(p) : 0); return 0; }
     """,
     "spin": r"""
         #include <stdio.h>
@@ -123,9 +127,13 @@ def bins(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
-@pytest.fixture
-def sb():
-    with Sandbox(timeout=5) as sandbox:
+@pytest.fixture(params=["box", "fallback"])
+def sb(request):
+    """A sandbox that boxes its runs, and one that runs them the older way (the fallback
+    where the kernel refuses a box): the runner's contract is the same."""
+    if request.param == "box" and not isolation_level.isolation_report().boxed:
+        pytest.skip("this kernel refuses the box: " + isolation_level.isolation_report().problem)
+    with Sandbox(timeout=5, boxed=request.param == "box") as sandbox:
         yield sandbox
 
 
@@ -226,8 +234,10 @@ def test_output_compare_pass_and_fail(sb, bins):
     outcome = sb.check(bins["double"], bad)
     assert not outcome.ok and outcome.passed == 1 and outcome.total == 3
     f = outcome.first_failure
-    assert (f.test, f.reason, f.stdin, f.expected, f.actual) == ("wrong", "wrong output", "5\n", "11\n", "10\n")
-    assert "wrong output" in f.render()
+    assert (f.test, f.reason, f.stdin, f.expected, f.line) == (
+        "wrong", "output differs from the expected at line 1", "5\n", "11\n", 1)
+    # What the program printed ("10") is nowhere: it must never reach a prompt or a report.
+    assert "differs from the expected at line 1" in f.render() and "10" not in f.render()
 
     # Without stopping, every test is tried: the papers' partial-credit reward.
     outcome = sb.check(bins["double"], bad, stop_on_first_failure=False)
@@ -241,9 +251,10 @@ def test_failure_excerpts_are_short_and_start_near_the_difference(sb, bins):
     tampered = expected[:300_000] + b"X" + expected[300_001:]
     outcome = sb.check(bins["bigout"], [TestCase("big", b"", tampered, 0)])
     f = outcome.first_failure
-    assert f.reason == "wrong output"
-    assert len(f.expected) < 600 and len(f.actual) < 600
-    assert "X" in f.expected and "bytes before" in f.expected and "more bytes" in f.actual
+    line = expected[:300_000].count(b"\n") + 1
+    assert f.reason == f"output differs from the expected at line {line}" and f.line == line
+    assert len(f.expected) < 600
+    assert "X" in f.expected and "bytes before" in f.expected and "more bytes" in f.expected
 
 
 def test_exit_status_mismatch(sb, bins):
@@ -283,8 +294,10 @@ def test_fork_bomb_is_contained(bins):
 def test_process_leaving_the_group_is_killed(bins):
     with Sandbox(timeout=1.0) as sandbox:
         result = sandbox.run(bins["escape"], b"")
-        # The escaped child still holds stdout open, so the run ends at the timeout...
         assert result.stdout == b"parent done\n"
+        # In a box the run ends with its main process, and the escaped child with it; in the
+        # fallback the escaped child still holds stdout open, so the run ends at the timeout.
+        assert result.timed_out is not sandbox.isolated
         # ...and the sandbox's sweep killed it although it left the process group.
         deadline = time.monotonic() + 2
         while _live_processes_under(sandbox.root) and time.monotonic() < deadline:
@@ -307,13 +320,26 @@ def test_writes_outside_the_scratch_dir_fail(sb, bins, tmp_path):
     assert sb.run(bins["writer"], b"./mine.txt\n").stdout == b"written\n"
     target = tmp_path / "outside.txt"
     result = sb.run(bins["writer"], f"{target}\n".encode())
-    if not IS_ROOT:
-        pytest.skip("not root: the sandbox runs as the calling user, who may write to its own tmp_path")
+    if not IS_ROOT and not sb.isolated:
+        pytest.skip("no box and not root: the run is the calling user, who may write to its own tmp_path")
     assert result.stdout == b"denied\n"
     assert not target.exists()
 
 
-def test_runs_as_nobody_when_root(sb, bins):
+def test_runs_as_the_user_inside_and_nobody_outside(sb, bins, tmp_path):
+    if sb.isolated:
+        # The program sees the invoking user's uid (root: uid 0 without capabilities)...
+        assert sb.run(bins["whoami"], b"").stdout == f"{os.getuid()}\n".encode()
+        # ...and what it writes through a writable directory belongs to nobody if sgcc is root.
+        # (In /tmp: pytest's own temp directories are not reachable by nobody.)
+        shared = Path(tempfile.mkdtemp(prefix="sgcc-test-shared-"))
+        try:
+            os.chmod(shared, 0o777)
+            assert sb.run(bins["writer"], f"{shared}/f\n".encode(), writable=[shared]).stdout == b"written\n"
+            assert (shared / "f").stat().st_uid == (proc.NOBODY if IS_ROOT else os.getuid())
+        finally:
+            shutil.rmtree(shared)
+        return
     if not IS_ROOT:
         pytest.skip("privileges are only dropped when sgcc runs as root")
     assert sb.run(bins["whoami"], b"").stdout == b"65534\n"
@@ -338,11 +364,19 @@ def test_network_is_unreachable_under_isolation(sb, bins):
             listener.accept()
 
 
-def test_environment_is_minimal_and_padded(sb):
+def test_environment_is_an_ordinary_login_and_padded(sb):
     # /usr/bin/env prints exactly what the program sees.
     result = sb.run(Path("/usr/bin/env"), b"", env_pad=123)
     lines = sorted(result.stdout.decode().splitlines())
-    assert lines == ["LANG=C", "PATH=/usr/bin:/bin", "SGCC_PAD=" + "x" * 123]
+    ident = isolate.Identity()
+    home = ident.home if sb.isolated else None
+    expected = {**ident.environment(), PAD_VARIABLE: pad_value(123)}
+    if home is None:  # the fallback's home is the run's scratch directory
+        got = dict(line.split("=", 1) for line in lines)
+        expected.update(HOME=got["HOME"], PWD=got["HOME"])
+    assert lines == sorted(f"{k}={v}" for k, v in expected.items())
+    assert not any(line.startswith("SGCC") for line in lines)
+    assert len(pad_value(123)) == 123 and len(pad_value(5000)) == 5000 and pad_value(0) == ""
 
 
 def test_each_run_gets_a_fresh_directory_and_close_cleans_up(bins):

@@ -87,7 +87,7 @@ class PgoGenerator(TransplantGenerator):
         timeout = max(30.0, context.sandbox.timeout * TRAINING_TIMEOUT_FACTOR)
 
         def train(test):
-            return context.sandbox.run(binary, test.stdin, timeout=timeout)
+            return context.sandbox.run(binary, test.stdin, timeout=timeout, writable=[self.profile_dir])
 
         with ThreadPoolExecutor(max_workers=max(1, context.jobs)) as pool:
             results = list(pool.map(train, context.tests))

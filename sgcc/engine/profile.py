@@ -48,7 +48,7 @@ def function_weights(binary: Path, tests: list, *, sandbox, names: list[str],
             r = sandbox.run(binary, test.stdin,
                             prefix=[valgrind, "--tool=callgrind", "--quiet", f"--callgrind-out-file={out}",
                                     "--compress-strings=no", "--compress-pos=no", "--dump-instr=no"],
-                            timeout=PROFILE_TEST_TIMEOUT, memory=16 << 30)
+                            timeout=PROFILE_TEST_TIMEOUT, memory=16 << 30, writable=[out_dir])
             if r.timed_out or not out.is_file():
                 return None
             costs = parse_callgrind(out.read_text(errors="replace"))

@@ -263,8 +263,10 @@ def feedback(result, text: str, *, invalid: bool = False, offset: int | None = N
         body = f"Your assembly builds but is wrong: {reason}."
         if "input" in f:
             body += f"\nInput:\n{f['input']}"
-        if "expected" in f or "actual" in f:
-            body += f"\nExpected output:\n{f.get('expected', '')}\nActual output:\n{f.get('actual', '')}"
+        if "expected" in f:
+            # Never what the candidate printed: it could be a host file's contents, and with an
+            # endpoint the prompt leaves the machine. The reason says where it went wrong.
+            body += f"\nExpected output:\n{f['expected']}"
         body += "\nFix it so that it computes exactly what the C code computes."
     elif stage == Stage.TIME:
         total = f"all {result.tests_total} tests" if result.tests_total else "all tests"

@@ -1,16 +1,21 @@
 """Running test binaries (possibly built from hostile, model-written assembly) safely.
 
-A :class:`Sandbox` runs one binary on one stdin at a time, each run in a fresh scratch
-directory, with a fixed minimal environment, resource limits, a wall-clock timeout, captured
-and capped output, its own process group (killed when the run returns), no network where the
-kernel allows a private network namespace, and, when sgcc runs as root, as user ``nobody``.
+A :class:`Sandbox` runs one binary on one stdin at a time, each run in its own box
+(:mod:`sgcc.verify.isolate`): fresh user, pid, mount, ipc, uts and network namespaces, a
+read-only minimal file system with a private size-capped ``/tmp``, ``/dev/shm`` and home, a
+seccomp filter, limits on the whole run, every process killed when the main one exits, and
+the CPU time of all of them counted. Every run sees the same ordinary-looking environment.
+Where the kernel refuses a box, it falls back to what older versions did (below), and
+:func:`sgcc.verify.isolation_level.isolation_report` says which layers are missing.
 
 Tests follow the papers: a test is a stdin and the stdout (and exit status) the *original*
 program produces on it. :func:`load_tests` reads them from a directory, :meth:`Sandbox.record`
 fills in what is missing by running the baseline, :meth:`Sandbox.check` runs a candidate on
 all of them and describes the first failure in a form that can be fed back to a model.
 
-What this does not contain, and why: without a mount namespace a program running as
+The fallback, and what it does not contain: a fresh scratch directory per run, rlimits, its
+own process group, no network where a private network namespace is allowed, and ``nobody``
+when sgcc runs as root. Without a mount namespace a program running as
 ``nobody`` can still read world-readable files and write to world-writable directories such
 as ``/tmp`` (bounded by the file-size limit); a process that calls ``setsid`` leaves the
 process group, so after every run the sandbox also kills any process still executing a
@@ -34,6 +39,7 @@ from pathlib import Path
 
 from sgcc import proc
 from sgcc.errors import SgccError
+from sgcc.verify import isolate, isolation_level
 
 #: Largest test file :func:`load_tests` accepts.
 MAX_TEST_FILE = 64 << 20
@@ -42,8 +48,30 @@ MAX_TEST_TOTAL = 256 << 20
 #: Bytes of stdin / expected / actual output quoted in a :class:`Failure`.
 EXCERPT = 400
 
-#: The environment variable whose size varies from run to run (see :meth:`Sandbox.run`).
-PAD_VARIABLE = "SGCC_PAD"
+#: The environment variable whose size varies from run to run (see :meth:`Sandbox.run`):
+#: one that ordinary login environments carry, at lengths from none to a few kilobytes.
+PAD_VARIABLE = "LS_COLORS"
+_LS_COLORS = ("rs=0:di=01;34:ln=01;36:mh=00:pi=40;33:so=01;35:do=01;35:bd=40;33;01:cd=40;33;01:"
+              "or=40;31;01:mi=00:su=37;41:sg=30;43:ca=00:tw=30;42:ow=34;42:st=37;44:ex=01;32:")
+_EXTENSIONS = ("tar", "tgz", "arc", "arj", "taz", "lha", "lz4", "lzh", "lzma", "tlz", "txz", "tzo", "t7z",
+               "zip", "z", "dz", "gz", "lrz", "lz", "lzo", "xz", "zst", "tzst", "bz2", "bz", "tbz", "tbz2",
+               "tz", "deb", "rpm", "jar", "war", "ear", "sar", "rar", "alz", "ace", "zoo", "cpio", "7z",
+               "rz", "cab", "wim", "swm", "dwm", "esd", "avif", "jpg", "jpeg", "mjpg", "mjpeg", "gif",
+               "bmp", "pbm", "pgm", "ppm", "tga", "xbm", "xpm", "tif", "tiff", "png", "svg", "svgz", "mng",
+               "pcx", "mov", "mpg", "mpeg", "m2v", "mkv", "webm", "webp", "ogm", "mp4", "m4v", "mp4v",
+               "vob", "qt", "nuv", "wmv", "asf", "rm", "rmvb", "flc", "avi", "fli", "flv", "gl", "dl",
+               "xcf", "xwd", "yuv", "cgm", "emf", "ogv", "ogx", "aac", "au", "flac", "m4a", "mid", "midi",
+               "mka", "mp3", "mpc", "ogg", "ra", "wav", "oga", "opus", "spx", "xspf")
+_LS_COLORS += "".join(f"*.{e}=01;{31 if i < 46 else 35 if i < 101 else 36}:" for i, e in enumerate(_EXTENSIONS))
+
+
+def pad_value(size: int) -> str:
+    """A plausible ``LS_COLORS`` value of exactly ``size`` characters (the layout padding)."""
+    if size <= len(_LS_COLORS):
+        return _LS_COLORS[:size]
+    reps = -(-size // len(_LS_COLORS))
+    return (_LS_COLORS * reps)[:size]
+
 #: Name of the binary inside each run's scratch directory (also its argv[0]).
 _PROG = "prog"
 
@@ -67,22 +95,25 @@ class TestCase:
 
 @dataclass(frozen=True)
 class Failure:
-    """Why a binary failed a test, with excerpts small enough to show a model."""
+    """Why a binary failed a test, with excerpts small enough to show a model.
+
+    Nothing the binary printed is kept: candidate code is hostile, and its output (host file
+    contents, say) must never reach a prompt, a report or the network. ``stdin`` and
+    ``expected`` come from the test itself; ``line`` is the first line (from 1) where the
+    output differs from the expected, when that is the reason.
+    """
 
     test: str
     reason: str
     stdin: str
     expected: str
-    actual: str
-    stderr: str = ""
+    line: int | None = None
 
     def render(self) -> str:
         """A short multi-line account, e.g. for an iterative-refinement prompt."""
         lines = [f"test {self.test}: {self.reason}", f"input:\n{self.stdin}"]
-        if self.expected or self.actual:
-            lines += [f"expected output:\n{self.expected}", f"actual output:\n{self.actual}"]
-        if self.stderr:
-            lines.append(f"stderr:\n{self.stderr}")
+        if self.expected:
+            lines.append(f"expected output:\n{self.expected}")
         return "\n".join(lines)
 
 
@@ -219,7 +250,18 @@ def _read_test_file(base: Path, name: str, limit: int, budget: list[int], *, opt
 # --------------------------------------------------------------------------- the sandbox
 
 _warned_network = False
+_warned_box = False
 _warn_lock = threading.Lock()
+
+
+def _warn_no_box(report) -> None:
+    global _warned_box
+    with _warn_lock:
+        if _warned_box:
+            return
+        _warned_box = True
+    print(f"sgcc: warning: test runs are not isolated here (isolation {report.describe()}); "
+          "see docs/isolation.md", file=sys.stderr)
 
 
 def _warn_no_network_isolation() -> None:
@@ -238,12 +280,19 @@ def _warn_no_network_isolation() -> None:
 class Sandbox:
     """Runs binaries under limits in throw-away directories; one per sgcc run.
 
-    ``timeout`` is wall-clock seconds per run; ``cpu`` CPU seconds (default: the timeout
-    rounded up, plus one, a backstop for what the wall clock misses); ``memory`` the
-    address-space limit; ``file_size`` the largest file a run may write; ``processes`` how
+    ``timeout`` is wall-clock seconds per run; ``cpu`` CPU seconds per process (default: the
+    timeout rounded up, plus one, a backstop for what the wall clock misses); ``memory`` the
+    address-space limit of each process and, in a box, the resident memory of all of them
+    together; ``file_size`` the largest file a run may write and, in a box, all it may write
+    (its ``/tmp``, ``/dev/shm`` and home share one tmpfs of that size); ``processes`` how
     many processes it may add; ``open_files`` its descriptor limit; ``output_limit`` the most
     stdout (and stderr) kept, past which the run is killed. ``keep=True`` leaves the scratch
     tree in place on :meth:`close` (for debugging); its path is :attr:`root`.
+
+    :attr:`isolated` says whether runs are boxed (:mod:`sgcc.verify.isolate`); otherwise
+    they run the older way, and :func:`sgcc.verify.isolation_level.isolation_report` says why.
+    ``boxed=False`` asks for the older way (to compare them); ``True`` fails where no box is
+    possible; ``None`` (the default) boxes where possible.
     """
 
     def __init__(
@@ -257,6 +306,7 @@ class Sandbox:
         open_files: int = 64,
         output_limit: int = 64 << 20,
         keep: bool = False,
+        boxed: bool | None = None,
     ):
         self.timeout = timeout
         self.cpu = cpu if cpu is not None else math.ceil(timeout) + 1
@@ -266,10 +316,17 @@ class Sandbox:
         self.open_files = open_files
         self.output_limit = output_limit
         self.keep = keep
+        available = isolation_level.isolation_report().boxed
+        if boxed and not available:
+            raise SgccError("test runs cannot be boxed here: " + isolation_level.isolation_report().describe())
+        self.isolated = available if boxed is None else boxed
+        if boxed is None and not available:
+            _warn_no_box(isolation_level.isolation_report())
+        self.identity = isolate.Identity()
         # RLIMIT_NPROC does not bind root, and root can write anywhere: as root, runs happen
-        # as nobody.
+        # as nobody (in a box: uid 0 inside, nobody outside, no capabilities).
         self.drop_privileges = os.geteuid() == 0
-        self.isolate_network = proc.network_isolation_available()
+        self.isolate_network = self.isolated or proc.network_isolation_available()
         if not self.isolate_network:
             _warn_no_network_isolation()
 
@@ -279,7 +336,8 @@ class Sandbox:
         self._bin = self.root / "bin"
         self._runs = self.root / "run"
         # 0711: nobody may pass through to its run directory and binary, but not list them.
-        for d in (self.root, self._bin, self._runs):
+        # "mnt" is where each box mounts its root (in its own mount namespace).
+        for d in (self.root, self._bin, self._runs, self.root / "mnt"):
             d.mkdir(exist_ok=True)
             os.chmod(d, 0o711)
         if self.drop_privileges:
@@ -308,24 +366,49 @@ class Sandbox:
     # -- running
 
     def run(self, binary: Path, stdin: bytes, *, env_pad: int = 0, prefix: list[str] | None = None,
-            timeout: float | None = None, memory: int | None = None) -> proc.Result:
-        """Run ``binary`` once on ``stdin`` in a fresh scratch directory and return the result.
+            timeout: float | None = None, memory: int | None = None,
+            writable: tuple[Path, ...] | list[Path] = ()) -> proc.Result:
+        """Run ``binary`` once on ``stdin`` and return the result.
 
-        The binary runs as ``./prog`` in that directory (a private copy, so that argv[0]
-        and the executable's path are the same for every binary compared, and so that
-        ``nobody`` can execute it), with only ``PATH=/usr/bin:/bin``, ``LANG=C`` and
-        ``SGCC_PAD`` in its environment. ``SGCC_PAD`` holds ``env_pad`` bytes: the
-        environment sits at the top of the stack, so its size shifts the stack's alignment,
-        which alone can move timings by several percent; timing varies it on purpose.
+        The binary runs as ``./prog`` from the home directory of the invoking user's name,
+        which is also ``HOME`` and the cwd (in a box: an empty private directory; otherwise a
+        fresh scratch directory), with the environment of a plain login shell
+        (:meth:`sgcc.verify.isolate.Identity.environment`) plus ``LS_COLORS`` holding
+        ``env_pad`` bytes (:func:`pad_value`). The environment sits at the top of the stack,
+        so its size shifts the stack's alignment, which alone can move timings by several
+        percent; timing varies it on purpose, in a variable an ordinary environment has, so
+        that a program cannot tell a timing run from any other.
 
         ``prefix`` runs the program under a tool (``valgrind ...``), with ``timeout`` and
-        ``memory`` (address-space bytes) instead of the sandbox's own limits.
+        ``memory`` (address-space bytes) instead of the sandbox's own limits. ``writable``
+        host directories appear at their own paths, writable (a profile's output directory);
+        nothing else of the host's is writable.
         """
         if self._closed:
             raise SgccError("sandbox used after close")
         if env_pad < 0:
             raise ValueError("env_pad must be >= 0")
         copy = self._copy_of(Path(binary))
+        env = {**self.identity.environment(), PAD_VARIABLE: pad_value(env_pad)}
+        wall = self.timeout if timeout is None else timeout
+        limits = proc.Limits(
+            cpu=self.cpu if timeout is None else max(self.cpu, int(timeout) + 1),
+            address_space=self.memory if memory is None else memory,
+            file_size=self.file_size,
+            processes=None,
+            open_files=self.open_files,
+            core=0,
+        )
+        argv = [*(prefix or []), f"./{_PROG}"]
+        if self.isolated:
+            # RLIMIT_NPROC counts per user namespace: the box's init and its parent, plus the run's.
+            limits.processes = None if self.processes is None else self.processes + 3
+            view = isolate.View(str(self.root), str(copy), writable=[str(w) for w in writable],
+                                scratch=self.file_size,
+                                memory=max(self.memory, memory or 0), identity=self.identity)
+            return proc.run(argv, stdin=stdin, env=env, timeout=wall, limits=limits,
+                            capture_limit=self.output_limit, spawner=isolate.spawner(view))
+        limits.processes = self._process_limit()
         run_dir = self._scratch_dir()
         try:
             os.link(copy, run_dir / _PROG)
@@ -333,21 +416,13 @@ class Sandbox:
                 # The program may write in its own directory, and nowhere of sgcc's.
                 os.chown(run_dir, proc.NOBODY, proc.NOBODY)
             os.chmod(run_dir, 0o700)
-            env = {"PATH": "/usr/bin:/bin", "LANG": "C", PAD_VARIABLE: "x" * env_pad}
-            limits = proc.Limits(
-                cpu=self.cpu if timeout is None else max(self.cpu, int(timeout) + 1),
-                address_space=self.memory if memory is None else memory,
-                file_size=self.file_size,
-                processes=self._process_limit(),
-                open_files=self.open_files,
-                core=0,
-            )
+            env.update(HOME=str(run_dir), PWD=str(run_dir))
             return proc.run(
-                [*(prefix or []), f"./{_PROG}"],
+                argv,
                 stdin=stdin,
                 cwd=run_dir,
                 env=env,
-                timeout=self.timeout if timeout is None else timeout,
+                timeout=wall,
                 limits=limits,
                 capture_limit=self.output_limit,
                 isolate_network=self.isolate_network,
@@ -409,7 +484,7 @@ class Sandbox:
                 result = self.run(binary, test.stdin)
             except SgccError as exc:
                 # E.g. the kernel refused to execute it: a failed candidate, not an sgcc error.
-                failure = Failure(test.name, f"cannot run: {exc.message}", excerpt(test.stdin), "", "")
+                failure = Failure(test.name, f"cannot run: {exc.message}", excerpt(test.stdin), "")
             else:
                 failure = _judge(test, result, self.timeout)
             if failure is None:
@@ -573,7 +648,6 @@ def _judge(test: TestCase, result: proc.Result, timeout: float) -> Failure | Non
     expected_status = 0 if test.expected_status is None else test.expected_status
     expected = test.expected_stdout or b""
     actual = result.stdout
-    start = 0
     if result.timed_out:
         reason = f"timed out (after {timeout:g} s)"
     elif result.truncated:
@@ -583,19 +657,15 @@ def _judge(test: TestCase, result: proc.Result, timeout: float) -> Failure | Non
     elif result.returncode != expected_status:
         reason = f"exit status {result.returncode}, expected {expected_status}"
     elif actual != expected:
-        reason = "wrong output"
-        # Quote both outputs from a little before where they first differ.
-        start = max(0, _first_difference(expected, actual) - 100)
+        at = _first_difference(expected, actual)
+        line = expected.count(b"\n", 0, at) + 1
+        # Quote the expected output from a little before where they first differ; never
+        # the actual output (see Failure).
+        return Failure(test=test.name, reason=f"output differs from the expected at line {line}",
+                       stdin=excerpt(test.stdin), expected=excerpt(expected, max(0, at - 100)), line=line)
     else:
         return None
-    return Failure(
-        test=test.name,
-        reason=reason,
-        stdin=excerpt(test.stdin),
-        expected=excerpt(expected, start),
-        actual=excerpt(actual, start),
-        stderr=excerpt(result.stderr),
-    )
+    return Failure(test=test.name, reason=reason, stdin=excerpt(test.stdin), expected=excerpt(expected))
 
 
 def _first_difference(a: bytes, b: bytes) -> int:

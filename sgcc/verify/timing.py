@@ -310,9 +310,11 @@ def runner(sandbox, binary: Path, tests) -> Callable[[int], float]:
     since each run sees a different environment size these runs double as extra tests
     (reads of uninitialised stack often change with it).
 
-    The CPU time of a run includes the sandbox's set-up in the child between fork and exec
-    (rlimits, namespace, privilege drop: about 2 ms here) and the dynamic loader. Both are
-    the same for A and B, so they dilute a ratio towards 1: conservative (never a false
+    The CPU time of a run is that of every process of the run, descendants included even if
+    detached (the box's init reaps and counts them all, see :mod:`sgcc.verify.isolate`), so
+    work hidden in a child counts. It includes the box's set-up in the main process between
+    fork and exec (rlimits, seccomp: about 2-3 ms here) and the dynamic loader. Both are the
+    same for A and B, so they dilute a ratio towards 1: conservative (never a false
     "faster"), but a program whose own work is a few milliseconds shows a smaller speedup
     than it has. Time on inputs that make runs last well beyond that.
     """
