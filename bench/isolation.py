@@ -72,7 +72,7 @@ def twin(binary: Path) -> Path:
 def overhead(box: Sandbox, old: Sandbox, binary: Path, runs: int, rng: random.Random) -> dict:
     walls = {"box": [], "old": []}
     cpus = {"box": [], "old": []}
-    for sb, key in ((box, "box"), (old, "old")):  # warm-up
+    for sb in (box, old):  # warm-up
         sb.run(binary, b"")
     for _ in range(runs):
         order = [(box, "box"), (old, "old")]

@@ -206,6 +206,8 @@ SETTINGS: dict[str, Setting] = {
         Setting("cache_dir", _str, "", "cache directory (default: the user cache directory; relative paths in "
                                      "sgcc.toml are relative to the file, e.g. 'cache' for a shared project cache)"),
         Setting("cache_size", _size, "256M", "most bytes the cache may hold before least recently used entries go"),
+        Setting("accept_isolation_risk", _bool, False,
+                "run untrusted candidates (llm, replay) even where test runs cannot be fully isolated"),
         Setting("signing_key", _str, "",
                 "key file that signs cache entries sgcc validated (default: your own key, made on first use)"),
         Setting("trusted_keys", _paths, "",

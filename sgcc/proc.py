@@ -287,7 +287,8 @@ def run(
     if spawned is not None:
         returncode, user, sys_, maxrss, notes = spawned.finish(status, usage, timed_out or truncated)
     else:
-        returncode, user, sys_, maxrss = os.waitstatus_to_exitcode(status), usage.ru_utime, usage.ru_stime, usage.ru_maxrss
+        returncode, user, sys_ = os.waitstatus_to_exitcode(status), usage.ru_utime, usage.ru_stime
+        maxrss = usage.ru_maxrss
     result = Result(
         argv=argv,
         returncode=returncode,
@@ -303,7 +304,8 @@ def run(
     )
     if check and not result.ok:
         detail = result.stderr.decode(errors="replace").strip()[-2000:]
-        raise SgccError(f"{os.path.basename(argv[0])} failed ({result.describe()})" + (f":\n{detail}" if detail else ""))
+        what = f"{os.path.basename(argv[0])} failed ({result.describe()})"
+        raise SgccError(what + (f":\n{detail}" if detail else ""))
     return result
 
 

@@ -113,3 +113,22 @@ def test_split_holds_out_a_third_deterministically():
     two = tests[:2]
     assert [t.name for t in split(two)[1]] == ["t1"]
     assert not any(t.name.startswith(GENERATED_PREFIX) for t in visible + held)
+
+
+def test_untrusted_candidates_need_every_isolation_layer(project, tmp_path, monkeypatch):
+    """Where runs cannot be fully boxed, a model's answers and replay files are refused unless
+    the user accepts the risk; gcc's own variants still run."""
+    from sgcc.errors import SgccError
+    from sgcc.verify import isolation_level
+
+    partial = isolation_level.IsolationReport({name: name != "seccomp filter" for name in isolation_level.LAYERS})
+    monkeypatch.setattr(isolation_level, "_report", partial)
+    with pytest.raises(SgccError, match="refusing to run replay candidates"):
+        _run(project, tmp_path, _unit(tmp_path, HONEST, "honest"))
+    report = _run(project, tmp_path, _unit(tmp_path, HONEST, "honest"), accept_isolation_risk=True)
+    assert report.isolation["complete"] is False and "seccomp" in report.isolation["level"]
+    from sgcc.candidates.layout import LayoutGenerator
+
+    req = Request(source=project / "p.c", flags=["-O3"], tests=project / "tests", output=tmp_path / "out2",
+                  generators=[LayoutGenerator()], seed=1, timing_rounds=6, min_sample=0.02, budget_candidates=1)
+    assert optimize(req).isolation["complete"] is False

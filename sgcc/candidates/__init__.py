@@ -89,6 +89,10 @@ class Generator(abc.ABC):
     have defaults that do nothing, which a subclass overrides when it has work to do there."""
 
     name: str = ""
+    #: Whether its candidates are gcc's own code (compiler variants, profiles, alignment
+    #: edits), which may run where isolation is incomplete. A model's answers and files from
+    #: elsewhere are not (sgcc.verify.isolation_level.require_isolation).
+    trusted: bool = False
 
     def prepare(self, context: Context) -> None:  # noqa: B027 - an optional hook: nothing by default
         """Called once, after the baseline is built and the tests are recorded, before round

@@ -113,6 +113,7 @@ class LayoutGenerator(Generator):
     """Offers the alignment edits of each searched unit of gcc's (see the module docstring)."""
 
     name = "layout"
+    trusted = True  # gcc's own code
 
     def __init__(self, edits=EDITS):
         self.edits = tuple(edits)

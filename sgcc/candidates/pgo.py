@@ -35,6 +35,7 @@ class PgoGenerator(TransplantGenerator):
     """Offers every function (and the whole file) of the profile-guided compilation."""
 
     name = "pgo"
+    trusted = True  # gcc's own code
     whole_always = True
 
     def __init__(self):

@@ -63,6 +63,7 @@ class VariantsGenerator(TransplantGenerator):
     """Offers every function of every compiler variant (see the module docstring)."""
 
     name = "variants"
+    trusted = True  # gcc's own code
 
     def __init__(self, sets: list[tuple[str, list[str]]] | None = None):
         super().__init__()

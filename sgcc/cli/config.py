@@ -23,6 +23,7 @@ def config_command(as_json: bool) -> None:
         data["_files"] = [str(f) for f in cfg.files]
         if cfg.project:
             data["_project"] = cfg.project
+        data["_isolation"] = _isolation().to_dict()
         click.echo(json.dumps(data, indent=2))
         return
     items = cfg.items()
@@ -33,3 +34,10 @@ def config_command(as_json: bool) -> None:
     if cfg.project:
         click.echo(f"[project] in {cfg.project_file}: " + ", ".join(f"{k} = {v!r}" for k, v in cfg.project.items()))
     click.echo(f"cache directory in effect: {configmod.cache_dir(cfg)}")
+    click.echo(f"isolation of test runs: {_isolation().describe()}")
+
+
+def _isolation():
+    from sgcc.verify.isolation_level import isolation_report
+
+    return isolation_report()

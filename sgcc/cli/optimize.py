@@ -117,10 +117,12 @@ class GccFlagsCommand(click.Command):
               help="Neither read nor write the verdict cache.")
 @click.option("--refresh", is_flag=True, default=False,
               help="Search again where the cache already holds a verdict for this search (and store the new one).")
+@click.option("--accept-isolation-risk", "accept_isolation_risk", is_flag=True, default=None,
+              help="Run untrusted candidates (llm, replay) even where test runs cannot be fully isolated.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display and no summary.")
 def optimize(source, gcc_flags, tests, output, project, build, binary, report_path, candidates, generators, budget,
              model, endpoint, samples, rounds, temperature, max_tokens, context, threads, isa, min_gain, timing_rounds,
-             test_timeout, jobs, seed, keep_temps, no_cache, refresh, quiet):
+             test_timeout, jobs, seed, keep_temps, no_cache, refresh, accept_isolation_risk, quiet):
     """Optimize one C program against its tests: prove each candidate correct and faster, or drop it.
 
     GCC_FLAGS are the flags of the baseline build (default -O3), e.g. `-O3 -lm`: every word
@@ -160,7 +162,7 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
          "generators": generators, "budget": budget, "model": model, "endpoint": endpoint,
          "samples": samples, "rounds": rounds, "temperature": temperature,
          "max_tokens": max_tokens, "context": context, "threads": threads,
-         "seed": seed, "cache": False if no_cache else None},
+         "seed": seed, "cache": False if no_cache else None, "accept_isolation_risk": accept_isolation_risk},
         source=source or Path("-"), flags=flags, tests=tests or Path("-"), output=output or Path("-"),
         replay_dirs=candidates, refresh=refresh, cwd=project.resolve() if project is not None else None)
     if project is not None:

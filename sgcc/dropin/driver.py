@@ -361,6 +361,9 @@ def main(argv: list[str]) -> int:
     job = EligibleCompile(invoked.compiler, inv, tmpdir, settings, ctx, marks)
     try:
         status = job.run()
+    except KeyboardInterrupt:  # make's ^C: stop as gcc would, leaving nothing of sgcc's behind
+        _cleanup(tmpdir, keep)
+        return 130
     except _Fallback as exc:
         log(f"fallback to gcc: {exc}")
         _stats(settings, {"eligible": 1, "fallbacks": 1})

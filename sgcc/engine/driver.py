@@ -83,6 +83,14 @@ class Engine:
         report = Report(source=str(req.source), flags=list(req.flags), isa=program.target.name,
                         min_gain=req.min_gain, functions=[u.name for u in program.asm.units])
         tests = sandboxmod.load_tests(req.tests)
+        from sgcc.verify.isolation_level import isolation_report, require_isolation
+
+        isolation = isolation_report()
+        report.isolation = {"level": isolation.describe(), **isolation.to_dict()}
+        untrusted = sorted({g.name for g in req.generators if not g.trusted})
+        if untrusted:
+            require_isolation(f"{', '.join(untrusted)} candidates", accept_risk=req.accept_isolation_risk,
+                              report=isolation)
         with sandboxmod.Sandbox(timeout=req.test_timeout, keep=req.keep_temps) as sandbox:
             self.note(f"recording expected outputs ({len(tests)} tests)")
             tests = sandbox.record(program.binary, tests)

@@ -60,6 +60,7 @@ class Report:
     # What acceptance rests on besides the visible tests (sgcc.engine.proof): tests held
     # out, inputs generated and kept, candidates that failed them.
     proof: dict = field(default_factory=dict)
+    isolation: dict = field(default_factory=dict)  # which layers boxed the runs (sgcc.verify.isolation_level)
     candidates: list[CandidateResult] = field(default_factory=list)
     paper: dict = field(default_factory=dict)
     final: dict | None = None

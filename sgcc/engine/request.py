@@ -32,6 +32,7 @@ class Request:
     cache_max_bytes: int = 256 << 20
     refresh: bool = False  # search again even where the cache has a verdict for this search
     mutants: int = 16  # generated differential inputs (sgcc.engine.proof); 0: none
+    accept_isolation_risk: bool = False  # run untrusted candidates even where runs cannot be boxed
     generator_config: str = ""  # identifies how candidates were made (part of the search key)
 
 
@@ -80,5 +81,6 @@ def request_from_options(options: dict, *, source: Path, flags: list[str], tests
                       budget_seconds=budget_seconds, budget_candidates=budget_candidates,
                       cache_dir=configmod.cache_dir(cfg) if cfg.cache else None,
                       cache_max_bytes=configmod.parse_size(cfg.cache_size), refresh=refresh, mutants=cfg.mutants,
+                      accept_isolation_risk=cfg.accept_isolation_risk,
                       generator_config=registry.describe(cfg, replay_dirs=replay_dirs))
     return cfg, request

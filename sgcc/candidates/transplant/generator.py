@@ -73,6 +73,7 @@ class TransplantGenerator(Generator):
     """
 
     name = "variants"
+    trusted = True  # gcc's own code
     #: offer every variant as a whole translation unit too (not only as a fallback)
     whole_always = False
 
