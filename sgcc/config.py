@@ -384,4 +384,5 @@ def compile_settings() -> dict:
     as :func:`load`; raises :class:`SgccError` on a bad file or value, like every command."""
     values, _, _, _ = _resolve(None, None)
     return {"cache": values["cache"].value, "isa": values["isa"].value,
-            "cache_dir": _effective_cache_dir(values["cache_dir"].value)}
+            "cache_dir": _effective_cache_dir(values["cache_dir"].value),
+            "signing_key": values["signing_key"].value, "trusted_keys": values["trusted_keys"].value}

@@ -43,12 +43,15 @@ def test_tu_digest_ignores_only_the_source_name_line():
 
 
 def test_entry_integrity_detects_every_corruption():
-    raw = cache.encode_entry({"functions": {"f": {}}, "source": "x.c"})
-    assert cache.decode_entry(raw)["source"] == "x.c"
+    from sgcc.cache.trust import Keyring
+
+    ring = Keyring(b"test-key")
+    raw = cache.encode_entry({"functions": {"f": {}}, "source": "x.c"}, ring)
+    assert cache.decode_entry(raw, ring)["source"] == "x.c"
     for bad in (raw[:-5], raw[:10], b"", raw.replace(b"x.c", b"y.c"), b"garbage\n{}",
-                raw.replace(b"sgcc-cache 1", b"sgcc-cache 9")):
+                raw.replace(b"sgcc-cache 2", b"sgcc-cache 9")):
         with pytest.raises(cache.CacheError):
-            cache.decode_entry(bad)
+            cache.decode_entry(bad, ring)
 
 
 def test_corrupt_entry_is_a_miss_is_counted_and_removed(tmp_path):
@@ -326,3 +329,132 @@ def test_config_command_shows_sources(tmp_path, sgcc_exe):
         os.chdir(old)
         if saved is not None:
             os.environ["SGCC_CACHE_DIR"] = saved
+
+
+# -- cache entries are code: only a trusted signature lets one into a build ---------------------
+
+HOSTILE_UNIT = '\t.section\t.init_array,"aw"\n\t.quad\tcount_bits\n\t.text\n\t.incbin "/etc/passwd"\n'
+
+
+def _copy(optimized, tmp_path):
+    import shutil
+
+    work, shared, _ = optimized
+    cache_dir = tmp_path / "cache"
+    shutil.copytree(shared / "entries", cache_dir / "entries")
+    (key,) = cache.Store(cache_dir).keys()
+    return work, cache_dir, key
+
+
+def _forge(path: Path, change, *, schema: str = "2", keep_signature: bool = True) -> None:
+    """Edit an entry as an adversary with write access would: change the body, recompute the
+    checksum (what the old scheme's header was), keep or drop the signature."""
+    raw = path.read_bytes()
+    nl = raw.index(b"\n")
+    header = raw[:nl].decode().split()
+    entry = json.loads(raw[nl + 1:])
+    change(entry)
+    body = json.dumps(entry, sort_keys=True, indent=1).encode()
+    fields = ["sgcc-cache", schema, keys.sha256(body).hexdigest()] + (header[3:] if keep_signature else [])
+    path.write_bytes(" ".join(fields).encode() + b"\n" + body)
+
+
+def _plain_object(work: Path) -> bytes:
+    subprocess.run(["gcc", "-O3", "-c", "popcount.c", "-o", "plain.o"], cwd=work, check=True)
+    return (work / "plain.o").read_bytes()
+
+
+@pytest.mark.parametrize("scheme", ["old sha256 scheme", "signature kept", "signature dropped"])
+def test_a_resigned_entry_never_reaches_a_plain_build(optimized, sgcc_exe, tmp_path, scheme):
+    """An entry edited to add .incbin and a constructor, its checksum recomputed, is ignored by
+    a plain `sgcc -O3` build: gcc's own object comes out, and the entry is counted and logged."""
+    work, cache_dir, key = _copy(optimized, tmp_path)
+    path = Path(cache.Store(cache_dir).path(key))
+
+    def hostile(entry):
+        entry["apply"]["units"] = {"count_bits": HOSTILE_UNIT}
+
+    _forge(path, hostile, schema="1" if scheme == "old sha256 scheme" else "2",
+           keep_signature=scheme == "signature kept")
+    log = tmp_path / "log"
+    r = proc.run([sgcc_exe, "-O3", "-c", "popcount.c", "-o", "forged.o"], cwd=work, timeout=120,
+                 env=_env(cache_dir, SGCC_LOGFILE=str(log)))
+    assert r.returncode == 0 and r.stderr == b""
+    assert (work / "forged.o").read_bytes() == _plain_object(work)
+    assert "ignored" in log.read_text()
+    assert cache.Store(cache_dir).stats()["counters"].get("untrusted", 0) >= 1
+
+
+def test_a_teammates_key_is_used_only_when_trusted(optimized, sgcc_exe, tmp_path):
+    from sgcc.cache.trust import Keyring
+
+    work, cache_dir, key = _copy(optimized, tmp_path)
+    team = tmp_path / "team.key"
+    team.write_text("a team's shared secret\n")
+    team.chmod(0o600)
+    path = Path(cache.Store(cache_dir).path(key))
+    entry = cache.decode_entry(path.read_bytes())
+    path.write_bytes(cache.encode_entry(entry, Keyring(team.read_bytes().strip())))  # signed by the team
+    r = proc.run([sgcc_exe, "-O3", "-c", "popcount.c", "-o", "mine.o"], cwd=work, env=_env(cache_dir), timeout=120)
+    assert r.returncode == 0 and (work / "mine.o").read_bytes() == _plain_object(work)
+    trusted = _compile_and_link(sgcc_exe, work, cache_dir, "team", env_extra={"SGCC_TRUSTED_KEYS": str(team)})
+    assert trusted.read_bytes() == (work / "opt").read_bytes()
+
+
+def test_a_tampered_memo_is_not_used(optimized, sgcc_exe, tmp_path):
+    """The memoized assembly of a repeated hit is code too: edited with its checksum
+    recomputed, it is not used (the signed entry is, and the right object comes out)."""
+    work, cache_dir, key = _copy(optimized, tmp_path)
+    _compile_and_link(sgcc_exe, work, cache_dir, "first")
+    (memo,) = list(Path(cache_dir).rglob("joined/*.s"))
+    raw = memo.read_bytes()
+    nl = raw.index(b"\n")
+    head = raw[:nl].decode().split(" ")
+    body = raw[nl + 1:] + b'\t.section\t.init_array,"aw"\n\t.quad\tmain\n'
+    head[2] = keys.sha256(body).hexdigest()
+    memo.write_bytes(" ".join(head).encode() + b"\n" + body)
+    again = _compile_and_link(sgcc_exe, work, cache_dir, "again")
+    assert again.read_bytes() == (work / "opt").read_bytes()
+
+
+def test_cache_verify_reproves_and_takes_nothing_on_the_entrys_word(optimized, sgcc_exe, tmp_path):
+    work, cache_dir, key = _copy(optimized, tmp_path)
+    env = _env(cache_dir)
+    r = proc.run([sgcc_exe, "cache", "verify"], env=env, timeout=120)
+    assert r.returncode == 0 and b"1 proven" in r.stdout, r.stdout
+    store = cache.Store(cache_dir)
+    # A signed entry (say, the user's own from an older sgcc, or a teammate's) that defines a
+    # global `free` under a unit name, claiming `free` among its functions: the names a unit
+    # may define come from gcc's assembly, not from the entry.
+    store.update(key, lambda old: {**old, "functions": {**old["functions"], "free": {}},
+                                   "apply": {**old["apply"], "units": {
+                                       "count_bits": "\t.globl\tfree\n\t.type\tfree, @function\nfree:\n\tret\n"}}})
+    r = proc.run([sgcc_exe, "cache", "verify"], env=env, timeout=120)
+    assert r.returncode == 1 and b"refused" in r.stdout and store.keys() == []
+
+
+def test_cache_verify_refuses_a_baseline_that_is_not_the_keyed_one(optimized, sgcc_exe, tmp_path):
+    work, cache_dir, key = _copy(optimized, tmp_path)
+    store = cache.Store(cache_dir)
+    store.update(key, lambda old: {**old, "apply": {**old["apply"], "baseline": old["apply"]["baseline"] + "\n"}})
+    r = proc.run([sgcc_exe, "cache", "verify"], env=_env(cache_dir), timeout=120)
+    assert r.returncode == 1 and b"not the assembly this entry is keyed on" in r.stdout
+
+
+def test_cache_verify_accepts_gccs_own_common_symbols(tmp_path):
+    """A whole-unit winner of a file with `.comm` (gcc -fcommon) is gcc's own output: verify
+    re-proves it instead of refusing the common symbol."""
+    from sgcc.cache.audit import audit
+
+    src = tmp_path / "c.c"
+    src.write_text("int counter;\nint f(int x) { counter += x; return counter * 3; }\n")
+    asm = proc.run(["gcc", "-O2", "-fcommon", "-S", "-o", "-", str(src)], check=True).stdout.decode()
+    assert ".comm\tcounter" in asm
+    variant = proc.run(["gcc", "-O2", "-fcommon", "-funroll-loops", "-falign-functions=64", "-S", "-o", "-",
+                        str(src)], check=True).stdout.decode()
+    ctx = keys.context("/usr/bin/gcc", ["-O2", "-fcommon"], "flags")
+    key = keys.entry_key(ctx, keys.tu_digest(asm))
+    store = cache.Store(tmp_path / "cache")
+    store.update(key, lambda old: {"functions": {"f": {}}, "apply": {
+        "units": {cache.WHOLE_UNIT: variant}, "baseline": asm, "context": ctx, "asm_flags": ["-O2", "-fcommon"]}})
+    assert audit(store, key) == ("ok", "1 unit(s) re-proved")

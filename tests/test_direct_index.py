@@ -89,7 +89,7 @@ def test_a_compile_that_a_full_lookup_would_serve_takes_the_full_path(tmp_path, 
     assert winner != unit.text
     store = cache.Store(cache_dir)
     store.update(key, lambda old: {"functions": {}, "apply": {"units": {unit.name: winner}}})
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_") or k == "SGCC_CONFIG"}
     env.update(SGCC_CACHE_DIR=str(cache_dir), SGCC_LOGFILE=str(tmp_path / "log"))
     r = proc.run([sgcc_exe, *flags, "-c", "a.c", "-o", "hit.o"], cwd=work, env=env, timeout=120)
     assert r.returncode == 0, r.stderr.decode()
@@ -112,7 +112,7 @@ def test_winners_of_another_context_do_not_slow_this_one(tmp_path, sgcc_exe, rea
     cache_dir = tmp_path / "cache"
     other = keys.entry_key(keys.context(real_gcc, ["-O2", "-fno-inline"], "flags"), "0" * 64)
     cache.Store(cache_dir).update(other, lambda old: {"functions": {}, "apply": {"units": {"f": "\tret\n"}}})
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_") or k == "SGCC_CONFIG"}
     env.update(SGCC_CACHE_DIR=str(cache_dir), SGCC_LOGFILE=str(tmp_path / "log"))
     assert proc.run([sgcc_exe, "-O3", "-c", "a.c", "-o", "x.o"], cwd=work, env=env, timeout=120).returncode == 0
     assert "nothing to substitute" in (tmp_path / "log").read_text()
@@ -128,7 +128,7 @@ def test_a_repeated_hit_substitutes_the_same_and_never_a_stale_version(tmp_path,
     store = cache.Store(cache_dir)
     one = unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n\tnop\n", 1)
     two = unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n\tnop\n\tnop\n", 1)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_") or k == "SGCC_CONFIG"}
     env.update(SGCC_CACHE_DIR=str(cache_dir), SGCC_LOGFILE=str(tmp_path / "log"))
 
     def build(name: str, src: str = "a.c") -> bytes:

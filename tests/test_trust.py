@@ -62,3 +62,12 @@ def test_unusable_key_files_are_refused(tmp_path):
     os.mkfifo(tmp_path / "fifo.key", 0o600)
     with pytest.raises(trust.KeyFileError, match="not a regular file"):
         trust.load_key(str(tmp_path / "fifo.key"))
+
+
+def test_the_hmac_is_the_standard_one():
+    import hashlib
+    import hmac
+
+    for key in (b"k", b"x" * 64, b"y" * 65, b"k" * 200):
+        for msg in (b"", b"entry body", bytes(range(256)) * 9):
+            assert trust.hmac_sha256(key, msg) == hmac.new(key, msg, hashlib.sha256).hexdigest()

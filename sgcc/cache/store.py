@@ -45,8 +45,13 @@ import os
 from sgcc.cache import keys
 from sgcc.cache import stats as statsmod
 
-SCHEMA = 1
+#: 2: entries carry an HMAC by a trusted key (sgcc.cache.trust); schema-1 entries (a bare
+#: checksum anyone can recompute) are never used.
+SCHEMA = 2
 MAGIC = "sgcc-cache"
+#: Largest entry (and memoized assembly) read on the compile path: a build never reads
+#: without bound, whoever wrote the cache.
+MAX_ENTRY_BYTES = 64 << 20
 #: Default bound on the cache's size.
 DEFAULT_MAX_BYTES = 256 << 20
 WHOLE_UNIT = "<translation-unit>"  # same as sgcc.candidates.WHOLE_UNIT (not imported: lean)
@@ -110,29 +115,37 @@ def _unlock(fd: int) -> None:
         os.close(fd)
 
 
-def encode_entry(data: dict) -> bytes:
-    """An entry's bytes: the checked header line, then the JSON body."""
+class UntrustedEntry(CacheError):
+    """An intact entry no trusted key signed (another user's, an old format, an edited one)."""
+
+
+def encode_entry(data: dict, keyring) -> bytes:
+    """An entry's bytes: the header line (checksum and the signature of ``keyring``'s signing
+    key, :mod:`sgcc.cache.trust`), then the JSON body."""
     import json
 
     body = json.dumps(data, sort_keys=True, indent=1).encode("utf-8", "surrogateescape")
-    return f"{MAGIC} {SCHEMA} {keys.sha256(body).hexdigest()}\n".encode() + body
+    return f"{MAGIC} {SCHEMA} {keys.sha256(body).hexdigest()} {keyring.sign(body)}\n".encode() + body
 
 
-def decode_entry(raw: bytes) -> dict:
-    """The entry in ``raw``; :class:`CacheError` if it is not intact."""
+def decode_entry(raw: bytes, keyring=None) -> dict:
+    """The entry in ``raw``: :class:`CacheError` if it is not intact, :class:`UntrustedEntry`
+    if ``keyring`` is given and none of its keys signed it."""
     import json
 
     nl = raw.find(b"\n")
     if nl < 0:
         raise CacheError("truncated (no header)")
     header = raw[:nl].decode("ascii", "replace").split()
-    if len(header) != 3 or header[0] != MAGIC:
+    if len(header) < 3 or header[0] != MAGIC:
         raise CacheError("not an sgcc cache entry")
-    if header[1] != str(SCHEMA):
-        raise CacheError(f"schema {header[1]}, expected {SCHEMA}")
     body = raw[nl + 1:]
     if keys.sha256(body).hexdigest() != header[2]:
         raise CacheError("checksum mismatch (corrupt or truncated)")
+    if header[1] != str(SCHEMA) or len(header) != 4:
+        raise UntrustedEntry(f"schema {header[1]} (unsigned), expected {SCHEMA}")
+    if keyring is not None and not keyring.verify(header[3], body):
+        raise UntrustedEntry("not signed by a trusted key")
     try:
         data = json.loads(body.decode("utf-8", "surrogateescape"))
     except ValueError as exc:
@@ -145,9 +158,24 @@ def decode_entry(raw: bytes) -> dict:
 class Store:
     """One cache directory."""
 
-    def __init__(self, root: str | os.PathLike | None = None, max_bytes: int = DEFAULT_MAX_BYTES):
+    def __init__(self, root: str | os.PathLike | None = None, max_bytes: int = DEFAULT_MAX_BYTES, *,
+                 signing_key: str = "", trusted_keys: str = ""):
         self.root = os.fspath(root) if root is not None else default_root()
         self.max_bytes = max_bytes
+        self._key_settings = (signing_key, trusted_keys)
+        self._keyring = None
+        self.untrusted = ""  # why the last entry read was ignored, if it was
+
+    @property
+    def keyring(self):
+        """The keys that sign what sgcc stores here and vouch for what it reads (loaded, and the
+        user's own key made, on first use). Raises :class:`sgcc.cache.trust.KeyFileError`."""
+        if self._keyring is None:
+            from sgcc.cache import trust
+
+            signing, trusted = self._key_settings
+            self._keyring = trust.Keyring.load(signing or None, [p for p in trusted.split(",") if p])
+        return self._keyring
 
     # -- paths ----------------------------------------------------------------------------
 
@@ -168,15 +196,18 @@ class Store:
         return self.read_checked(key, touch=touch)[0]
 
     def read_checked(self, key: str, *, touch: bool = False) -> tuple[dict | None, str]:
-        """:meth:`read`, and the checksum of what was read (names that version of the entry)."""
+        """:meth:`read`, and the checksum of what was read (names that version of the entry).
+        Only entries a trusted key signed are returned; others are ignored (counted)."""
         path = self.path(key)
-        try:
-            with open(path, "rb") as fh:
-                raw = fh.read()
-        except OSError:
+        raw = _read_capped(path)
+        if raw is None:
             return None, ""
         try:
-            data = decode_entry(raw)
+            data = decode_entry(raw, self.keyring)
+        except UntrustedEntry as exc:
+            self.untrusted = f"{exc}"
+            self.bump({"untrusted": 1})
+            return None, ""
         except CacheError:
             self._discard_corrupt(key, path, raw)
             return None, ""
@@ -202,25 +233,26 @@ class Store:
 
         Lets a repeated hit skip decoding the entry and splitting the assembly into units
         (json, re and the unit parser: tens of milliseconds on a large file)."""
-        try:
-            with open(self.path(key), "rb") as fh:
-                entry = fh.read()
-            with open(self._joined_path(key), "rb") as fh:
-                raw = fh.read()
-        except OSError:
+        entry = _read_capped(self.path(key))
+        raw = _read_capped(self._joined_path(key))
+        if entry is None or raw is None:
             return None
-        # The entry is checked as a full read checks it (not decoded): a corrupt entry is a
-        # miss, found and removed by the full read that follows, memo or not.
+        # The entry is checked as a full read checks it (not decoded): a corrupt or untrusted
+        # entry is a miss, found by the full read that follows, memo or not.
         enl = entry.find(b"\n")
         head = entry[:enl].decode("ascii", "replace").split() if enl > 0 else []
-        if len(head) != 3 or keys.sha256(entry[enl + 1:]).hexdigest() != head[2]:
+        if len(head) != 4 or head[1] != str(SCHEMA) or keys.sha256(entry[enl + 1:]).hexdigest() != head[2]:
             return None
         nl = raw.find(b"\n")
         header = raw[:nl].decode("ascii", "replace").split(" ") if nl > 0 else []
-        if len(header) != 5 or header[0] != "sgcc-joined" or len(head) != 3 or header[1] != head[2]:
+        if len(header) != 6 or header[0] != "sgcc-joined" or header[1] != head[2]:
             return None  # another version of the entry (or none): the memo is stale
         body = raw[nl + 1:]
         if keys.sha256(body).hexdigest() != header[2]:
+            return None
+        # Both files are code a build will assemble: each must carry a trusted signature.
+        signed_line = raw[:nl].rpartition(b" ")[0]
+        if not self.keyring.verify(head[3], entry[enl + 1:]) or not self.keyring.verify(header[5], signed_line + body):
             return None
         return body.decode("utf-8", "surrogateescape"), header[4].split(",")
 
@@ -232,7 +264,8 @@ class Store:
         names = ",".join(functions)
         if not functions or any(not f or set(f) & set(" ,\n") for f in functions):
             return
-        data = f"sgcc-joined {entry_sum} {keys.sha256(body).hexdigest()} {len(functions)} {names}\n".encode() + body
+        line = f"sgcc-joined {entry_sum} {keys.sha256(body).hexdigest()} {len(functions)} {names}"
+        data = f"{line} {self.keyring.sign(line.encode() + body)}\n".encode() + body
         path = self._joined_path(key)
         fd = _lock(self._lock_path(key))
         try:
@@ -241,7 +274,7 @@ class Store:
                     head = fh.readline(200).split()
             except OSError:
                 return
-            if len(head) != 3 or head[2].decode("ascii", "replace") != entry_sum:
+            if len(head) != 4 or head[2].decode("ascii", "replace") != entry_sum:
                 return
             os.makedirs(os.path.dirname(path), exist_ok=True)
             tmp = f"{path}.{os.getpid()}.tmp"
@@ -286,13 +319,13 @@ class Store:
         try:
             try:
                 with open(path, "rb") as fh:
-                    old = decode_entry(fh.read())
-            except (OSError, CacheError):
+                    old = decode_entry(fh.read(), self.keyring)
+            except (OSError, CacheError):  # an untrusted old entry is replaced, never built on
                 old = None
             new = change(old)
             new.setdefault("schema", SCHEMA)
             new["key"] = key
-            data = encode_entry(new)
+            data = encode_entry(new, self.keyring)
             has_winners = bool(substitution(new))
             os.makedirs(os.path.dirname(mark), exist_ok=True)
             if has_winners:  # the mark first: a compile must never see winners without it
@@ -412,6 +445,27 @@ def _unlink(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+def _read_capped(path: str) -> bytes | None:
+    """The bytes of a regular file of at most :data:`MAX_ENTRY_BYTES`, else None."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(MAX_ENTRY_BYTES + 1)
+        return data if len(data) <= MAX_ENTRY_BYTES else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 # -- what the drop-in substitutes ------------------------------------------------------------

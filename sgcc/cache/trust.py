@@ -78,11 +78,26 @@ def load_key(path: str, *, create: bool = False) -> bytes:
     return _read_key(path)
 
 
+def _sha256(data: bytes) -> bytes:
+    from sgcc.cache.keys import sha256  # the built-in module: hashlib costs every hit ~4 ms
+
+    return sha256(data).digest()
+
+
+def hmac_sha256(key: bytes, message: bytes) -> str:
+    """HMAC-SHA256 (RFC 2104) of ``message`` under ``key``, in hex; the same value as
+    ``hmac.new(key, message, "sha256")``, written out so a cache hit imports neither hmac
+    nor hashlib."""
+    if len(key) > 64:
+        key = _sha256(key)
+    key = key.ljust(64, b"\0")
+    inner = _sha256(bytes(b ^ 0x36 for b in key) + message)
+    return _sha256(bytes(b ^ 0x5C for b in key) + inner).hex()
+
+
 def key_id(key: bytes) -> str:
     """A short public name of a key (its hash), written next to a signature."""
-    import hashlib
-
-    return hashlib.sha256(b"sgcc-key-id\0" + key).hexdigest()[:16]
+    return _sha256(b"sgcc-key-id\0" + key).hex()[:16]
 
 
 class Keyring:
@@ -103,18 +118,14 @@ class Keyring:
 
     def sign(self, body: bytes) -> str:
         """``KEYID:HMAC`` of ``body`` under the signing key."""
-        import hashlib
-        import hmac
-
-        return f"{self.signing_id}:{hmac.new(self.signing, body, hashlib.sha256).hexdigest()}"
+        return f"{self.signing_id}:{hmac_sha256(self.signing, body)}"
 
     def verify(self, signature: str, body: bytes) -> bool:
         """Whether ``signature`` is a valid HMAC of ``body`` by a trusted key."""
-        import hashlib
-        import hmac
+        from _operator import _compare_digest  # constant time, as hmac.compare_digest
 
         kid, _, mac = signature.partition(":")
         key = self.keys.get(kid)
         if key is None or not mac:
             return False
-        return hmac.compare_digest(hmac.new(key, body, hashlib.sha256).hexdigest(), mac)
+        return _compare_digest(hmac_sha256(key, body).encode(), mac.encode("ascii", "replace"))

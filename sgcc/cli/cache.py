@@ -15,7 +15,8 @@ def _store():
     from sgcc.cache import store as cache
 
     cfg = configmod.load()
-    return cache.Store(configmod.cache_dir(cfg), max_bytes=configmod.parse_size(cfg.cache_size))
+    return cache.Store(configmod.cache_dir(cfg), max_bytes=configmod.parse_size(cfg.cache_size),
+                       signing_key=cfg.signing_key, trusted_keys=cfg.trusted_keys)
 
 
 @click.command()
@@ -154,32 +155,32 @@ def cache_trim(max_size: str | None) -> None:
 
 @cache_group.command(name="verify")
 def cache_verify() -> None:
-    """Check every entry's integrity and screen the code it would substitute.
+    """Re-prove what every entry would make a build assemble.
 
     A cache shared by a team (a project's cache/ directory) is code that builds will use:
-    run this after pulling one. Corrupt entries are removed; entries whose code fails the
-    screen are reported and removed.
+    run this after pulling one. Each entry with winners is rebuilt from gcc's recorded
+    assembly exactly as a compile substitutes it, and goes through the checks sgcc optimize
+    runs: text screen, assembly, object checks, control-flow proof. Corrupt entries and
+    entries that fail are removed; entries no trusted key signed are listed (builds ignore them).
     """
-    from sgcc.cache import store as cache
-    from sgcc.verify import textscreen
+    from sgcc import config as configmod
+    from sgcc.cache.audit import audit
 
     store = _store()
-    bad = 0
-    total = 0
+    compiler = configmod.load().compiler or "gcc"
+    counts = {"ok": 0, "untrusted": 0, "corrupt": 0, "refused": 0}
     for key in store.keys():
-        total += 1
-        entry = store.read(key)
-        if entry is None:
-            bad += 1
+        status, detail = audit(store, key, compiler=compiler)
+        counts[status] += 1
+        if status == "refused":
+            store.delete(key)
+            click.echo(f"{key[:16]}  refused: {detail}: removed")
+        elif status == "corrupt":
             click.echo(f"{key[:16]}  corrupt: removed")
-            continue
-        for fn, text in (cache.substitution(entry) or {}).items():
-            verdict = textscreen.screen_text(text, may_define=frozenset([fn, *entry.get("functions", {})]))
-            if not verdict.ok:
-                bad += 1
-                store.delete(key)
-                click.echo(f"{key[:16]}  {fn}: {verdict.reason}: removed")
-                break
-    click.echo(f"sgcc: {total} entries checked, {bad} removed")
-    if bad:
+        elif status == "untrusted":
+            click.echo(f"{key[:16]}  untrusted ({detail}): builds ignore it")
+    total = sum(counts.values())
+    click.echo(f"sgcc: {total} entries checked: {counts['ok']} proven, {counts['untrusted']} untrusted, "
+               f"{counts['corrupt'] + counts['refused']} removed")
+    if counts["corrupt"] + counts["refused"]:
         raise click.exceptions.Exit(1)  # the summary above is the message; run_command returns the status

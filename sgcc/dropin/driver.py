@@ -166,7 +166,8 @@ class EligibleCompile:
             _record(recording, key, self.ctx, asm, src, self.inv)
         if not self.settings.get("cache"):
             return None
-        store = cache.Store(self.settings["cache_dir"])
+        store = cache.Store(self.settings["cache_dir"], signing_key=self.settings.get("signing_key", ""),
+                            trusted_keys=self.settings.get("trusted_keys", ""))
         self._count("tu_lookups")
         if key not in self.marks:  # no winner (the index is exact for entries with winners)
             self._count("tu_hits_no_winner" if store.exists(key) else "tu_misses")
@@ -182,7 +183,10 @@ class EligibleCompile:
             return f"{first}\n{joined}" if first else joined
         entry, entry_sum = store.read_checked(key, touch=True)
         if entry is None:
-            self._count("tu_misses")
+            if store.untrusted:  # counted by the store; said once here
+                log(f"cache entry {key[:16]} ignored: {store.untrusted}")
+            else:
+                self._count("tu_misses")
             return None
         units = cache.substitution(entry)
         if not units:

@@ -32,6 +32,8 @@ class Request:
     cache_max_bytes: int = 256 << 20
     refresh: bool = False  # search again even where the cache has a verdict for this search
     mutants: int = 16  # generated differential inputs (sgcc.engine.proof); 0: none
+    signing_key: str = ""  # the key that signs stored verdicts ("": the user's own)
+    trusted_keys: str = ""  # more keys whose entries are used, comma-separated
     accept_isolation_risk: bool = False  # run untrusted candidates even where runs cannot be boxed
     generator_config: str = ""  # identifies how candidates were made (part of the search key)
 
@@ -55,6 +57,7 @@ class Program:
     # project's own compile of this unit has (recorded by the drop-in).
     link: object = None
     cache_key: str | None = None
+    cache_context: dict | None = None  # the context cache_key was made in (kept with winners, for audits)
 
     @property
     def defined(self) -> frozenset[str]:
@@ -81,6 +84,7 @@ def request_from_options(options: dict, *, source: Path, flags: list[str], tests
                       budget_seconds=budget_seconds, budget_candidates=budget_candidates,
                       cache_dir=configmod.cache_dir(cfg) if cfg.cache else None,
                       cache_max_bytes=configmod.parse_size(cfg.cache_size), refresh=refresh, mutants=cfg.mutants,
-                      accept_isolation_risk=cfg.accept_isolation_risk,
+                      accept_isolation_risk=cfg.accept_isolation_risk, signing_key=cfg.signing_key,
+                      trusted_keys=cfg.trusted_keys,
                       generator_config=registry.describe(cfg, replay_dirs=replay_dirs))
     return cfg, request

@@ -31,6 +31,7 @@ class Verdicts:
         self.search_key = keys.search_key(keys.tests_digest(tests), request.generator_config, request.min_gain)
         self.settled: set[str] = set()
         self.entry_key: str | None = None
+        self.context: dict | None = None
         if request.cache_dir:
             self.entry_key = self._entry_key()
 
@@ -38,10 +39,11 @@ class Verdicts:
         from sgcc.cache import keys
 
         if self.program.cache_key:
+            self.context = self.program.cache_context
             return self.program.cache_key
         compiler = shutil.which(self.req.compiler) or self.req.compiler
-        ctx = keys.context(compiler, self.program.asm_flags, self.req.isa)
-        return keys.entry_key(ctx, keys.tu_digest(self.program.asm_text))
+        self.context = keys.context(compiler, self.program.asm_flags, self.req.isa)
+        return keys.entry_key(self.context, keys.tu_digest(self.program.asm_text))
 
     def lookup(self, report: Report) -> list[Candidate]:
         """Seed the search from the cache: functions this very search already settled are not
@@ -51,7 +53,7 @@ class Verdicts:
             return []
         from sgcc.cache import store as cache
 
-        store = cache.Store(self.req.cache_dir)
+        store = cache.Store(self.req.cache_dir, signing_key=self.req.signing_key, trusted_keys=self.req.trusted_keys)
         report.cache = {"key": self.entry_key, "search": self.search_key, "dir": store.root}
         entry = store.read(self.entry_key, touch=True)
         if entry is None:
@@ -92,7 +94,8 @@ class Verdicts:
             return
         from sgcc.cache import store as cache
 
-        store = cache.Store(self.req.cache_dir, max_bytes=self.req.cache_max_bytes)
+        store = cache.Store(self.req.cache_dir, max_bytes=self.req.cache_max_bytes, signing_key=self.req.signing_key,
+                            trusted_keys=self.req.trusted_keys)
         now = time.strftime("%Y-%m-%dT%H:%M:%S")
         shipped_fns = {r.function for r in shipped}
         by_fn = {r.function: r for r in shipped}
@@ -119,7 +122,12 @@ class Verdicts:
                 # A winner may replace its callers too (Candidate.also): apply all of it.
                 units = {k: v for fn in shipped_fns for k, v in confirmed[fn].replacements().items()}
                 entry["apply"] = {"units": units, "search": self.search_key,
-                                  "date": now, **{k: report.final.get(k) for k in ("speedup", "low", "high")}}
+                                  "date": now, **{k: report.final.get(k) for k in ("speedup", "low", "high")},
+                                  # What `sgcc cache verify` needs to re-prove exactly what builds
+                                  # substitute: gcc's assembly (its digest is in the key) and the
+                                  # context the key was made in.
+                                  "baseline": self.program.asm_text, "context": self.context,
+                                  "asm_flags": list(self.program.asm_flags)}
             else:
                 entry.pop("apply", None)  # the latest search decides: nothing proven, nothing applied
             return entry

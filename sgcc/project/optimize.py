@@ -77,6 +77,7 @@ class Compile:
     args: list[str]
     asm_path: Path
     output: Path | None
+    context: dict | None = None  # the cache context of the compile (sgcc.cache.keys.context)
 
 
 @dataclass
@@ -146,6 +147,9 @@ class Project:
         env = dict(os.environ)
         env.update({"CC": self.sgcc, "SGCC_CACHE_DIR": self.tmpl.cache_dir or env.get("SGCC_CACHE_DIR", ""),
                     "SGCC_ISA": self.tmpl.isa})
+        # The build substitutes what this run signs: the same keys.
+        env.update({k: v for k, v in (("SGCC_SIGNING_KEY", self.tmpl.signing_key),
+                                      ("SGCC_TRUSTED_KEYS", self.tmpl.trusted_keys)) if v})
         env.pop("SGCC_RECORD", None)
         env.pop("SGCC_OVERLAY", None)
         if not env["SGCC_CACHE_DIR"]:
@@ -179,7 +183,7 @@ class Project:
         for line in rec.read_text().splitlines():
             d = json.loads(line)
             c = Compile(d["key"], Path(d["source"]), Path(d["cwd"]), d["args"], Path(d["asm"]),
-                        Path(d["output"]) if d.get("output") else None)
+                        Path(d["output"]) if d.get("output") else None, d.get("context"))
             compiles[c.key] = c
         return list(compiles.values())
 
@@ -273,7 +277,7 @@ class Project:
             program = Program(source=c.source, source_text=c.source.read_text(errors="replace"),
                               flags=asm_flags, asm=asm, asm_text=asm_text, obj=obj, binary=base_binary,
                               target=target, asm_flags=asm_flags, link=self._linker(built_tree, c.source),
-                              cache_key=c.key,
+                              cache_key=c.key, cache_context=c.context,
                               weights={n: weights.get(n, 0.0) for n in units_of[c.key]} if weights else None)
             req = replace(self.tmpl, source=c.source, tests=tests_dir, output=self.workdir / f"{c.key[:16]}.out",
                           flags=asm_flags)
@@ -325,7 +329,8 @@ class Project:
     def _withdraw(self, shipped: list[dict]) -> None:
         from sgcc.cache import store as cache
 
-        store = cache.Store(self.tmpl.cache_dir)
+        store = cache.Store(self.tmpl.cache_dir, signing_key=self.tmpl.signing_key,
+                            trusted_keys=self.tmpl.trusted_keys)
         for u in shipped:
             def change(old):
                 entry = old or {"functions": {}}

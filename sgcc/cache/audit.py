@@ -1,0 +1,68 @@
+"""``sgcc cache verify``: re-prove what every cache entry would make a build assemble.
+
+Nothing is taken on the entry's own word. For an entry with winners, the recorded baseline
+must be gcc's assembly for this very entry (its digest and the recorded context give the
+entry's key), the substitution is built exactly as a compile builds it, and the result goes
+through the checks ``sgcc optimize`` runs on a candidate: the text screen of every unit
+(names the program may define come from gcc's assembly, not from the entry), assembly with
+limits, the object checks and the control-flow proof against gcc's own object. Entries that
+no trusted key signed are reported (builds ignore them); entries that fail are removed.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+
+def audit(store, key: str, *, compiler: str = "gcc") -> tuple[str, str]:
+    """``(status, detail)`` for one entry: ``ok``, ``untrusted``, ``corrupt`` or ``refused``."""
+    from sgcc.cache import keys
+    from sgcc.cache.store import WHOLE_UNIT, substitution
+
+    entry = store.read(key)
+    if entry is None:
+        return ("untrusted", store.untrusted) if store.untrusted else ("corrupt", "unreadable or corrupt")
+    units = substitution(entry)
+    if not units:
+        return "ok", "no winners"
+    apply = entry["apply"]
+    base_asm, ctx, flags = apply.get("baseline"), apply.get("context"), apply.get("asm_flags")
+    if not isinstance(base_asm, str) or not isinstance(ctx, dict) or not isinstance(flags, list):
+        return "refused", "no recorded baseline: what it substitutes cannot be re-proved"
+    if keys.entry_key(ctx, keys.tu_digest(base_asm)) != key:
+        return "refused", "its baseline is not the assembly this entry is keyed on"
+    from sgcc.asm.units import AsmFile
+    from sgcc.verify import assembler, controlflow, isa, objcheck, textscreen
+
+    try:
+        base = AsmFile.parse(base_asm)
+        text = units[WHOLE_UNIT] if WHOLE_UNIT in units else base.join(units)
+    except (KeyError, ValueError) as exc:
+        return "refused", f"its units do not fit gcc's assembly ({exc})"
+    defined = frozenset(u.name for u in base.units)
+    # Common symbols (.comm) are writable storage the screen refuses in a candidate; gcc's
+    # own, line for line as in the baseline, are what the program already has.
+    own_common = {ln for ln in base_asm.splitlines() if ln.lstrip().startswith((".comm", ".lcomm"))}
+    for name, unit in units.items():
+        screened = "\n".join(ln for ln in unit.splitlines() if ln not in own_common)
+        verdict = textscreen.screen_text(screened, may_define=defined)
+        if not verdict.ok:
+            return "refused", f"{name}: {verdict.reason}"
+    with tempfile.TemporaryDirectory(prefix="sgcc-audit-") as tmp:
+        work = Path(tmp)
+        (work / "base.s").write_text(base_asm, encoding="utf-8", errors="surrogateescape")
+        (work / "cand.s").write_text(text, encoding="utf-8", errors="surrogateescape")
+        for name in ("base", "cand"):
+            verdict = assembler.assemble(work / f"{name}.s", work / f"{name}.o", gcc=compiler, flags=flags)
+            if not verdict.ok:
+                what = "gcc's assembly" if name == "base" else "the substitution"
+                return "refused", f"{what} does not assemble: {verdict.reason}"
+        native = ctx.get("isa") == "native"
+        target = isa.native_target(compiler) if native else isa.target_from_flags(compiler, flags)
+        for check in (lambda: objcheck.check_object(work / "cand.o", work / "base.o", isa=target),
+                      lambda: controlflow.verdict(work / "cand.o", work / "base.o")):
+            verdict = check()
+            if not verdict.ok:
+                return "refused", f"{verdict.stage}: {verdict.reason}"
+    return "ok", f"{len(units)} unit(s) re-proved"
