@@ -21,6 +21,8 @@ from sgcc import proc
 from sgcc.lab import bench as benchmod
 from sgcc.lab import studies
 
+pytestmark = pytest.mark.slow  # a real bench over a dataset
+
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "examples" / "programs"
 

@@ -182,6 +182,7 @@ def _passes(binary: Path) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_cache_hit_reproduces_the_optimized_binary(optimized, sgcc_exe):
     work, cache_dir, _ = optimized
     built = _compile_and_link(sgcc_exe, work, cache_dir, "hit")

@@ -20,6 +20,8 @@ from hypothesis import strategies as st  # noqa: E402
 
 from sgcc import proc  # noqa: E402
 
+pytestmark = pytest.mark.slow  # dozens of real sgcc runs
+
 COMMANDS = {
     "functions": ["--json", "--show", "--extract"],
     "optimize": ["--tests", "-o", "--report", "--candidates", "--generators", "--budget", "--model", "--endpoint",

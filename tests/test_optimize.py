@@ -50,6 +50,7 @@ def _by_origin(report) -> dict[str, object]:
     return {Path(c.origin).stem: c for c in report.candidates}
 
 
+@pytest.mark.slow
 def test_popcnt_accepted_only_under_native_isa(tmp_path):
     native = POPCOUNT / "candidates-native"
     report = optimize(_request(tmp_path, native, isa="native"))
@@ -176,6 +177,7 @@ def _example_programs():
     return sorted(p.name for p in root.iterdir() if (p / f"{p.name}.c").is_file())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", _example_programs())
 def test_example_program(tmp_path, name):
     """Every bundled program: its candidates go through the engine, bad ones are refused, the

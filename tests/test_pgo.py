@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sgcc import proc
 from sgcc.candidates.pgo import PgoGenerator
 from sgcc.candidates.transplant.asmtext import normalized
@@ -17,6 +19,8 @@ from sgcc.engine import Request, optimize
 from sgcc.engine.proof import split
 from sgcc.verify.sandbox import load_tests
 from tests.conftest import EXAMPLES
+
+pytestmark = pytest.mark.slow  # instrumented builds and training runs
 
 FAST = dict(timing_rounds=6, min_sample=0.02, seed=1, test_timeout=5.0)
 

@@ -14,6 +14,8 @@ from conftest import EXAMPLES
 from sgcc import proc
 from sgcc.verify.sandbox import load_tests
 
+pytestmark = pytest.mark.slow  # builds and searches whole projects
+
 BITSTATS = EXAMPLES / "bitstats"
 
 

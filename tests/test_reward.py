@@ -119,6 +119,7 @@ def test_settings_from_environment_and_bad_ground_truth(monkeypatch):
     assert gt["problem"] == str(POPCOUNT.parent / "popcount")
 
 
+@pytest.mark.slow
 def test_export_rows_round_trip_into_compute_score(tmp_path):
     rows = rows_for(POPCOUNT)
     by_fn = {r["extra_info"]["function"]: r for r in rows}

@@ -68,6 +68,7 @@ def _check_offered(base: Side, base_obj: Path, function: str, t, where: Path, ta
     return binary
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stem", sorted(p.stem for p in CORPUS.glob("*.c")))
 def test_every_offered_corpus_transplant_links_and_behaves(tmp_path, stem):
     src = CORPUS / f"{stem}.c"
@@ -228,6 +229,7 @@ def test_generator_offers_clone_callers_and_skips_identical(tmp_path):
         ("funroll-loops", ["-funroll-loops"]), ("O2_fno-tree-vectorize", ["-O2", "-fno-tree-vectorize"])]
 
 
+@pytest.mark.slow
 def test_budget_in_candidates_is_respected(tmp_path):
     d = PROGRAMS / "bitrev"
     tests = _small_tests(d, tmp_path / "tests")
@@ -239,6 +241,7 @@ def test_budget_in_candidates_is_respected(tmp_path):
     assert any("search budget reached" in n for n in report.notes)
 
 
+@pytest.mark.slow
 def test_budget_in_seconds_stops_the_search(tmp_path):
     d = PROGRAMS / "histogram"
     from sgcc.candidates.layout import LayoutGenerator
@@ -298,6 +301,7 @@ def _small_tests(d: Path, where: Path, heavy: str = "large") -> Path:
     return where
 
 
+@pytest.mark.slow
 def test_cli_all_generators_ship_a_correct_program(tmp_path, sgcc_exe):
     """`sgcc optimize --generators variants,pgo,layout` end to end, with known-bad replay
     candidates in the same run: the bad ones are refused, the report names the generator of
