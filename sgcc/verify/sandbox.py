@@ -39,6 +39,7 @@ from pathlib import Path
 
 from sgcc import proc
 from sgcc.errors import SgccError
+from sgcc.fsutil import read_bounded
 from sgcc.verify import isolate, isolation_level
 
 #: Largest test file :func:`load_tests` accepts.
@@ -216,31 +217,9 @@ def _read_test_file(base: Path, name: str, limit: int, budget: list[int], *, opt
         # A symlink pointing out of the directory would let a test directory read any file
         # (and then show it to a model in failure feedback).
         raise SgccError(f"test file {path} is a symlink leading outside {base}")
-    try:
-        # O_NONBLOCK: opening a FIFO must not hang; the fstat below then rejects it.
-        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise SgccError(f"cannot open test file {path}", cause=exc) from exc
-    try:
-        # Checked on the open descriptor, so a file swapped after the checks above is caught.
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise SgccError(f"test file {path} is not a regular file")
-        if st.st_size > limit:
-            raise SgccError(f"test file {path} is too large ({st.st_size} bytes, limit {limit})")
-        os.set_blocking(fd, True)
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        data = b"".join(chunks)
-    finally:
-        os.close(fd)
-    if len(data) > limit:
-        raise SgccError(f"test file {path} is too large (over {limit} bytes)")
+    # Bounded, regular files only, checked on the open descriptor (a file swapped after the
+    # checks above is caught); a FIFO is refused without blocking.
+    data = read_bounded(real, limit, what="test file", follow_symlinks=False)
     budget[0] -= len(data)
     if budget[0] < 0:
         raise SgccError(f"the tests in {base} are too large together")
