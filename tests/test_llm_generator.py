@@ -74,7 +74,7 @@ def test_each_answer_stops_at_its_stage_and_the_faster_one_ships(scripted_run):
     got = {k: (c.stage, c.reason) for k, c in _llm(report).items()}
     assert got[(0, 1)] == ("check", "no assembly in the answer: no <assembly> tags and no ``` block")
     assert got[(0, 2)][0] == "assemble" and "bad register name `%nosuchreg'" in got[(0, 2)][1]
-    assert got[(0, 3)][0] == "test" and "wrong output" in got[(0, 3)][1]
+    assert got[(0, 3)][0] == "test" and "output differs from the expected" in got[(0, 3)][1]
     assert got[(1, 1)][0] == "accepted"
     assert got[(1, 2)] == ("skipped", "same text as another candidate of this round")
     assert got[(1, 3)][0] == "check" and got[(1, 3)][1].startswith("prose around the assembly: 'Here it is:'")
