@@ -386,3 +386,36 @@ def test_functions_on_non_utf8_input_is_an_error(tmp_path, sgcc_exe):
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def _gcc_flag_shapes(count: int) -> list[str]:
+    """Flags as gcc itself lists them (`gcc --help=CLASS`), without placeholders: a
+    deterministic sample of -f, -fno-, -W and -m words."""
+    words: set[str] = set()
+    for cls in ("common", "optimizers", "target", "warnings"):
+        out = proc.run(["gcc", f"--help={cls}"], timeout=60).stdout.decode(errors="replace")
+        for line in out.splitlines():
+            if line.startswith("  -"):
+                word = line.split()[0]
+                if word[:2] in ("-f", "-W", "-m") and not any(c in word for c in "<[") and not word.endswith("="):
+                    words.add(word)
+    ordered = sorted(words)
+    step = max(1, len(ordered) // count)
+    return ordered[::step][:count]
+
+
+def test_optimize_passes_flags_from_gccs_own_help_verbatim(tmp_path, sgcc_exe):
+    """The shapes gcc documents (-fno-..., -W...=..., -m...) reach gcc as they were written."""
+    flags = _gcc_flag_shapes(60)
+    assert len(flags) >= 40
+    d = _optimize_project(tmp_path)
+    (d / "tests" / "a.out").write_text("not what it prints\n")
+    wrapper, log = _logging_compiler(tmp_path)
+    r = _run([sgcc_exe, "optimize", "t.c", "--tests", "tests", "-o", "out", "-q", "-O2", *flags], d,
+             SGCC_COMPILER=str(wrapper), timeout=300)
+    _no_traceback(r)
+    assert r.returncode != 0 and b"sgcc: error:" in r.stderr
+    calls = [c.strip("\n").split("\n") for c in log.read_text().split("--END--\n") if c.strip()]
+    first = next(c for c in calls if any(a.endswith("t.c") for a in c))
+    start = first.index("-O2")
+    assert first[start:start + 1 + len(flags)] == ["-O2", *flags]
