@@ -28,7 +28,7 @@ SRC = Path(__file__).parent / "dropin_src"
 LEAN = {"sgcc", "sgcc.cli", "sgcc.dropin", "sgcc.dropin.driver", "sgcc.dropin.compiler", "sgcc.dropin.gccargs",
         "sgcc.errors", "sgcc.config", "sgcc.cache", "sgcc.cache.stats"}
 DIRECT = LEAN | {"sgcc.cache.keys", "sgcc.cache.store"}
-REPEATED_HIT = DIRECT | {"sgcc.dropin.assemble", "sgcc.cache.trust"}
+REPEATED_HIT = DIRECT | {"sgcc.dropin.assemble", "sgcc.cache.trust", "sgcc.fsutil"}
 HIT = REPEATED_HIT | {"sgcc.asm", "sgcc.asm.units", "sgcc.asm.lex", "sgcc.asm.splitter"}
 #: Never on any compile path (each costs milliseconds, or pulls in a command's machinery).
 NEVER = {"dataclasses", "tempfile", "pathlib", "typing", "tomllib", "click", "platformdirs", "filelock", "subprocess",

@@ -449,23 +449,13 @@ def _unlink(path: str) -> None:
 
 def _read_capped(path: str) -> bytes | None:
     """The bytes of a regular file of at most :data:`MAX_ENTRY_BYTES`, else None."""
-    import stat
+    from sgcc.errors import SgccError
+    from sgcc.fsutil import read_bounded
 
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+        return read_bounded(path, MAX_ENTRY_BYTES, what="cache entry")
+    except SgccError:
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
-            return None
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(MAX_ENTRY_BYTES + 1)
-        return data if len(data) <= MAX_ENTRY_BYTES else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 # -- what the drop-in substitutes ------------------------------------------------------------

@@ -27,7 +27,6 @@ import contextlib
 import math
 import os
 import random
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,8 +90,6 @@ class Estimate:
 
 # --------------------------------------------------------------------------- the lock
 
-_locks: dict[str, object] = {}
-_locks_guard = threading.Lock()
 
 
 def timing_lock_path() -> Path:
@@ -115,18 +112,13 @@ def timing_lock(timeout: float | None = None) -> Iterator[None]:
     """
     import filelock
 
+    from sgcc.fsutil import file_lock
+
     path = timing_lock_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = file_lock(path)  # one object per path in this process: re-entrant per thread
     except OSError as exc:
         raise SgccError(f"cannot create the timing lock's directory {path.parent}", cause=exc) from exc
-    key = str(path)
-    with _locks_guard:
-        # One FileLock per path in this process: it is re-entrant per thread, whereas two
-        # FileLock objects on one file in one thread would deadlock each other.
-        lock = _locks.get(key)
-        if lock is None:
-            lock = _locks[key] = filelock.FileLock(key)
     try:
         lock.acquire(timeout=-1 if timeout is None else timeout)
     except filelock.Timeout as exc:
