@@ -6,8 +6,9 @@ every test it was screened and timed on, so acceptance asks for more:
 * **held-out tests**: when there are at least two, a deterministic third of the user's tests
   (at least one) is kept out of screening, timing and any feedback to a generator;
 * **generated inputs**: the user's inputs mutated (:mod:`sgcc.verify.mutate`), run on gcc's
-  own program twice with different environment sizes, kept when both runs agree and exit
-  normally, with the output and exit status recorded as the expectation.
+  own program twice with different environment sizes, kept when both runs agree, exit
+  normally and finish within three times the slowest test (so they cost every candidate
+  little), with the output and exit status recorded as the expectation.
 
 A candidate is accepted only if it also matches gcc's program on all of these. Expected
 outputs live in sgcc's memory and are compared outside the candidate's box, so a candidate
@@ -73,11 +74,16 @@ def prepare(tests: list, sandbox, baseline, *, mutants: int = mutate.DEFAULT_COU
         note(f"recording gcc's program on {len(made)} generated inputs")
     proof.generated_tried = len(made)
     template = tests[0] if tests else None
+    # A mutant may make the program run far longer than any test (a count scaled up, a
+    # number turned into 2**31): every candidate would pay for it. Keep the ones gcc's
+    # program answers within a few times its slowest test.
+    slowest = max((sandbox.run(baseline, t.stdin).wall for t in tests), default=0.0)
+    limit = max(0.25, 3 * slowest)
     for i, data in enumerate(made):
-        first = sandbox.run(baseline, data, env_pad=0)
+        first = sandbox.run(baseline, data, env_pad=0, timeout=limit)
         if not _clean(first):
             continue
-        second = sandbox.run(baseline, data, env_pad=4000)
+        second = sandbox.run(baseline, data, env_pad=4000, timeout=limit)
         if not _clean(second) or (first.stdout, first.returncode) != (second.stdout, second.returncode):
             continue  # not deterministic: it cannot judge a candidate
         case = replace(template, name=f"{GENERATED_PREFIX}{i:03d}", stdin=data,
