@@ -396,8 +396,6 @@ def plan(compiler: str, inv: gccargs.Invocation, settings: dict) -> tuple[dict |
     overlay_or_record = os.environ.get("SGCC_OVERLAY") or os.environ.get("SGCC_RECORD")
     if not settings.get("cache") and not overlay_or_record:
         return None, frozenset()
-    if inv.mode != "link" and not all(_plain_output(inv.output_for(s)) for s in inv.sources):
-        return None, frozenset()  # -o /dev/null, /dev/stdout, a FIFO: gcc writes those its own way
     from sgcc.cache import keys
     from sgcc.cache import store as cache
 
@@ -405,6 +403,9 @@ def plan(compiler: str, inv: gccargs.Invocation, settings: dict) -> tuple[dict |
     marks = cache.winners(settings["cache_dir"], keys.context_id(ctx)) if settings.get("cache") else frozenset()
     if not marks and not overlay_or_record:
         return None, frozenset()
+    # Checked only now, when sgcc would take its own path (one stat, off the common path).
+    if inv.mode != "link" and not all(_plain_output(inv.output_for(s)) for s in inv.sources):
+        return None, frozenset()  # -o /dev/null, /dev/stdout, a FIFO: gcc writes those its own way
     return ctx, marks
 
 

@@ -35,18 +35,11 @@ class ProofTests:
     def hidden(self) -> list:
         return [*self.held_out, *self.generated]
 
-    @property
-    def all(self) -> list:
-        return [*self.visible, *self.hidden]
-
     def summary(self) -> dict:
-        """Counts for the report: tests held out, inputs generated, kept, failed (filled by
-        the search as candidates fail them)."""
+        """Counts for the report: visible tests, tests held out, inputs generated and kept
+        (the driver adds how many candidates failed them)."""
         return {"visible": len(self.visible), "held_out": len(self.held_out),
                 "generated": self.generated_tried, "kept": len(self.generated)}
-
-    def is_generated(self, name: str) -> bool:
-        return name.startswith(GENERATED_PREFIX)
 
 
 GENERATED_PREFIX = "generated-"
