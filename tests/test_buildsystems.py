@@ -103,6 +103,15 @@ def _meson(work: Path, cc: str, env: dict) -> Path:
     return work / "build"
 
 
+def _meson_native(work: Path, cc: str, env: dict) -> Path:
+    # The compiler from a native file instead of the environment.
+    (work / "cc.ini").write_text(f"[binaries]\nc = ['{cc}']\n")
+    _tool("ninja")
+    _run([_tool("meson"), "setup", "build", "--native-file", "cc.ini", "--buildtype=release"], work, env)
+    _run([_tool("ninja"), "-C", "build"], work, env)
+    return work / "build"
+
+
 def _autotools(work: Path, cc: str, env: dict) -> Path:
     # A VPATH build, as `mkdir build && cd build && ../configure CC=sgcc && make`.
     build = work / "_build"
@@ -113,7 +122,7 @@ def _autotools(work: Path, cc: str, env: dict) -> Path:
 
 
 RECIPES = {"make": _make, "cmake-launcher": _cmake_launcher, "cmake-compiler": _cmake_compiler,
-           "meson": _meson, "autotools": _autotools}
+           "meson": _meson, "meson-native": _meson_native, "autotools": _autotools}
 
 
 def _fresh(work: Path) -> None:
