@@ -306,3 +306,20 @@ def test_the_launcher_runs_exactly_the_compiler_it_names(tmp_path, sgcc_exe):
     _run([sgcc_exe, "clang", "-O2", "-c", "hot.c", "-o", "bare.o"], tmp_path,
          {**env, "PATH": f"{fake.parent}{os.pathsep}{env['PATH']}"})
     assert calls.read_text() == "-O2 -c hot.c -o bare.o\n"
+
+
+def test_a_launcher_in_front_of_sgcc_runs_sgcc_once(tmp_path, sgcc_exe, masquerade_bin):
+    """CMake's launcher with CC=sgcc (how `sgcc optimize --project` runs a CMake build) calls
+    `sgcc sgcc /usr/bin/cc ...`; a masquerade link found as CMake's compiler gives
+    `sgcc .../gcc ...`. Both compile once, with the real gcc, and give gcc's object."""
+    shutil.copy(PROJECT / "src" / "hot.c", tmp_path / "hot.c")
+    shutil.copy(PROJECT / "src" / "hot.h", tmp_path / "hot.h")
+    _run(["gcc", "-O2", "-c", "hot.c", "-o", "gcc.o"], tmp_path, _env())
+    log = tmp_path / "log"
+    for n, words in enumerate([[sgcc_exe, "/usr/bin/cc"], ["sgcc"], [sgcc_exe, sgcc_exe],
+                               [str(masquerade_bin / "gcc")]]):
+        log.unlink(missing_ok=True)
+        _run([sgcc_exe, *words, "-O2", "-c", "hot.c", "-o", f"{n}.o"], tmp_path, _env(tmp_path / "cache", log))
+        assert (tmp_path / f"{n}.o").read_bytes() == (tmp_path / "gcc.o").read_bytes(), words
+        text = log.read_text()
+        assert text.count("] eligible") == 1 and "sgcc" not in text.split(": ", 1)[1].split(" compile")[0], text

@@ -78,7 +78,16 @@ def looks_like_compiler(word: str) -> bool:
         return os.path.isfile(word) and os.access(word, os.X_OK)
     # A bare word that is no file here (gcc would fail on it as a linker input) but an
     # executable in PATH (``sgcc tcc -c x.c``): a compiler, as ccache takes it.
-    return not os.path.lexists(word) and find_in_path(word, set()) is not None
+    return not os.path.lexists(word) and _which(word) is not None
+
+
+def _which(name: str) -> str | None:
+    """The first executable called ``name`` in PATH, whatever it is (sgcc included)."""
+    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(directory or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 #: Programs that stand in front of a compiler and run it under the name they were called by.
@@ -142,6 +151,12 @@ def find_in_path(name: str, self_paths: set[str]) -> str | None:
     return None
 
 
+def _names_sgcc(word: str, self_paths: set[str]) -> bool:
+    """Whether a launcher's compiler word (a path, or a name looked up in PATH) is sgcc."""
+    path = word if "/" in word else _which(word)
+    return path is not None and is_sgcc(path, self_paths)
+
+
 def resolve(argv: list[str]) -> Invoked:
     """Work out the invocation mode and the real compiler from sgcc's own argv.
 
@@ -161,11 +176,20 @@ def resolve(argv: list[str]) -> Invoked:
 
     if base not in _SELF_NAMES and not base.startswith("sgcc") and _is_compiler_name(base):
         mode, wanted = "masquerade", base
-    elif rest and looks_like_compiler(rest[0]):
-        mode, wanted = "prefix", rest[0]
-        rest = rest[1:]
     else:
         mode, wanted = "plain", "gcc"
+        while rest and looks_like_compiler(rest[0]):
+            mode, wanted = "prefix", rest[0]
+            rest = rest[1:]
+            # A launcher in front of a compiler that is sgcc itself (CMake's launcher with
+            # CC=sgcc, as `sgcc optimize --project` builds): sgcc once is enough. A link to
+            # sgcc named like a compiler stands for that compiler, as when masquerading.
+            if not _names_sgcc(wanted, selfs):
+                break
+            if not os.path.basename(wanted).startswith("sgcc"):
+                wanted = os.path.basename(wanted)
+                break
+            mode, wanted = "plain", "gcc"
 
     if override:
         wanted = override
