@@ -3,12 +3,15 @@
 Three ways to use sgcc, as with ccache:
 
 * plain: ``sgcc <gcc args>`` (``CC=sgcc make``): the real compiler is ``gcc`` from PATH;
-* prefix: ``sgcc gcc <gcc args>`` or ``sgcc /usr/bin/cc <args>`` (``CC="sgcc gcc"``, CMake's
-  ``CMAKE_C_COMPILER_LAUNCHER``): the first argument names the compiler;
+* prefix (launcher): ``sgcc gcc <gcc args>`` or ``sgcc /usr/bin/cc <args>`` (``CC="sgcc gcc"``,
+  CMake's ``CMAKE_C_COMPILER_LAUNCHER=sgcc``): the first argument names the compiler, as with
+  ccache: a compiler's name, an executable path, or a bare word that is no file here but an
+  executable in PATH;
 * masquerade: a symlink named ``gcc``/``cc``/``gcc-12``... pointing at sgcc, early in PATH: the
   real compiler is the next program of that name in PATH that is not sgcc.
 
-``SGCC_COMPILER`` overrides the choice in every mode. sgcc never runs itself as "the
+``SGCC_COMPILER`` overrides the choice in every mode. sgcc works only with gcc: a real compiler
+that is not gcc (clang, tcc, ... see :func:`is_gcc`) runs the command untouched. sgcc never runs itself as "the
 compiler": candidates that resolve to sgcc are skipped, and a compiler that runs sgcc again
 is caught through an environment marker and reported.
 
@@ -26,16 +29,21 @@ from sgcc.errors import RecursionDetected, SgccError
 #: "real" compiler ran sgcc again.
 RECURSION_MARKER = "SGCC_INSIDE_COMPILER"
 
+
+def _stem(base: str) -> str:
+    """A program's name without a version suffix (``gcc-12`` -> ``gcc``)."""
+    head, dash, ver = base.rpartition("-")
+    if dash and ver and all(part.isdigit() for part in ver.split(".")):
+        return head
+    return base
+
+
 def _is_compiler_name(base: str) -> bool:
     """``gcc``, ``cc``, ``x86_64-linux-gnu-gcc-12``, ``clang-16``...: a C compiler's name.
 
     (String tests, not a regular expression: importing ``re`` would cost every compile.)
     """
-    stem = base
-    # an optional version suffix: -12, -12.2
-    head, dash, ver = stem.rpartition("-")
-    if dash and ver and all(part.isdigit() for part in ver.split(".")):
-        stem = head
+    stem = _stem(base)  # an optional version suffix: -12, -12.2
     for name in ("gcc", "cc", "c89", "c99", "clang"):
         if stem == name:
             return True
@@ -64,8 +72,45 @@ def looks_like_compiler(word: str) -> bool:
     base = os.path.basename(word)
     if _is_compiler_name(base):
         return True
-    # An explicit path to an executable with no source-like suffix (e.g. /opt/x/bin/mycc).
-    return "/" in word and "." not in base and os.path.isfile(word) and os.access(word, os.X_OK)
+    if "." in base:  # x.c, libm.so.6, prog.o: inputs, never taken for a compiler
+        return False
+    if "/" in word:  # an explicit path to an executable (e.g. /opt/x/bin/mycc)
+        return os.path.isfile(word) and os.access(word, os.X_OK)
+    # A bare word that is no file here (gcc would fail on it as a linker input) but an
+    # executable in PATH (``sgcc tcc -c x.c``): a compiler, as ccache takes it.
+    return not os.path.lexists(word) and _which(word) is not None
+
+
+def _which(name: str) -> str | None:
+    """The first executable called ``name`` in PATH, whatever it is (sgcc included)."""
+    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(directory or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+#: Programs that stand in front of a compiler and run it under the name they were called by.
+_WRAPPERS = ("ccache", "distcc", "icecc", "sccache")
+
+
+def _gcc_name(base: str) -> bool:
+    stem = _stem(base)
+    return stem in ("gcc", "xgcc", "cc", "c89", "c99") or stem.endswith(("-gcc", "-c89", "-c99"))
+
+
+def is_gcc(compiler: str) -> bool:
+    """Whether the real compiler is gcc, judged by names (no process: this runs on every compile).
+
+    The file the links end at decides (``cc`` -> ``x86_64-linux-gnu-gcc-12`` is gcc, ``cc`` ->
+    ``clang-16`` is not); a ccache-style wrapper there runs the compiler it was called as, so
+    then the name it was called by decides. sgcc's steps (-S, its own assembly, the cache keyed
+    by gcc's output) are gcc's; any other compiler gets the command untouched.
+    """
+    real = os.path.basename(os.path.realpath(compiler))
+    if _gcc_name(real):
+        return True
+    return _stem(real) in _WRAPPERS and _gcc_name(os.path.basename(compiler))
 
 
 def _self_paths(argv0: str) -> set[str]:
@@ -106,6 +151,12 @@ def find_in_path(name: str, self_paths: set[str]) -> str | None:
     return None
 
 
+def _names_sgcc(word: str, self_paths: set[str]) -> bool:
+    """Whether a launcher's compiler word (a path, or a name looked up in PATH) is sgcc."""
+    path = word if "/" in word else _which(word)
+    return path is not None and is_sgcc(path, self_paths)
+
+
 def resolve(argv: list[str]) -> Invoked:
     """Work out the invocation mode and the real compiler from sgcc's own argv.
 
@@ -125,11 +176,20 @@ def resolve(argv: list[str]) -> Invoked:
 
     if base not in _SELF_NAMES and not base.startswith("sgcc") and _is_compiler_name(base):
         mode, wanted = "masquerade", base
-    elif rest and looks_like_compiler(rest[0]):
-        mode, wanted = "prefix", rest[0]
-        rest = rest[1:]
     else:
         mode, wanted = "plain", "gcc"
+        while rest and looks_like_compiler(rest[0]):
+            mode, wanted = "prefix", rest[0]
+            rest = rest[1:]
+            # A launcher in front of a compiler that is sgcc itself (CMake's launcher with
+            # CC=sgcc, as `sgcc optimize --project` builds): sgcc once is enough. A link to
+            # sgcc named like a compiler stands for that compiler, as when masquerading.
+            if not _names_sgcc(wanted, selfs):
+                break
+            if not os.path.basename(wanted).startswith("sgcc"):
+                wanted = os.path.basename(wanted)
+                break
+            mode, wanted = "plain", "gcc"
 
     if override:
         wanted = override

@@ -339,6 +339,10 @@ def main(argv: list[str]) -> int:
     except Exception as exc:
         warn(f"ignoring sgcc configuration ({exc}); compiling with plain gcc")
         exec_compiler(invoked.compiler, invoked.args)
+    if not compilermod.is_gcc(invoked.compiler):  # clang, tcc...: that compiler's own results
+        log(f"pass-through (not-gcc): {invoked.mode} {invoked.compiler}")
+        _stats(settings, {"passthrough": 1}, {"not-gcc": 1})
+        exec_compiler(invoked.compiler, invoked.args)
     inv = gccargs.parse(invoked.args)
     if not inv.eligible:
         log(f"pass-through ({inv.reason}): {invoked.mode} {invoked.compiler}")
