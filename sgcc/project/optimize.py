@@ -64,6 +64,7 @@ class Project:
         self._lock = threading.Lock()
         self.live: dict[str, dict[str, int]] = {}  # function -> built/tested counts (the live line)
         self.unit_label = ""
+        self.budget: ProjectBudget | None = None
 
     def _note(self, message: str) -> None:
         if self.progress is not None:
@@ -155,7 +156,8 @@ class Project:
 
     def _show(self, message: str) -> None:
         parts = [f"{fn}: {c['built']} built, {c['passed']} passed" for fn, c in list(self.live.items())[:3]]
-        self._note(f"{self.unit_label} {'; '.join(parts)}{' | ' + message if message else ''}")
+        eta = f", {self.budget.eta()}]" if self.budget is not None else "]"
+        self._note(f"{self.unit_label}{eta} {'; '.join(parts)}{' | ' + message if message else ''}")
 
     # -- the whole run --------------------------------------------------------------------
 
@@ -232,7 +234,8 @@ class Project:
                 if seconds is None:
                     report.not_searched.append(rel)
                     continue
-                self.unit_label = f"[{n + 1}/{len(plan)} {rel}, {budget.eta()}]"
+                self.unit_label = f"[{n + 1}/{len(plan)} {rel}"
+                self.budget = budget
                 self.live = {}
                 unit = self._search(rel, group, searched, binaries, weights, seconds, built_tree, engine_tests,
                                     base_launcher if spec.command_mode else base / spec.binary, sb)
