@@ -85,7 +85,6 @@ class Project:
         for n, t in enumerate(tests):
             (inputs / f"{n}.in").write_bytes(t.stdin)
             commands.append(f"./{self.spec.binary} < .sgcc-inputs/{n}.in > /dev/null")
-        workload.hand_over(inputs)
         return commands
 
     # -- a candidate's build --------------------------------------------------------------
@@ -136,9 +135,11 @@ class Project:
             if stale:
                 return None, f"not rebuilt with the candidate: {', '.join(stale)} (the build did not relink it)"
             self._live(changed, "built")
-            workload.hand_over(tree)
             if self.spec.command_mode:
-                ok, why = workload.run_tests(sandbox, tree, self.spec.test, self.spec.test_timeout)
+                # The tests run in their own copy: what they write (or a hostile candidate
+                # rewrites) is not what the workload is then timed on.
+                test_tree = workload.copy_tree(tree, tree.with_name(tree.name + "-test"))
+                ok, why = workload.run_tests(sandbox, test_tree, self.spec.test, self.spec.test_timeout)
                 if not ok:
                     return None, why
                 self._live(changed, "passed")
@@ -174,13 +175,14 @@ class Project:
         shutil.copytree(root, built_tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         with sandboxmod.Sandbox(timeout=spec.test_timeout, expose=self._expose, processes=256,
                                 open_files=256, file_size=1 << 30) as sb:
-            base = workload.copy_tree(built_tree, self.workdir / "base")
+            base = workload.copy_tree(built_tree, self.workdir / "base", writable=False)
             if spec.command_mode:
                 report.proof = (f"the project's own test command ({spec.test!r}), run in the rebuilt tree in the "
                                 "isolated runner for every candidate; no generated inputs")
                 self._note(f"running the project's tests on gcc's build: {spec.test}")
                 t0 = time.monotonic()
-                ok, why = workload.run_tests(sb, base, spec.test, spec.test_timeout)
+                ok, why = workload.run_tests(sb, workload.copy_tree(built_tree, self.workdir / "base-first-test"),
+                                             spec.test, spec.test_timeout)
                 test_seconds = time.monotonic() - t0
                 if not ok:
                     raise SgccError(f"gcc's build fails the project's own tests: {why}",
@@ -384,7 +386,7 @@ class Project:
         self.builder.run(self.spec.build, root, self.builder.env(SGCC_CACHE="1"), "build")
         if not shipped:
             return None
-        final = workload.copy_tree(root, self.workdir / "final")
+        final = workload.copy_tree(root, self.workdir / "final", writable=False)
         if self.spec.command_mode:
             self._note(f"running the project's tests on the rebuilt tree: {self.spec.test}")
             tests_passed, why = workload.run_tests(sb, workload.copy_tree(root, self.workdir / "final-test"),

@@ -20,11 +20,14 @@ from sgcc import proc
 LAUNCHER_PREFIX = ".sgcc-"
 
 
-def copy_tree(source: Path, dest: Path) -> Path:
-    """A copy of a built tree (times kept, so make sees it up to date), owned by whoever the
-    box runs as (nobody, when sgcc runs as root) so the project's commands can write in it."""
+def copy_tree(source: Path, dest: Path, *, writable: bool = True) -> Path:
+    """A copy of a built tree (times kept, so make sees it up to date). ``writable``: owned by
+    whoever the box runs as (nobody, when sgcc runs as root), so the test command can write in
+    it. A tree the workload is timed in is not handed over: a run cannot change what the
+    next timed run executes (the workload writes to /tmp or /dev/null)."""
     shutil.copytree(source, dest, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-    hand_over(dest)
+    if writable:
+        hand_over(dest)
     return dest
 
 
