@@ -67,10 +67,12 @@ def test_clean_rebuild_with_sgcc_make_reproduces_the_bytes_without_searching(opt
     assert r.returncode == 0, r.stderr.decode()
     assert (tree / "build" / "bitstats").read_bytes() == optimized
     after = json.loads(proc.run([sgcc_exe, "stats", "--json"], env=env, timeout=60).stdout)["counters"]
-    # Three compiles, every one a cache hit (one with a winner), and nothing stored: no search.
+    # Three compiles, one a cache hit with a winner; the others are gcc's code (searched and
+    # kept, or outside the 90% of the workload that was searched); nothing stored: no search.
     assert after["eligible"] - before.get("eligible", 0) == 3
     assert after["tu_hits"] - before.get("tu_hits", 0) == 1
-    assert after["tu_hits_no_winner"] - before.get("tu_hits_no_winner", 0) == 2
+    plain = sum(after.get(k, 0) - before.get(k, 0) for k in ("tu_hits_no_winner", "tu_misses"))
+    assert plain == 2
     assert after.get("stores", 0) == before.get("stores", 0)
     assert proc.run(["make", "check"], cwd=tree, env=env, timeout=300).returncode == 0
     # Plain gcc builds something else (the optimization is really in the cache).
