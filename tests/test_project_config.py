@@ -5,6 +5,8 @@ it (real make, gcc, nm; no search)."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from sgcc import proc
@@ -118,3 +120,39 @@ def test_callgrind_costs_are_read_per_object_file():
             "2 5\nob=/lib/libc.so.6\nfn=printf\n1 400\nob=/t/libz.so.1\nfn=deflate\n3 70\n")
     assert attribute.parse_costs(text) == {("/t/prog", "main"): 15, ("/lib/libc.so.6", "printf"): 400,
                                            ("/t/libz.so.1", "deflate"): 70}
+
+
+def test_a_launcher_sees_its_own_tree_and_no_other(tmp_path, request):
+    """The isolated runner exposes a candidate's tree to that candidate's runs only: another
+    candidate's tree (or gcc's, which it is timed against) is out of its reach."""
+    from sgcc.project import workload
+    from sgcc.verify.sandbox import Sandbox
+
+    # Like the project's work directory: reachable by the box's user (pytest's is not).
+    trees = Path(tempfile.mkdtemp(prefix="sgcc-test-trees-"))
+    request.addfinalizer(lambda: shutil.rmtree(trees, ignore_errors=True))
+    os.chmod(trees, 0o755)
+    mine = workload.copy_tree(_make_tree(tmp_path / "src-a", b"mine\n"), trees / "a")
+    other = workload.copy_tree(_make_tree(tmp_path / "src-b", b"other\n"), trees / "b")
+
+    def expose(binary):
+        tree = workload.tree_of(binary)
+        return [tree] if tree is not None else []
+
+    with Sandbox(timeout=30, expose=expose) as sb:
+        reads_own = workload.launcher(mine, "own", ["cat data"])
+        assert sb.run(reads_own, b"").stdout == b"mine\n"
+        reads_other = workload.launcher(mine, "other", [f"cat {other}/data"])
+        r = sb.run(reads_other, b"")
+        assert r.returncode != 0 and b"other" not in r.stdout
+        ok, why = workload.run_tests(sb, mine, "test -f data && echo written > out.txt", 30)
+        assert ok, why
+        assert (mine / "out.txt").read_text() == "written\n"
+        ok, why = workload.run_tests(sb, mine, "exit 3", 30)
+        assert not ok and "exit status 3" in why
+
+
+def _make_tree(path: Path, data: bytes) -> Path:
+    path.mkdir()
+    (path / "data").write_bytes(data)
+    return path
