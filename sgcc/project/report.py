@@ -57,7 +57,8 @@ class ProjectReport:
 def tally(candidates: list[dict]) -> str:
     """'N offered, B built, T passed the tests, M timed, A accepted' of one unit's candidates."""
     stages = [Stage(c["stage"]) for c in candidates if c.get("id") != "-"]
-    skipped = sum(1 for c in candidates if c.get("id") == "-" and "budget" in c.get("reason", ""))
+    # Never built, or built and not timed, because the time was up.
+    skipped = sum(1 for c in candidates if "budget" in c.get("reason", ""))
     built = sum(1 for s in stages if s in COMPILED)
     passed = sum(1 for s in stages if s in PASSED)
     timed = sum(1 for c in candidates if c.get("id") != "-" and c.get("speedup") is not None)
