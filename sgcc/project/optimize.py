@@ -231,7 +231,11 @@ class Project:
             report.budget_seconds, report.budget_rule = budget.total, budget.rule
             budget.start(started)
             for n, (source, weight, weights, group, searched, binaries) in enumerate(plan):
-                rel = str(Path(source).resolve().relative_to(root))
+                try:
+                    rel = str(Path(source).resolve().relative_to(root))
+                except ValueError:
+                    report.notes.append(f"{source}: outside the project tree, not searched")
+                    continue
                 seconds = budget.share(weight)
                 if seconds is None:
                     report.not_searched.append(rel)
