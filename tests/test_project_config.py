@@ -156,3 +156,14 @@ def _make_tree(path: Path, data: bytes) -> Path:
     path.mkdir()
     (path / "data").write_bytes(data)
     return path
+
+
+def test_a_workload_that_fails_on_gccs_build_is_a_clear_error(tmp_path, sgcc_exe):
+    p = tmp_path / "p"
+    p.mkdir()
+    (p / "prog.c").write_text("int main(void) { return 0; }\n")
+    (p / "Makefile").write_text("CC ?= gcc\nprog: prog.c\n\t$(CC) -O2 -o prog prog.c\nclean:\n\trm -f prog\n")
+    r = _optimize(sgcc_exe, tmp_path, "--test", "./prog", "--bench", "./prog && exit 4")
+    assert r.returncode == 1, r.stderr
+    assert b"the workload fails on gcc's build: exit status 4" in r.stderr and b"Traceback" not in r.stderr
+    assert r.stderr.count(b"sgcc: error:") == 1

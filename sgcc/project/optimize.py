@@ -204,6 +204,12 @@ class Project:
             report.workload = commands
             self._check_workload(base, commands)
             base_launcher = workload.launcher(base, "bench", commands)
+            first = sb.run(base_launcher, b"", timeout=spec.test_timeout)
+            if not first.ok:
+                tail = (first.stdout + first.stderr).decode(errors="replace").strip().splitlines()[-6:]
+                raise SgccError(f"the workload fails on gcc's build: {first.describe()}\n" + "\n".join(tail),
+                                hint="bench commands run in a copy of the built tree that may not be writable to them "
+                                     "(write to /tmp or /dev/null); exit status 0 is expected")
 
             self._note(f"profiling the workload under callgrind: {'; '.join(commands)}")
             self.progress and self.progress.tick(True)
@@ -227,6 +233,9 @@ class Project:
             finally:
                 self.progress and self.progress.tick(False)
             plan = self._plan(found, ran_tests, compiles, report)
+            if not plan:
+                report.notes.append("no executed code could be charged to the project's compiles: the workload "
+                                    "runs none of them, or its programs are stripped (build with symbols)")
             budget = ProjectBudget.choose(self.tmpl.budget_seconds, plan, build_seconds, test_seconds)
             report.budget_seconds, report.budget_rule = budget.total, budget.rule
             budget.start(started)
