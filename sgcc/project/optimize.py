@@ -282,14 +282,19 @@ class Project:
         total = max(1, found.project)
         report.project_share = found.project / max(1, found.total)
         items = []
+        untested: list[tuple[int, str]] = []
         for source, fns in found.by_source.items():
             for fn, ir in fns.items():
                 if ran_tests is not None and not ran_tests.executed(source, fn):
-                    report.notes.append(f"{Path(source).name}: {fn} runs in the workload but not in the tests: "
-                                        "not searched")
+                    untested.append((ir, f"{Path(source).name}:{fn}"))
                     continue
                 items.append((ir, source, fn))
         items.sort(reverse=True)
+        if untested:
+            untested.sort(reverse=True)
+            share = sum(ir for ir, _ in untested) / total
+            report.notes.append(f"{len(untested)} function(s) the workload runs and the tests do not are not searched "
+                                f"({share:.1%} of the workload): " + ", ".join(n for _, n in untested[:5]))
         chosen: dict[str, dict[str, float]] = {}
         covered = 0
         for ir, source, fn in items:
