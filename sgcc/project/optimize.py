@@ -349,6 +349,7 @@ class Project:
                       mutants=0 if self.spec.command_mode else self.tmpl.mutants)
         unit_report = optimize(req, _Relay(self), program=program).to_dict()
         return {"source": rel, "key": c.key, "keys": [g.key for g in group], "budget_seconds": seconds,
+                "ran_in": sorted(binaries), "searched_flags": asm_flags,
                 "tally": tally(unit_report["candidates"]), "functions": function_lines(unit_report),
                 "honest": unit_report["honest"], "report": unit_report}
 
