@@ -24,6 +24,8 @@ class Progress:
         self.started = time.monotonic()
         self._lock = threading.Lock()
         self._last = ""
+        self._ticking = 0
+        self._ticker: threading.Thread | None = None
 
     def status(self, message: str) -> None:
         """Show what sgcc is doing now."""
@@ -39,8 +41,43 @@ class Progress:
             self._last = message
             self.stream.flush()
 
+    def tick(self, on: bool) -> None:
+        """While on (calls nest), a terminal's clock keeps ticking through a long step that
+        says nothing itself (a project's build): the line is redrawn every second."""
+        with self._lock:
+            self._ticking = max(0, self._ticking + (1 if on else -1))
+            if not (self.tty and self._ticking and self._ticker is None):
+                return
+            self._ticker = threading.Thread(target=self._tick_loop, name="sgcc-progress-clock", daemon=True)
+            self._ticker.start()
+
+    def _tick_loop(self) -> None:
+        while True:
+            time.sleep(1.0)
+            with self._lock:
+                if not self._ticking:
+                    self._ticker = None
+                    return
+                elapsed = time.monotonic() - self.started
+                self.stream.write("\r\x1b[K" + f"sgcc: [{elapsed:6.1f}s] {self._last}"[:200])
+                self.stream.flush()
+
+    def line(self, message: str) -> None:
+        """A line that stays (a function's outcome), above the status line."""
+        if not self.enabled:
+            return
+        with self._lock:
+            elapsed = time.monotonic() - self.started
+            prefix = "\r\x1b[K" if self.tty else ""
+            self.stream.write(f"{prefix}sgcc: [{elapsed:6.1f}s] {message}\n")
+            if self.tty and self._last:
+                self.stream.write(f"sgcc: [{elapsed:6.1f}s] {self._last}"[:200])
+            self.stream.flush()
+
     def done(self) -> None:
         """End the status line so what follows starts on a fresh line."""
+        with self._lock:
+            self._ticking = 0
         if self.enabled and self.tty:
             self.stream.write("\r\x1b[K")
             self.stream.flush()

@@ -51,7 +51,8 @@ def test_project_is_optimized_and_left_built_from_the_cache(optimized_project):
     by_source = {u["source"]: u for u in report["units"]}
     assert by_source["src/bits.c"]["honest"]["functions"] == ["count_bits"]
     assert report["final"]["significant"] is True and report["final"]["low"] > 1.03
-    assert report["final"]["tests_passed"] == report["final"]["tests_total"] == 4
+    assert report["final"]["tests_passed"] is True
+    assert "the stdin tests in" in report["proof"]
     assert _passes(tree / "build" / "bitstats", tree / "tests")
     assert "rebuilt with the cache" in stderr
 
@@ -66,10 +67,12 @@ def test_clean_rebuild_with_sgcc_make_reproduces_the_bytes_without_searching(opt
     assert r.returncode == 0, r.stderr.decode()
     assert (tree / "build" / "bitstats").read_bytes() == optimized
     after = json.loads(proc.run([sgcc_exe, "stats", "--json"], env=env, timeout=60).stdout)["counters"]
-    # Three compiles, every one a cache hit (one with a winner), and nothing stored: no search.
+    # Three compiles, one a cache hit with a winner; the others are gcc's code (searched and
+    # kept, or outside the 90% of the workload that was searched); nothing stored: no search.
     assert after["eligible"] - before.get("eligible", 0) == 3
     assert after["tu_hits"] - before.get("tu_hits", 0) == 1
-    assert after["tu_hits_no_winner"] - before.get("tu_hits_no_winner", 0) == 2
+    plain = sum(after.get(k, 0) - before.get(k, 0) for k in ("tu_hits_no_winner", "tu_misses"))
+    assert plain == 2
     assert after.get("stores", 0) == before.get("stores", 0)
     assert proc.run(["make", "check"], cwd=tree, env=env, timeout=300).returncode == 0
     # Plain gcc builds something else (the optimization is really in the cache).
@@ -97,6 +100,9 @@ def test_project_errors_are_clear(tmp_path, sgcc_exe):
     r = proc.run([sgcc_exe, "optimize", "--project", str(tmp_path), *gens], env=_env(tmp_path / "c"), timeout=120)
     assert r.returncode == 1 and b"binary is not named" in r.stderr
     (tmp_path / "sgcc.toml").write_text('[project]\nbinary = "prog"\n')
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tmp_path), *gens], env=_env(tmp_path / "c"), timeout=120)
+    assert r.returncode == 1 and b"tests does not exist" in r.stderr  # checked before building
+    (tmp_path / "tests").mkdir()
     r = proc.run([sgcc_exe, "optimize", "--project", str(tmp_path), *gens], env=_env(tmp_path / "c"), timeout=120)
     assert r.returncode == 1 and b"compiled nothing through sgcc" in r.stderr
     assert r.stderr.count(b"sgcc: error:") == 1

@@ -85,6 +85,10 @@ class GccFlagsCommand(click.Command):
               help="--project: the build command (default: [project] build, else make); must use $CC or {sgcc}.")
 @click.option("--binary", "binary", metavar="PATH", default=None,
               help="--project: the program the build produces, relative to the project directory.")
+@click.option("--test", "test_command", metavar="COMMAND", default=None,
+              help="--project: the project's own test command (exit status 0 = pass), e.g. 'make test'.")
+@click.option("--bench", "bench", metavar="COMMAND", multiple=True,
+              help="--project: a workload command to profile and time, run in the project directory (may be repeated).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the full report as JSON to this file.")
 @click.option("--candidates", "candidates", multiple=True, type=click.Path(file_okay=False, path_type=Path),
@@ -120,7 +124,8 @@ class GccFlagsCommand(click.Command):
 @click.option("--accept-isolation-risk", "accept_isolation_risk", is_flag=True, default=None,
               help="Run untrusted candidates (llm, replay) even where test runs cannot be fully isolated.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display and no summary.")
-def optimize(source, gcc_flags, tests, output, project, build, binary, report_path, candidates, generators, budget,
+def optimize(source, gcc_flags, tests, output, project, build, binary, test_command, bench, report_path, candidates,
+             generators, budget,
              model, endpoint, samples, rounds, temperature, max_tokens, context, threads, isa, min_gain, timing_rounds,
              test_timeout, jobs, seed, keep_temps, no_cache, refresh, accept_isolation_risk, quiet):
     """Optimize one C program against its tests: prove each candidate correct and faster, or drop it.
@@ -133,8 +138,9 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
     of the same code builds the optimized program without searching.
 
     With --project DIR, the whole project built in DIR is optimized: sgcc builds it with
-    CC=sgcc, searches the translation units where the tests spend time, stores the verdicts,
-    and rebuilds the tree from the cache (see [project] in sgcc.toml).
+    CC=sgcc, profiles its workload (--bench) and its test command (--test), searches the
+    hottest functions the tests run within one --budget, stores the verdicts, and rebuilds
+    the tree from the cache (see [project] in sgcc.toml).
     """
     from sgcc.engine import optimize as run_optimize
     from sgcc.progress import Progress
@@ -166,7 +172,8 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
         source=source or Path("-"), flags=flags, tests=tests or Path("-"), output=output or Path("-"),
         replay_dirs=candidates, refresh=refresh, cwd=project.resolve() if project is not None else None)
     if project is not None:
-        _optimize_project(project, cfg, request, build, binary, tests, report_path, quiet, no_cache)
+        _optimize_project(project, cfg, request, build, binary, tests, test_command, bench, report_path, quiet,
+                          no_cache)
         return
     progress = Progress(enabled=not quiet)
     try:
@@ -188,7 +195,8 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, report_pa
                         f"({output} was still written and passes every test)", hint=err.hint)
 
 
-def _optimize_project(directory: Path, cfg, request, build, binary, tests, report_path, quiet, no_cache) -> None:
+def _optimize_project(directory: Path, cfg, request, build, binary, tests, test_command, bench, report_path, quiet,
+                      no_cache) -> None:
     from sgcc.progress import Progress
     from sgcc.project.optimize import Project, ProjectSpec
 
@@ -199,8 +207,11 @@ def _optimize_project(directory: Path, cfg, request, build, binary, tests, repor
         table = {}  # an sgcc.toml above the project describes some other project
     else:
         table = cfg.project
-    spec = ProjectSpec.from_table(root, table, build=build, binary=binary,
-                                  tests=str(tests) if tests is not None else None)
+    if not root.is_dir():
+        raise SgccError(f"the project directory {directory} does not exist")
+    # Paths on the command line are the current directory's (sgcc.toml's are the project's).
+    spec = ProjectSpec.from_table(root, table, build=build, binary=binary, test=test_command, bench=list(bench),
+                                  tests=str(tests.resolve()) if tests is not None else None)
     progress = Progress(enabled=not quiet)
     runner = Project(spec, request, cfg, progress)
     try:

@@ -146,15 +146,11 @@ class EligibleCompile:
         """The assembly with cached winners substituted, or None when nothing changes.
 
         ``SGCC_OVERLAY`` (set by ``sgcc optimize --project`` while it builds a candidate)
-        replaces a named source's whole assembly. Otherwise the verdict cache is asked for
-        this translation unit (one file lookup; the unit parser is imported only on a hit).
+        replaces a compile's whole assembly, named by the compile's cache key (its flags and
+        gcc's assembly: the PIC and the non-PIC compile of one source are two compiles).
+        Otherwise the verdict cache is asked for this translation unit (one file lookup; the
+        unit parser is imported only on a hit).
         """
-        overlay = os.environ.get("SGCC_OVERLAY")
-        if overlay:
-            new = _overlay_for(overlay, src.path)
-            if new is not None:
-                self._count("overlay")
-                return new
         recording = os.environ.get("SGCC_RECORD")
         if self.ctx is None:
             return None
@@ -162,6 +158,12 @@ class EligibleCompile:
         from sgcc.cache import store as cache
 
         key = keys.entry_key(self.ctx, keys.tu_digest(asm))
+        overlay = os.environ.get("SGCC_OVERLAY")
+        if overlay:
+            new = _overlay_for(overlay, key)
+            if new is not None:
+                self._count("overlay")
+                return new
         if recording:
             _record(recording, key, self.ctx, asm, src, self.inv)
         if not self.settings.get("cache"):
@@ -224,8 +226,8 @@ def _given(args: list[str], *names: str) -> bool:
 MAX_OVERLAY = 256 << 20
 
 
-def _overlay_for(path: str, source: str) -> str | None:
-    """The overlay's assembly for ``source`` (matched by real path), if it names it."""
+def _overlay_for(path: str, key: str) -> str | None:
+    """The overlay's assembly for the compile with cache key ``key``, if it names it."""
     import json
 
     from sgcc.fsutil import read_bounded
@@ -235,7 +237,7 @@ def _overlay_for(path: str, source: str) -> str | None:
         overlay = json.loads(read_bounded(path, MAX_OVERLAY, what="overlay").decode("utf-8", "surrogateescape"))
     except (SgccError, ValueError):
         return None
-    text = overlay.get(os.path.realpath(source)) if isinstance(overlay, dict) else None
+    text = overlay.get(key) if isinstance(overlay, dict) else None
     return text if isinstance(text, str) else None
 
 

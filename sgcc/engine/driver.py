@@ -91,7 +91,7 @@ class Engine:
         if untrusted:
             require_isolation(f"{', '.join(untrusted)} candidates", accept_risk=req.accept_isolation_risk,
                               report=isolation)
-        with sandboxmod.Sandbox(timeout=req.test_timeout, keep=req.keep_temps) as sandbox:
+        with sandboxmod.Sandbox(timeout=req.test_timeout, keep=req.keep_temps, expose=program.expose) as sandbox:
             self.note(f"recording expected outputs ({len(tests)} tests)")
             tests = sandbox.record(program.binary, tests)
             base_outcome = sandbox.check(program.binary, tests)

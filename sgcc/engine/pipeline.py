@@ -93,7 +93,7 @@ class Pipeline:
                     return None
         binary = where / "cand"
         if program.link is not None:
-            binary, error = program.link(asm_text, obj, where)
+            binary, error = program.link(asm_text, obj, where, replacements)
             if binary is None:
                 result.stop(Stage.LINK, "the project does not build with it", error[:800])
             return binary

@@ -53,11 +53,12 @@ class Program:
     asm_flags: list[str] = field(default_factory=list)  # flags that assemble any variant of it
     weights: dict[str, float] | None = None  # function -> share of the tests' instructions
     # Whole projects (sgcc.project.optimize): how a candidate's assembly becomes the program to test,
-    # ``link(asm_text, obj, where) -> (binary or None, error)``, and the cache key the
+    # ``link(asm_text, obj, where, replacements) -> (binary or None, error)``, and the cache key the
     # project's own compile of this unit has (recorded by the drop-in).
     link: object = None
     cache_key: str | None = None
     cache_context: dict | None = None  # the context cache_key was made in (kept with winners, for audits)
+    expose: object = None  # binary -> host directories its test runs see (a project's tree; Sandbox(expose=))
 
     @property
     def defined(self) -> frozenset[str]:

@@ -1,131 +1,52 @@
 """Optimizing a whole project built by make (or any build command): ``sgcc optimize --project``.
 
-1. **Record.** Clean, then build once with ``CC`` set to sgcc, the cache off and
-   ``SGCC_RECORD`` set: every eligible compile writes down its source, flags, working
-   directory, gcc's assembly and the cache key it will have in later builds. The result is
-   plain gcc's build: the baseline binary.
-2. **Profile.** The baseline binary runs its tests under callgrind; each function's share of
-   the instructions tells which translation units matter, hottest first. Units the tests
-   never execute are not searched.
-3. **Search per unit.** Each hot translation unit goes through the same engine as a single
-   program. A candidate becomes a program to test by rebuilding a private copy of the built
-   tree in which only that unit's source is touched and the drop-in compiles it from the
-   candidate's assembly (``SGCC_OVERLAY``): make relinks exactly what depends on it, archives
-   and all, so nothing about the project's build has to be understood.
-4. **Store and rebuild.** Verdicts go to the cache under the keys the project's own compiles
-   have; then the real tree is cleaned and rebuilt with ``CC=sgcc``, which substitutes the
-   winners from the cache. That binary is tested and timed against the baseline; if it failed
-   a test (it cannot, but sgcc checks), the winners are withdrawn and the tree rebuilt plainly.
-   The tree is left built with the optimized binary, and every later clean ``CC=sgcc make``
-   rebuilds the same bytes from the cache without searching.
-
-The build command must honour ``$CC`` (``CC ?= gcc`` in a Makefile, or pass ``{sgcc}``:
-``build = "make CC={sgcc}"``).
+1. **Check, then record.** The configuration (:mod:`sgcc.project.spec`) is checked before
+   anything is built. Then clean, and build once with ``CC`` set to sgcc, the cache off and
+   ``SGCC_RECORD`` set: every eligible compile writes down its source, flags, gcc's assembly
+   and its cache key (:mod:`sgcc.project.record`). The result is plain gcc's build.
+2. **Profile and attribute.** The workload (the ``bench`` commands, or the binary on its
+   stdin tests) runs under callgrind in a copy of the built tree, every child process
+   followed; each executed function is charged to the *compile* whose object file is linked
+   into the program or library that ran it (:mod:`sgcc.project.attribute`). With a test
+   command, the test command is profiled too: a function is searched only when both ran it.
+   The hottest functions covering ``coverage`` (90%) of the project's executed instructions
+   are searched, hottest first.
+3. **Search, once per source.** The budget (:mod:`sgcc.project.budget`) is shared among the
+   sources by weight. A source compiled in several modes (static and PIC) is searched once,
+   on the compile the workload ran; a candidate becomes a program by rebuilding a private
+   copy of the built tree in which the source is touched and the drop-in compiles each of its
+   compiles from the overlay (keyed by compile: the searched one gets the candidate, every
+   other mode gets the candidate's functions substituted into its own assembly); make
+   relinks exactly what depends on them. The candidate counts as built only when every
+   program or library that ran the function was rebuilt, and (with a test command) when the
+   project's test command passed in that tree, inside the isolated runner.
+4. **Store and rebuild.** Verdicts go to the cache under every mode's key; the real tree is
+   cleaned and rebuilt with ``CC=sgcc``, which substitutes the winners from the cache; the
+   result is tested and its workload timed against gcc's build (interleaved, CPU of the whole
+   process tree). If it failed a test, the winners are withdrawn and the tree rebuilt
+   plainly. A later clean ``make CC=sgcc`` rebuilds the same bytes from the cache.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
-import shlex
 import shutil
-import sys
 import tempfile
+import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
-from sgcc import proc
-from sgcc.dropin import gccargs
 from sgcc.errors import SgccError
+from sgcc.project import attribute, workload
+from sgcc.project.budget import ProjectBudget
+from sgcc.project.record import Builder, Compile
+from sgcc.project.report import ProjectReport, function_lines, tally
+from sgcc.project.spec import ProjectSpec
 
-
-@dataclass
-class ProjectSpec:
-    """How to build and test a project (the ``[project]`` table of its sgcc.toml)."""
-
-    root: Path
-    build: str = "make"
-    clean: str = "make clean"
-    binary: str = ""
-    tests: str = "tests"
-    build_timeout: float = 1800.0
-
-    @classmethod
-    def from_table(cls, root: Path, table: dict, **overrides) -> ProjectSpec:
-        known = {"build", "clean", "binary", "tests", "build_timeout"}
-        unknown = set(table) - known
-        if unknown:
-            raise SgccError(f"{root / 'sgcc.toml'}: unknown [project] setting(s): {', '.join(sorted(unknown))}",
-                            hint=f"known: {', '.join(sorted(known))}")
-        values = {k: v for k, v in table.items() if k in known}
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        spec = cls(root=root, **values)
-        if not spec.binary:
-            raise SgccError("the project's binary is not named",
-                            hint="set binary = \"path/to/program\" under [project] in sgcc.toml, or pass --binary")
-        return spec
-
-
-@dataclass
-class Compile:
-    """One recorded eligible compile."""
-
-    key: str
-    source: Path
-    cwd: Path
-    args: list[str]
-    asm_path: Path
-    output: Path | None
-    context: dict | None = None  # the cache context of the compile (sgcc.cache.keys.context)
-
-
-@dataclass
-class ProjectReport:
-    root: str
-    binary: str
-    units: list[dict] = field(default_factory=list)
-    weights: dict[str, float] | None = None
-    final: dict | None = None
-    notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    def to_json(self) -> str:
-        from dataclasses import asdict
-
-        from sgcc.engine import finite_json
-
-        return json.dumps(finite_json(asdict(self)), indent=2)
-
-    def summary(self) -> str:
-        lines = [f"sgcc: project {self.root}: {self.binary}, {len(self.units)} translation unit(s) searched"]
-        for u in self.units:
-            h = u["honest"]
-            what = (f"{', '.join(h['functions'])}: {h['speedup']:.3f}x [{h['ci_low']:.3f}, {h['ci_high']:.3f}]"
-                    if h["functions"] else "gcc's code kept")
-            lines.append(f"  {u['source']}: {u['candidates']} candidate(s); {what}")
-        if self.final:
-            lines.append(f"sgcc: rebuilt with the cache: {self.final['speedup']:.3f}x "
-                         f"[{self.final['low']:.3f}, {self.final['high']:.3f}] over the baseline, "
-                         f"tests {self.final['tests_passed']}/{self.final['tests_total']}")
-        else:
-            lines.append("sgcc: the project is built as plain gcc builds it (nothing proven faster)")
-        lines += [f"sgcc: note: {n}" for n in self.notes]
-        return "\n".join(lines)
-
-
-def sgcc_executable() -> str:
-    """The sgcc command to put in $CC (this installation's own)."""
-    here = Path(sys.argv[0])
-    if here.name.startswith("sgcc") and here.exists():
-        return str(here.resolve())
-    candidate = Path(sys.executable).parent / "sgcc"
-    if candidate.exists():
-        return str(candidate)
-    found = shutil.which("sgcc")
-    if found:
-        return found
-    raise SgccError("cannot find the sgcc command to build the project with")
+__all__ = ["Project", "ProjectSpec", "ProjectReport"]
 
 
 class Project:
@@ -136,209 +57,414 @@ class Project:
         self.tmpl = request_template  # an sgcc.engine.Request with everything but source/tests/output
         self.cfg = cfg
         self.progress = progress
-        self.sgcc = sgcc_executable()
+        self.builder = Builder(spec, request_template, progress)
         self.workdir = Path(tempfile.mkdtemp(prefix="sgcc-project-"))
+        os.chmod(self.workdir, 0o755)
+        self._count = itertools.count()
+        self._lock = threading.Lock()
+        self.live: dict[str, dict[str, int]] = {}  # function -> built/tested counts (the live line)
+        self.unit_label = ""
+        self.budget: ProjectBudget | None = None
 
     def _note(self, message: str) -> None:
         if self.progress is not None:
             self.progress.status(message)
 
-    def _build_env(self, **extra) -> dict:
-        env = dict(os.environ)
-        env.update({"CC": self.sgcc, "SGCC_CACHE_DIR": self.tmpl.cache_dir or env.get("SGCC_CACHE_DIR", ""),
-                    "SGCC_ISA": self.tmpl.isa})
-        # The build substitutes what this run signs: the same keys.
-        env.update({k: v for k, v in (("SGCC_SIGNING_KEY", self.tmpl.signing_key),
-                                      ("SGCC_TRUSTED_KEYS", self.tmpl.trusted_keys)) if v})
-        env.pop("SGCC_RECORD", None)
-        env.pop("SGCC_OVERLAY", None)
-        if not env["SGCC_CACHE_DIR"]:
-            env.pop("SGCC_CACHE_DIR")
-        env.update(extra)
-        return env
+    # -- the test command and the workload ------------------------------------------------
 
-    def _run(self, command: str, cwd: Path, env: dict, what: str) -> proc.Result:
-        argv = [a.replace("{sgcc}", self.sgcc) for a in shlex.split(command)]
-        r = proc.run(argv, cwd=cwd, env=env, timeout=self.spec.build_timeout, capture_limit=4 << 20)
-        if not r.ok:
-            tail = (r.stdout + r.stderr).decode(errors="replace").strip().splitlines()[-15:]
-            raise SgccError(f"{what} failed in {cwd}: {' '.join(argv)}: {r.describe()}\n" + "\n".join(tail))
-        return r
+    def _expose(self, binary: Path) -> list[Path]:
+        """The tree a launcher works in is visible to its runs (and only that one)."""
+        tree = workload.tree_of(binary)
+        return [tree] if tree is not None and tree.is_dir() else []
 
-    # -- 1. record ------------------------------------------------------------------------
+    def _stdin_workload(self, tree: Path, tests: list) -> list[str]:
+        """Stdin tests as a workload: the binary run on each input, inside the tree."""
+        inputs = tree / ".sgcc-inputs"
+        inputs.mkdir()
+        commands = []
+        for n, t in enumerate(tests):
+            (inputs / f"{n}.in").write_bytes(t.stdin)
+            commands.append(f"./{self.spec.binary} < .sgcc-inputs/{n}.in > /dev/null")
+        return commands
 
-    def record(self) -> list[Compile]:
-        root = self.spec.root
-        rec_dir = self.workdir / "record"
-        rec_dir.mkdir()
-        rec = rec_dir / "compiles.jsonl"
-        self._note("clean build with the compiles recorded")
-        self._run(self.spec.clean, root, self._build_env(), "clean")
-        self._run(self.spec.build, root, self._build_env(SGCC_CACHE="0", SGCC_RECORD=str(rec)), "build")
-        if not rec.is_file():
-            raise SgccError("the build compiled nothing through sgcc",
-                            hint="the build command must use $CC (CC ?= gcc in the Makefile), or write "
-                                 "build = \"make CC={sgcc}\" in sgcc.toml; only -O2/-O3 C compiles are searched")
-        compiles: dict[str, Compile] = {}
-        for line in rec.read_text().splitlines():
-            d = json.loads(line)
-            c = Compile(d["key"], Path(d["source"]), Path(d["cwd"]), d["args"], Path(d["asm"]),
-                        Path(d["output"]) if d.get("output") else None, d.get("context"))
-            compiles[c.key] = c
-        return list(compiles.values())
+    # -- a candidate's build --------------------------------------------------------------
 
-    # -- 3. a candidate's build -----------------------------------------------------------
+    def _linker(self, built_tree: Path, group: list[Compile], searched: Compile, binaries: set[str], sandbox):
+        """``link(asm_text, obj, where)`` for the engine: the candidate's program (see step 3)."""
+        from sgcc.asm.units import AsmFile
 
-    def _linker(self, built_tree: Path, source: Path):
         root = self.spec.root.resolve()
-        rel_source = source.resolve().relative_to(root)
+        others = [(c, c.asm_path.read_text(encoding="utf-8", errors="surrogateescape"))
+                  for c in group if c.key != searched.key]
+        rel_source = searched.source.resolve().relative_to(root)
 
-        def link(asm_text: str, obj: Path, where: Path):
-            tree = where / "tree"
+        def link(asm_text: str, obj: Path, where: Path, replacements: dict[str, str]):
+            from sgcc.cache.store import WHOLE_UNIT
+
+            changed = dict(replacements)
+            overlay = {searched.key: asm_text}
+            for c, text in others:
+                if WHOLE_UNIT in changed:
+                    return None, f"a whole-unit candidate cannot be substituted into the other compiles of {rel_source}"
+                try:
+                    overlay[c.key] = AsmFile.parse(text).join(changed)
+                except KeyError as exc:
+                    return None, (f"{exc.args[0]} cannot be substituted into the other compile of "
+                                  f"{rel_source} ({' '.join(c.args)})")
+            n = next(self._count)
+            tree = self.workdir / "cands" / f"c{n}"
+            tree.parent.mkdir(exist_ok=True)
             shutil.copytree(built_tree, tree, symlinks=True)
-            overlay = where / "overlay.json"
-            target = tree / rel_source
-            overlay.write_text(json.dumps({os.path.realpath(target): asm_text}), encoding="utf-8",
-                               errors="surrogateescape")
-            # Newer than everything built: make recompiles this unit (from the overlay) and
-            # relinks what depends on it, nothing else.
+            overlay_path = self.workdir / "cands" / f"c{n}.overlay.json"
+            overlay_path.write_text(json.dumps(overlay), encoding="utf-8", errors="surrogateescape")
+            # Newer than everything built: make recompiles this source in every mode (from the
+            # overlay) and relinks what depends on it, nothing else.
+            source_times = os.stat(tree / rel_source)
             future = time.time() + 2
-            os.utime(target, (future, future))
-            env = self._build_env(SGCC_CACHE="0", SGCC_OVERLAY=str(overlay))
-            argv = [a.replace("{sgcc}", self.sgcc) for a in shlex.split(self.spec.build)]
-            r = proc.run(argv, cwd=tree, env=env, timeout=self.spec.build_timeout, capture_limit=1 << 20)
-            binary = tree / self.spec.binary
-            if not r.ok or not binary.is_file():
+            os.utime(tree / rel_source, (future, future))
+            env = self.builder.env(SGCC_CACHE="0", SGCC_OVERLAY=str(overlay_path))
+            r = self.builder.run(self.spec.build, tree, env, "build", check=False)
+            # Back to its own time: the test command's make must find the tree up to date.
+            os.utime(tree / rel_source, ns=(source_times.st_atime_ns, source_times.st_mtime_ns))
+            if not r.ok:
                 lines = [ln for ln in (r.stdout + r.stderr).decode(errors="replace").splitlines()
                          if "error" in ln.lower()]
                 return None, "\n".join(lines[:5]) or r.describe()
-            return binary, ""
+            stale = [b for b in sorted(binaries)
+                     if not (tree / b).is_file() or (tree / b).read_bytes() == (built_tree / b).read_bytes()]
+            if stale:
+                return None, f"not rebuilt with the candidate: {', '.join(stale)} (the build did not relink it)"
+            self._live(changed, "built")
+            if self.spec.command_mode:
+                # The tests run in their own copy: what they write (or a hostile candidate
+                # rewrites) is not what the workload is then timed on.
+                test_tree = workload.copy_tree(tree, tree.with_name(tree.name + "-test"))
+                ok, why = workload.run_tests(sandbox, test_tree, self.spec.test, self.spec.test_timeout)
+                if not ok:
+                    return None, why
+                self._live(changed, "passed")
+                return workload.launcher(tree, "bench", self.spec.workload), ""
+            return tree / self.spec.binary, ""
 
         return link
 
+    def _live(self, changed: dict, what: str) -> None:
+        with self._lock:
+            for fn in changed:
+                counts = self.live.setdefault(fn, {"built": 0, "passed": 0})
+                counts[what] += 1
+        self._show("")
+
+    def _show(self, message: str) -> None:
+        parts = [f"{fn}: {c['built']} built, {c['passed']} passed" for fn, c in list(self.live.items())[:3]]
+        eta = f", {self.budget.eta()}]" if self.budget is not None else "]"
+        self._note(f"{self.unit_label}{eta} {'; '.join(parts)}{' | ' + message if message else ''}")
+
     # -- the whole run --------------------------------------------------------------------
 
-    def run(self):
-        from sgcc.asm.units import AsmFile
-        from sgcc.engine import Program, optimize, profile, target_for
+    def run(self) -> ProjectReport:
         from sgcc.verify import sandbox as sandboxmod
 
-        started = time.perf_counter()
+        started = time.monotonic()
         spec = self.spec
         root = spec.root.resolve()
-        report = ProjectReport(root=str(root), binary=spec.binary)
-        compiles = self.record()
-        binary = root / spec.binary
-        if not binary.is_file():
-            raise SgccError(f"the build did not produce {binary}", hint="check binary = ... in [project]")
-        base_binary = self.workdir / "baseline"
-        shutil.copy2(binary, base_binary)
+        report = ProjectReport(root=str(root))
+        self._note("clean build with the compiles recorded")
+        compiles, build_seconds = self.builder.record(self.workdir)
         built_tree = self.workdir / "built"
         shutil.copytree(root, built_tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-        tests_dir = (root / spec.tests)
-        tests = sandboxmod.load_tests(tests_dir)
+        with sandboxmod.Sandbox(timeout=spec.test_timeout, expose=self._expose, processes=256,
+                                open_files=256, file_size=1 << 30) as sb:
+            base = workload.copy_tree(built_tree, self.workdir / "base", writable=False)
+            if spec.command_mode:
+                report.proof = (f"the project's own test command ({spec.test!r}), run in the rebuilt tree in the "
+                                "isolated runner for every candidate; no generated inputs")
+                self._note(f"running the project's tests on gcc's build: {spec.test}")
+                t0 = time.monotonic()
+                ok, why = workload.run_tests(sb, workload.copy_tree(built_tree, self.workdir / "base-first-test"),
+                                             spec.test, spec.test_timeout)
+                test_seconds = time.monotonic() - t0
+                if not ok:
+                    raise SgccError(f"gcc's build fails the project's own tests: {why}",
+                                    hint="the test command must pass on the plain build (exit status 0)")
+                commands = spec.workload
+                engine_tests = self.workdir / "bench-tests"
+                engine_tests.mkdir()
+                (engine_tests / "workload.in").write_bytes(b"")
+            else:
+                binary = root / spec.binary
+                if not binary.is_file():
+                    raise SgccError(f"the build did not produce {binary}", hint="check binary = ... in [project]")
+                tests = sandboxmod.load_tests(Path(spec.tests))
+                report.proof = (f"the stdin tests in {spec.tests} and inputs generated from them, compared with "
+                                "gcc's program")
+                test_seconds = 0.0
+                commands = self._stdin_workload(base, tests)
+                engine_tests = Path(spec.tests)
+            report.workload = commands
+            self._check_workload(base, commands)
+            base_launcher = workload.launcher(base, "bench", commands)
+            first = sb.run(base_launcher, b"", timeout=spec.test_timeout)
+            if not first.ok:
+                tail = (first.stdout + first.stderr).decode(errors="replace").strip().splitlines()[-6:]
+                raise SgccError(f"the workload fails on gcc's build: {first.describe()}\n" + "\n".join(tail),
+                                hint="bench commands run in a copy of the built tree that may not be writable to them "
+                                     "(write to /tmp or /dev/null); exit status 0 is expected")
 
-        # 2. profile: which units matter.
-        units_of: dict[str, list[str]] = {}
-        parsed = {}
-        for c in compiles:
-            asm_text = c.asm_path.read_text(encoding="utf-8", errors="surrogateescape")
-            parsed[c.key] = (asm_text, AsmFile.parse(asm_text))
-            units_of[c.key] = [u.name for u in parsed[c.key][1].units]
-        all_names = sorted({n for names in units_of.values() for n in names})
-        with sandboxmod.Sandbox(timeout=self.tmpl.test_timeout) as sb:
-            tests = sb.record(base_binary, tests)
-            self._note("profiling the baseline on the tests")
-            weights = profile.function_weights(base_binary, tests, sandbox=sb, names=all_names)
-        report.weights = weights
-        order = sorted(compiles, key=lambda c: -sum((weights or {}).get(n, 0.0) for n in units_of[c.key]))
-        if weights is not None:
-            order = [c for c in order if sum(weights.get(n, 0.0) for n in units_of[c.key]) > 0]
-
-        # 3. search, one translation unit at a time.
-        for c in order:
+            self._note(f"profiling the workload under callgrind: {'; '.join(commands)}")
+            self.progress and self.progress.tick(True)
             try:
-                rel = c.source.resolve().relative_to(root)
-            except ValueError:
-                report.notes.append(f"{c.source}: outside the project tree, not searched")
-                continue
-            inv = gccargs.parse(c.args)
-            asm_text, asm = parsed[c.key]
-            obj = self.workdir / f"{c.key[:16]}.o"
-            asm_flags = inv.flags_without_inputs(drop_dependency_flags=True)
-            s_file = self.workdir / f"{c.key[:16]}.s"
-            s_file.write_text(asm_text, encoding="utf-8", errors="surrogateescape")
-            r = proc.run([self.tmpl.compiler, *asm_flags, "-c", "-x", "assembler", str(s_file), "-o", str(obj)],
-                         cwd=c.cwd, timeout=300)
-            if not r.ok:
-                report.notes.append(f"{rel}: gcc's own assembly does not assemble here; not searched")
-                continue
-            target = target_for(self.tmpl.compiler, self.tmpl.isa, inv.target_flags)
-            program = Program(source=c.source, source_text=c.source.read_text(errors="replace"),
-                              flags=asm_flags, asm=asm, asm_text=asm_text, obj=obj, binary=base_binary,
-                              target=target, asm_flags=asm_flags, link=self._linker(built_tree, c.source),
-                              cache_key=c.key, cache_context=c.context,
-                              weights={n: weights.get(n, 0.0) for n in units_of[c.key]} if weights else None)
-            req = replace(self.tmpl, source=c.source, tests=tests_dir, output=self.workdir / f"{c.key[:16]}.out",
-                          flags=asm_flags)
-            self._note(f"searching {rel}")
-            unit_report = optimize(req, self.progress, program=program)
-            built = [r for r in unit_report.candidates if r.id != "-"]
-            report.units.append({"source": str(rel), "key": c.key, "candidates": len(built),
-                                 "honest": unit_report.honest, "report": unit_report.to_dict()})
-
-        # 4. rebuild the real tree from the cache, and check it.
-        report.final = self._rebuild_and_check(base_binary, tests, report)
-        report.seconds = time.perf_counter() - started
+                costs = attribute.profile(sb, base_launcher, base, self.workdir / "prof-bench")
+                if costs is None:
+                    raise SgccError("the workload could not be profiled (valgrind missing, or the workload failed "
+                                    "under it)", hint="sgcc searches only code the workload runs; install valgrind")
+                found = attribute.attribute(costs, base, compiles, root)
+                ran_tests = None
+                if spec.command_mode:
+                    self._note(f"profiling the test command under callgrind: {spec.test}")
+                    test_tree = workload.copy_tree(built_tree, self.workdir / "base-test")
+                    tcosts = attribute.profile(sb, workload.launcher(test_tree, "test", [spec.test]), test_tree,
+                                               self.workdir / "prof-test")
+                    if tcosts is None:
+                        raise SgccError("the test command could not be profiled (it failed under valgrind)",
+                                        hint="sgcc searches only code the tests run; a smaller test command "
+                                             "(a subset of the suite) may do")
+                    ran_tests = attribute.attribute(tcosts, test_tree, compiles, root)
+            finally:
+                self.progress and self.progress.tick(False)
+            plan = self._plan(found, ran_tests, compiles, report)
+            if not plan:
+                report.notes.append("no executed code could be charged to the project's compiles: the workload "
+                                    "runs none of them, or its programs are stripped (build with symbols)")
+            budget = ProjectBudget.choose(self.tmpl.budget_seconds, plan, build_seconds, test_seconds)
+            report.budget_seconds, report.budget_rule = budget.total, budget.rule
+            budget.start(started)
+            for n, (source, weight, weights, group, searched, binaries) in enumerate(plan):
+                try:
+                    rel = str(Path(source).resolve().relative_to(root))
+                except ValueError:
+                    report.notes.append(f"{source}: outside the project tree, not searched")
+                    continue
+                seconds = budget.share(weight)
+                if seconds is None:
+                    report.not_searched.append(rel)
+                    continue
+                self.unit_label = f"[{n + 1}/{len(plan)} {rel}"
+                self.budget = budget
+                self.live = {}
+                unit = self._search(rel, group, searched, binaries, weights, seconds, built_tree, engine_tests,
+                                    base_launcher if spec.command_mode else base / spec.binary, sb)
+                budget.spent(weight)
+                unit["modes"] = f"{len(group)} modes" if len(group) > 1 else ""
+                report.units.append(unit)
+                if self.progress is not None:
+                    self.progress.line(f"{rel}: {unit['tally']}")
+                if not self.tmpl.keep_temps:
+                    shutil.rmtree(self.workdir / "cands", ignore_errors=True)
+            self._store_siblings(report, plan)
+            report.final = self._rebuild_and_check(base_launcher, sb, report, commands)
+        report.seconds = time.monotonic() - started
         return report
 
-    def _rebuild_and_check(self, base_binary: Path, tests, report: ProjectReport) -> dict | None:
+    def _check_workload(self, tree: Path, commands: list[str]) -> None:
+        """A workload command naming a path (``./prog``) must name something the build made."""
+        import shlex
+
+        for c in commands:
+            first = shlex.split(c)[0]
+            if "/" in first and not first.startswith("/") and not (tree / first).exists():
+                raise SgccError(f"the bench command {c!r}: {first} does not exist after the build",
+                                hint="bench commands run in the project's directory")
+
+    def _plan(self, found, ran_tests, compiles: list[Compile], report: ProjectReport) -> list:
+        """The sources to search, hottest first: (source, weight, function weights, its
+        compiles, the one to search, the binaries that ran it), covering ``coverage``."""
+        total = max(1, found.project)
+        report.project_share = found.project / max(1, found.total)
+        items = []
+        untested: list[tuple[int, str]] = []
+        for source, fns in found.by_source.items():
+            for fn, ir in fns.items():
+                if ran_tests is not None and not ran_tests.executed(source, fn):
+                    untested.append((ir, f"{Path(source).name}:{fn}"))
+                    continue
+                items.append((ir, source, fn))
+        items.sort(reverse=True)
+        if untested:
+            untested.sort(reverse=True)
+            share = sum(ir for ir, _ in untested) / total
+            report.notes.append(f"{len(untested)} function(s) the workload runs and the tests do not are not searched "
+                                f"({share:.1%} of the workload): " + ", ".join(n for _, n in untested[:5]))
+        chosen: dict[str, dict[str, float]] = {}
+        covered = 0
+        for ir, source, fn in items:
+            if covered >= self.spec.coverage * total:
+                break
+            chosen.setdefault(source, {})[fn] = ir / total
+            covered += ir
+        report.coverage = covered / total
+        if found.ambiguous:
+            report.notes.append(f"{len(found.ambiguous)} function(s) could have come from more than one source "
+                                "and were not searched: " + ", ".join(sorted(found.ambiguous)[:5]))
+        plan = []
+        for source, weights in chosen.items():
+            group = [c for c in compiles if str(c.source) == source]
+            seen = found.seen_in.get(source, {})
+            searched = max((c for c in group if c.key in seen), key=lambda c: len(seen[c.key]))
+            binaries = set().union(*seen.values())
+            plan.append((source, sum(weights.values()), weights, group, searched, binaries))
+        plan.sort(key=lambda p: -p[1])
+        return plan
+
+    def _search(self, rel: str, group: list[Compile], searched: Compile, binaries: set[str], weights: dict,
+                seconds: float, built_tree: Path, engine_tests: Path, base_binary: Path, sb) -> dict:
+        from sgcc.asm.units import AsmFile
+        from sgcc.dropin import gccargs
+        from sgcc.engine import Program, optimize, target_for
+        from sgcc.proc import run
+
+        c = searched
+        inv = gccargs.parse(c.args)
+        asm_text = c.asm_path.read_text(encoding="utf-8", errors="surrogateescape")
+        asm = AsmFile.parse(asm_text)
+        asm_flags = inv.flags_without_inputs(drop_dependency_flags=True)
+        obj = self.workdir / f"{c.key[:16]}.o"
+        s_file = self.workdir / f"{c.key[:16]}.s"
+        s_file.write_text(asm_text, encoding="utf-8", errors="surrogateescape")
+        r = run([self.tmpl.compiler, *asm_flags, "-c", "-x", "assembler", str(s_file), "-o", str(obj)],
+                cwd=c.cwd, timeout=300)
+        if not r.ok:
+            return {"source": rel, "key": c.key, "tally": "gcc's own assembly does not assemble here; not searched",
+                    "functions": [], "honest": {"functions": []}}
+        target = target_for(self.tmpl.compiler, self.tmpl.isa, inv.target_flags)
+        names = {u.name for u in asm.units}
+        program = Program(source=c.source, source_text=c.source.read_text(errors="replace"),
+                          flags=asm_flags, asm=asm, asm_text=asm_text, obj=obj, binary=base_binary,
+                          target=target, asm_flags=asm_flags,
+                          link=self._linker(built_tree, group, c, binaries, sb),
+                          cache_key=c.key, cache_context=c.context, expose=self._expose,
+                          weights={n: weights.get(n, 0.0) for n in names})
+        req = replace(self.tmpl, source=c.source, tests=engine_tests, output=self.workdir / f"{c.key[:16]}.out",
+                      flags=asm_flags, budget_seconds=seconds, test_timeout=self.spec.test_timeout,
+                      mutants=0 if self.spec.command_mode else self.tmpl.mutants)
+        unit_report = optimize(req, _Relay(self), program=program).to_dict()
+        return {"source": rel, "key": c.key, "keys": [g.key for g in group], "budget_seconds": seconds,
+                "ran_in": sorted(binaries), "searched_flags": asm_flags,
+                "tally": tally(unit_report["candidates"]), "functions": function_lines(unit_report),
+                "honest": unit_report["honest"], "report": unit_report}
+
+    def _store_siblings(self, report: ProjectReport, plan) -> None:
+        """A winner found on one compile of a source applies to its other modes too (its
+        candidate builds substituted it there, and the test command ran them): store it
+        under every mode's key, with that mode's own baseline and context."""
+        from sgcc.asm.units import AsmFile
+        from sgcc.cache import store as cache
+        from sgcc.dropin import gccargs
+
+        if not self.tmpl.cache_dir:
+            return
+        store = cache.Store(self.tmpl.cache_dir, max_bytes=self.tmpl.cache_max_bytes,
+                            signing_key=self.tmpl.signing_key, trusted_keys=self.tmpl.trusted_keys)
+        groups = {p[4].key: p[3] for p in plan}
+        for unit in report.units:
+            if not unit["honest"].get("functions"):
+                continue
+            entry, _ = store.read_checked(unit["key"])
+            apply = (entry or {}).get("apply")
+            if not isinstance(apply, dict):
+                continue
+            for c in groups.get(unit["key"], []):
+                if c.key == unit["key"]:
+                    continue
+                text = c.asm_path.read_text(encoding="utf-8", errors="surrogateescape")
+                try:
+                    AsmFile.parse(text).join(apply["units"])
+                except KeyError:
+                    continue
+
+                applied = {**apply, "baseline": text, "context": c.context, "mode_of": unit["key"],
+                           "asm_flags": gccargs.parse(c.args).flags_without_inputs(drop_dependency_flags=True)}
+
+                def change(old, c=c, applied=applied):
+                    new = old or {"functions": {}}
+                    new["source"] = str(c.source)
+                    new["apply"] = applied
+                    return new
+
+                store.update(c.key, change)
+
+    def _rebuild_and_check(self, base_launcher: Path, sb, report: ProjectReport, commands: list[str]) -> dict | None:
         from sgcc.engine import estimate_dict
         from sgcc.verify import sandbox as sandboxmod
         from sgcc.verify import timing
 
         root = self.spec.root.resolve()
-        shipped = [u for u in report.units if u["honest"]["functions"]]
+        shipped = [u for u in report.units if u["honest"].get("functions")]
         self._note("rebuilding the project with the cache")
-        self._run(self.spec.clean, root, self._build_env(), "clean")
-        self._run(self.spec.build, root, self._build_env(SGCC_CACHE="1"), "build")
-        binary = root / self.spec.binary
+        self.builder.run(self.spec.clean, root, self.builder.env(), "clean")
+        self.builder.run(self.spec.build, root, self.builder.env(SGCC_CACHE="1"), "build")
         if not shipped:
             return None
-        with sandboxmod.Sandbox(timeout=self.tmpl.test_timeout) as sb:
-            outcome = sb.check(binary, tests)
-            if outcome.first_failure is not None:
-                # Cannot happen when every unit was validated, but never leave a wrong binary.
-                self._withdraw(shipped)
-                self._run(self.spec.clean, root, self._build_env(), "clean")
-                self._run(self.spec.build, root, self._build_env(SGCC_CACHE="0"), "build")
-                report.notes.append(f"the combined build failed test {outcome.first_failure.test}; "
-                                    "its winners were withdrawn and the project rebuilt with gcc's code")
-                return None
-            self._note("timing the rebuilt project against the baseline")
-            est = timing.measure(timing.runner(sb, base_binary, tests), timing.runner(sb, binary, tests),
-                                 rounds=self.tmpl.timing_rounds, min_sample_seconds=self.tmpl.min_sample,
-                                 seed=self.tmpl.seed)
-        final = {**estimate_dict(est), "tests_passed": outcome.passed, "tests_total": outcome.total,
-                 "significant": timing.decide(est, self.tmpl.min_gain)}
-        if not final["significant"]:
-            report.notes.append("the combined build is not significantly faster than the baseline as a whole "
-                                "(each unit's gain was proven on its own)")
-        return final
+        final = workload.copy_tree(root, self.workdir / "final", writable=False)
+        if self.spec.command_mode:
+            self._note(f"running the project's tests on the rebuilt tree: {self.spec.test}")
+            tests_passed, why = workload.run_tests(sb, workload.copy_tree(root, self.workdir / "final-test"),
+                                                   self.spec.test, self.spec.test_timeout)
+            case = sb.record(base_launcher, [sandboxmod.TestCase(name="workload", stdin=b"")])
+            runs = (timing.runner(sb, base_launcher, case),
+                    timing.runner(sb, workload.launcher(final, "bench", commands), case))
+        else:
+            base_binary = self.workdir / "base" / self.spec.binary
+            tests = sb.record(base_binary, sandboxmod.load_tests(Path(self.spec.tests)))
+            outcome = sb.check(final / self.spec.binary, tests)
+            tests_passed, why = outcome.first_failure is None, str(outcome.first_failure)
+            runs = (timing.runner(sb, base_binary, tests), timing.runner(sb, final / self.spec.binary, tests))
+        if not tests_passed:
+            # Cannot happen when every candidate build passed them, but never leave a wrong tree.
+            self._withdraw(report)
+            self.builder.run(self.spec.clean, root, self.builder.env(), "clean")
+            self.builder.run(self.spec.build, root, self.builder.env(SGCC_CACHE="0"), "build")
+            report.notes.append(f"the rebuilt project failed its tests ({why}); its winners were withdrawn and "
+                                "the project rebuilt with gcc's code")
+            return None
+        self._note("timing the rebuilt project's workload against gcc's build (interleaved)")
+        est = timing.measure(*runs, rounds=self.tmpl.timing_rounds, min_sample_seconds=self.tmpl.min_sample,
+                             seed=self.tmpl.seed)
+        result = {**estimate_dict(est), "tests_passed": True, "significant": timing.decide(est, self.tmpl.min_gain)}
+        if not result["significant"]:
+            report.notes.append("the rebuilt project's workload is not significantly faster as a whole "
+                                "(each function's gain was proven on its own)")
+        return result
 
-    def _withdraw(self, shipped: list[dict]) -> None:
+    def _withdraw(self, report: ProjectReport) -> None:
         from sgcc.cache import store as cache
 
         store = cache.Store(self.tmpl.cache_dir, signing_key=self.tmpl.signing_key,
                             trusted_keys=self.tmpl.trusted_keys)
-        for u in shipped:
-            def change(old):
-                entry = old or {"functions": {}}
-                entry.pop("apply", None)
-                return entry
+        for u in report.units:
+            for key in u.get("keys", [u["key"]]):
+                def change(old):
+                    entry = old or {"functions": {}}
+                    entry.pop("apply", None)
+                    return entry
 
-            store.update(u["key"], change)
+                store.update(key, change)
 
     def close(self) -> None:
         if not self.tmpl.keep_temps:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class _Relay:
+    """The engine's progress, shown on the project's line: which unit, the project's ETA,
+    and per function how many candidates were built and passed the tests."""
+
+    def __init__(self, project: Project):
+        self.project = project
+
+    def status(self, message: str) -> None:
+        self.project._show(message)
+
+    def tick(self, on: bool) -> None:
+        if self.project.progress is not None:
+            self.project.progress.tick(on)

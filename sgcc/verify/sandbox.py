@@ -286,6 +286,7 @@ class Sandbox:
         output_limit: int = 64 << 20,
         keep: bool = False,
         boxed: bool | None = None,
+        expose=None,
     ):
         self.timeout = timeout
         self.cpu = cpu if cpu is not None else math.ceil(timeout) + 1
@@ -295,6 +296,7 @@ class Sandbox:
         self.open_files = open_files
         self.output_limit = output_limit
         self.keep = keep
+        self.expose = expose  # binary -> host directories its runs also see, writable (a project's tree)
         available = isolation_level.isolation_report().boxed
         if boxed and not available:
             raise SgccError("test runs cannot be boxed here: " + isolation_level.isolation_report().describe())
@@ -368,6 +370,8 @@ class Sandbox:
         if env_pad < 0:
             raise ValueError("env_pad must be >= 0")
         copy = self._copy_of(Path(binary))
+        if self.expose is not None:
+            writable = [*writable, *self.expose(Path(binary))]
         env = {**self.identity.environment(), PAD_VARIABLE: pad_value(env_pad)}
         wall = self.timeout if timeout is None else timeout
         limits = proc.Limits(

@@ -1,0 +1,162 @@
+"""Where a project's workload spends its instructions, per *compile*, not per function name.
+
+The workload (the bench commands, or the test command) runs under ``valgrind
+--tool=callgrind --trace-children=yes`` in a copy of the built tree: every process of it
+writes a profile whose cost lines name the object file executing (``ob=``: a program or a
+shared library of the tree) and the function. A function is attributed to a recorded
+compile only when that compile's object file is *in* the executing binary: every function
+symbol the object defines appears in the binary's symbol table with the same size. So
+``test/example.c``'s ``main`` is never charged for ``minigzip``'s, and a program the workload
+never runs gets nothing. A function two different sources could have provided (both linked
+in, same name and size) is ambiguous and not searched; code in stripped binaries cannot be
+attributed and is not searched either.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sgcc import proc
+
+#: Wall seconds the profiled workload may take (valgrind runs it 20-100x slower).
+PROFILE_TIMEOUT = 1800.0
+
+
+@dataclass
+class Attribution:
+    """Instructions per source, function and binary, from profiling a workload."""
+
+    total: int = 0  # every instruction of every process (shells, make, libc included)
+    project: int = 0  # instructions attributed to a recorded compile
+    # source path -> function -> instructions
+    by_source: dict[str, dict[str, int]] = field(default_factory=dict)
+    # source path -> {compile key: [binaries (relative to the tree) it ran in]}
+    seen_in: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    ambiguous: dict[str, int] = field(default_factory=dict)  # "binary:function" -> instructions
+
+    def executed(self, source: str, function: str) -> bool:
+        return self.by_source.get(source, {}).get(function, 0) > 0
+
+
+def parse_costs(text: str) -> dict[tuple[str, str], int]:
+    """Self instructions per ``(object file, function)`` from an uncompressed callgrind file.
+
+    The line after ``calls=`` is the inclusive cost of that call (the callee's), skipped."""
+    costs: dict[tuple[str, str], int] = {}
+    ob = fn = None
+    skip_next = False
+    for line in text.splitlines():
+        if not line:
+            continue
+        c = line[0]
+        if c.isdigit() or c in "+-*":
+            if skip_next:
+                skip_next = False
+                continue
+            parts = line.split()
+            if fn is not None and len(parts) >= 2:
+                try:
+                    costs[(ob or "", fn)] = costs.get((ob or "", fn), 0) + int(parts[1])
+                except ValueError:
+                    pass
+        elif line.startswith("ob="):
+            ob = _strip_id(line[3:].strip())
+        elif line.startswith("fn="):
+            fn = _strip_id(line[3:].strip())
+        elif line.startswith("calls="):
+            skip_next = True
+    return costs
+
+
+def _strip_id(name: str) -> str:
+    return name.split(") ", 1)[1] if name.startswith("(") and ") " in name else name
+
+
+_NM_LINE = re.compile(r"^[0-9a-fA-F]+ ([0-9a-fA-F]+) ([tTwW]) (\S+)$")
+
+
+def text_symbols(path: str | os.PathLike) -> dict[str, int] | None:
+    """Function symbols defined in an object, program or library: name -> size. None when
+    it cannot be read or has no symbol table (stripped)."""
+    r = proc.run(["nm", "--defined-only", "-S", str(path)], timeout=120, capture_limit=64 << 20)
+    if not r.ok:
+        return None
+    symbols: dict[str, int] = {}
+    for line in r.stdout.decode(errors="replace").splitlines():
+        m = _NM_LINE.match(line.strip())
+        if m:
+            symbols[m.group(3)] = int(m.group(1), 16)
+    return symbols or None
+
+
+def attribute(costs: dict[tuple[str, str], int], tree: Path, compiles: list, objects_root: Path) -> Attribution:
+    """Charge each ``(object file, function)`` cost to the recorded compile whose object is
+    linked into that object file (see the module docstring). ``compiles`` are
+    :class:`sgcc.project.record.Compile`; their object files are read under ``objects_root``
+    (the tree they were built in), the executing binaries under ``tree`` (the profiled copy)."""
+    out = Attribution(total=sum(costs.values()))
+    tree = tree.resolve()
+    objects: list[tuple[object, dict[str, int]]] = []
+    for c in compiles:
+        if c.output is None or not c.output.is_file():
+            continue
+        syms = text_symbols(c.output)
+        if syms:
+            objects.append((c, syms))
+    binaries: dict[str, list[tuple[object, dict[str, int]]] | None] = {}
+    for (ob, fn), ir in costs.items():
+        if not ob:
+            continue
+        real = os.path.realpath(ob)
+        try:
+            rel = str(Path(real).relative_to(tree))
+        except ValueError:
+            continue  # the C library, the shell, make: not the project's code
+        if rel not in binaries:
+            syms = text_symbols(real)
+            binaries[rel] = None if syms is None else [
+                (c, osyms) for c, osyms in objects
+                if all(syms.get(name) == size for name, size in osyms.items())]
+        linked = binaries[rel]
+        if not linked:
+            continue
+        providers = [c for c, osyms in linked if fn in osyms]
+        sources = {str(c.source) for c in providers}
+        if len(sources) != 1:
+            if len(sources) > 1:
+                out.ambiguous[f"{rel}:{fn}"] = out.ambiguous.get(f"{rel}:{fn}", 0) + ir
+            continue
+        source = sources.pop()
+        out.project += ir
+        fns = out.by_source.setdefault(source, {})
+        fns[fn] = fns.get(fn, 0) + ir
+        seen = out.seen_in.setdefault(source, {})
+        for c in providers:
+            seen.setdefault(c.key, set()).add(rel)
+    return out
+
+
+def profile(sandbox, launcher: Path, tree: Path, out_dir: Path) -> dict[tuple[str, str], int] | None:
+    """Run ``launcher`` (a workload script working in ``tree``) under callgrind, following
+    every child process, in ``sandbox``; the summed costs of all its processes, or None
+    when valgrind is missing or the run failed."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(out_dir, 0o777)  # the box may run as nobody
+    r = sandbox.run(launcher, b"", prefix=[valgrind, "--tool=callgrind", "--quiet", "--trace-children=yes",
+                                           f"--callgrind-out-file={out_dir}/cg.%p", "--compress-strings=no",
+                                           "--compress-pos=no", "--dump-instr=no"],
+                    timeout=PROFILE_TIMEOUT, memory=16 << 30, writable=[out_dir, tree])
+    if r.timed_out or r.returncode != 0:
+        return None
+    costs: dict[tuple[str, str], int] = {}
+    for f in sorted(out_dir.glob("cg.*")):
+        for k, v in parse_costs(f.read_text(errors="replace")).items():
+            costs[k] = costs.get(k, 0) + v
+    return costs or None

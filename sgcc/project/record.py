@@ -1,0 +1,114 @@
+"""Building a project with sgcc as ``$CC`` and recording its compiles (``SGCC_RECORD``).
+
+Every eligible compile writes down its source, flags, working directory, gcc's assembly and
+the cache key it will have in later builds; the build itself is plain gcc's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from sgcc import proc
+from sgcc.errors import SgccError
+
+
+@dataclass
+class Compile:
+    """One recorded eligible compile (a source in one mode: its flags make its key)."""
+
+    key: str
+    source: Path
+    cwd: Path
+    args: list[str]
+    asm_path: Path
+    output: Path | None
+    context: dict | None = None  # the cache context of the compile (sgcc.cache.keys.context)
+
+
+def sgcc_executable() -> str:
+    """The sgcc command to put in $CC (this installation's own)."""
+    here = Path(sys.argv[0])
+    if here.name.startswith("sgcc") and here.exists():
+        return str(here.resolve())
+    candidate = Path(sys.executable).parent / "sgcc"
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which("sgcc")
+    if found:
+        return found
+    raise SgccError("cannot find the sgcc command to build the project with")
+
+
+class Builder:
+    """Runs the project's build and clean commands with sgcc as ``$CC``."""
+
+    def __init__(self, spec, tmpl, progress=None):
+        self.spec = spec
+        self.tmpl = tmpl  # an sgcc.engine.Request (cache directory, keys, ISA policy)
+        self.sgcc = sgcc_executable()
+        self.progress = progress
+
+    def env(self, **extra) -> dict:
+        """The build's environment: ``CC`` is sgcc, with this run's cache and keys."""
+        env = dict(os.environ)
+        env.update({"CC": self.sgcc, "SGCC_CACHE_DIR": self.tmpl.cache_dir or env.get("SGCC_CACHE_DIR", ""),
+                    "SGCC_ISA": self.tmpl.isa})
+        # The build substitutes what this run signs: the same keys.
+        env.update({k: v for k, v in (("SGCC_SIGNING_KEY", self.tmpl.signing_key),
+                                      ("SGCC_TRUSTED_KEYS", self.tmpl.trusted_keys)) if v})
+        env.pop("SGCC_RECORD", None)
+        env.pop("SGCC_OVERLAY", None)
+        if not env["SGCC_CACHE_DIR"]:
+            env.pop("SGCC_CACHE_DIR")
+        env.update(extra)
+        return env
+
+    def argv(self, command: str) -> list[str]:
+        """A command of the spec as run: through the shell, ``{sgcc}`` replaced."""
+        return ["/bin/sh", "-c", command.replace("{sgcc}", shlex.quote(self.sgcc))]
+
+    def run(self, command: str, cwd: Path, env: dict, what: str, *, check: bool = True) -> proc.Result:
+        """Run a build or clean command; a failure is an error (with the output's tail)
+        unless ``check`` is false. The progress clock ticks meanwhile."""
+        if self.progress is not None:
+            self.progress.tick(True)
+        try:
+            r = proc.run(self.argv(command), cwd=cwd, env=env, timeout=self.spec.build_timeout,
+                         capture_limit=4 << 20)
+        finally:
+            if self.progress is not None:
+                self.progress.tick(False)
+        if check and not r.ok:
+            tail = (r.stdout + r.stderr).decode(errors="replace").strip().splitlines()[-15:]
+            raise SgccError(f"{what} failed in {cwd}: {command}: {r.describe()}\n" + "\n".join(tail))
+        return r
+
+    def record(self, workdir: Path) -> tuple[list[Compile], float]:
+        """Clean, then build with every compile recorded: (the compiles, seconds the build took)."""
+        root = self.spec.root
+        rec_dir = workdir / "record"
+        rec_dir.mkdir()
+        rec = rec_dir / "compiles.jsonl"
+        self.run(self.spec.clean, root, self.env(), "clean")
+        started = time.monotonic()
+        self.run(self.spec.build, root, self.env(SGCC_CACHE="0", SGCC_RECORD=str(rec)), "build")
+        seconds = time.monotonic() - started
+        if not rec.is_file():
+            raise SgccError("the build compiled nothing through sgcc",
+                            hint="the build command must use $CC (CC ?= gcc in the Makefile), or write "
+                                 "build = \"make CC={sgcc}\" in sgcc.toml (a Makefile that sets CC = gcc "
+                                 "needs it); only -O2/-O3 C compiles are searched")
+        compiles: dict[str, Compile] = {}
+        for line in rec.read_text().splitlines():
+            d = json.loads(line)
+            c = Compile(d["key"], Path(d["source"]), Path(d["cwd"]), d["args"], Path(d["asm"]),
+                        Path(d["output"]) if d.get("output") else None, d.get("context"))
+            compiles[c.key] = c
+        return list(compiles.values()), seconds

@@ -1,0 +1,91 @@
+"""What ``sgcc optimize --project`` found: per translation unit and function, the workload's
+measured speedup over gcc's build, what the proof rests on, and what the budget cut."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+from sgcc.stages import COMPILED, PASSED, Stage
+
+
+@dataclass
+class ProjectReport:
+    root: str
+    proof: str = ""  # what correctness rests on, in words
+    workload: list[str] = field(default_factory=list)
+    budget_seconds: float = 0.0
+    budget_rule: str = ""
+    coverage: float = 0.0  # share of the project's executed instructions the searched functions hold
+    project_share: float = 0.0  # share of all the workload's instructions that are the project's code
+    units: list[dict] = field(default_factory=list)
+    not_searched: list[str] = field(default_factory=list)  # cut by the budget
+    final: dict | None = None
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_json(self) -> str:
+        from sgcc.engine import finite_json
+
+        return json.dumps(finite_json(asdict(self)), indent=2)
+
+    def summary(self) -> str:
+        lines = [f"sgcc: project {self.root}: {len(self.units)} translation unit(s) searched in "
+                 f"{self.seconds / 60:.1f} min (budget {self.budget_seconds / 60:.0f} min: {self.budget_rule})",
+                 f"sgcc: correctness rests on {self.proof}"]
+        if self.workload:
+            lines.append(f"sgcc: workload: {'; '.join(self.workload)} (the project's code: "
+                         f"{self.project_share:.0%} of its instructions; searched: {self.coverage:.0%} of those)")
+        for u in self.units:
+            lines.append(f"  {u['source']}{' (' + u['modes'] + ')' if u.get('modes') else ''}: {u['tally']}")
+            for fn in u["functions"]:
+                lines.append(f"    {fn}")
+        if self.not_searched:
+            lines.append(f"sgcc: the budget cut {len(self.not_searched)} unit(s) before their search: "
+                         + ", ".join(self.not_searched))
+        if self.final:
+            f = self.final
+            lines.append(f"sgcc: rebuilt with the cache: the workload runs {f['speedup']:.3f}x "
+                         f"[{f['low']:.3f}, {f['high']:.3f}] as fast as gcc's build (CPU, interleaved), "
+                         f"{'and its own tests pass' if f.get('tests_passed') else 'tests: see notes'}")
+        else:
+            lines.append("sgcc: the project is built as plain gcc builds it (nothing proven faster)")
+        lines += [f"sgcc: note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def tally(candidates: list[dict]) -> str:
+    """'N offered, B built, T passed the tests, M timed, A accepted' of one unit's candidates."""
+    stages = [Stage(c["stage"]) for c in candidates if c.get("id") != "-"]
+    # Never built, or built and not timed, because the time was up.
+    skipped = sum(1 for c in candidates if "budget" in c.get("reason", ""))
+    built = sum(1 for s in stages if s in COMPILED)
+    passed = sum(1 for s in stages if s in PASSED)
+    timed = sum(1 for c in candidates if c.get("id") != "-" and c.get("speedup") is not None)
+    accepted = sum(1 for s in stages if s is Stage.ACCEPTED)
+    text = f"{len(stages)} tried, {built} built, {passed} passed the tests, {timed} timed, {accepted} accepted"
+    return text + (f"; {skipped} cut by the budget" if skipped else "")
+
+
+def function_lines(unit_report: dict) -> list[str]:
+    """Per searched function: its share of the workload, and its gain or gcc's code kept."""
+    honest = unit_report.get("honest") or {}
+    shipped = set(honest.get("functions") or [])
+    weights = unit_report.get("weights") or {}
+    by_fn: dict[str, dict] = {}
+    for c in unit_report.get("candidates", []):
+        if c.get("stage") == Stage.ACCEPTED.value:
+            best = by_fn.get(c["function"])
+            if best is None or (c.get("speedup") or 0) > (best.get("speedup") or 0):
+                by_fn[c["function"]] = c
+    lines = []
+    for fn, w in sorted(weights.items(), key=lambda kv: -kv[1]):
+        if w <= 0:
+            continue
+        c = by_fn.get(fn)
+        if fn in shipped and c is not None:
+            lines.append(f"{fn} ({w:.1%}): {c['speedup']:.3f}x [{c['ci_low']:.3f}, {c['ci_high']:.3f}] "
+                         f"({c['generator']}), shipped")
+        else:
+            lines.append(f"{fn} ({w:.1%}): gcc's code kept")
+    return lines
