@@ -250,3 +250,41 @@ def test_garbage_is_refused_not_crashing(tmp_path, program):
     with pytest.raises(Exception) as info:
         controlflow.check(bad, program / "base.o")
     assert "not" in str(info.value)
+
+
+CALLBACK = r"""typedef int (*F)(void *, int);
+static int f_call(void *p, int x) { return x * 3 + (p != 0); }
+static int other(void *p, int x) { return x - (p != 0); }
+int run(F f, void *p, int x);
+int use_other(void *p, int x) { return other(p, x) * 5; }
+int pcall(void *p, int x) { return run(f_call, p, x) + 1; }
+"""
+
+
+@pytest.fixture(scope="module")
+def callback(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cb")
+    (d / "p.c").write_text(CALLBACK)
+    proc.run(["gcc", "-O2", "-fno-inline", "-S", "p.c", "-o", "base.s"], cwd=d, check=True)
+    proc.run(["gcc", "-O2", "-c", "base.s", "-o", "base.o"], cwd=d, check=True)
+    return d
+
+
+def test_a_static_callback_address_resolved_by_the_assembler_passes(callback):
+    """``lea f_call(%rip)`` to a static function in the same section has no relocation (the
+    assembler resolves it); gcc's code takes that address, so the candidate may too (Lua's
+    ``lua_pcallk`` was refused for exactly this)."""
+    base = callback / "base.o"
+    out = proc.run(["objdump", "-dr", str(base)], check=True).stdout.decode()
+    assert "f_call" in out and "R_X86_64_PC32\tf_call" not in out  # the premise: no relocation
+    assert controlflow.check(base, base) == []
+    recompiled = callback / "o3.o"
+    proc.run(["gcc", "-O3", "-fno-inline", "-funroll-loops", "-c", "p.c", "-o", str(recompiled)], cwd=callback,
+             check=True)
+    assert controlflow.check(recompiled, base) == []
+
+
+def test_a_static_function_address_gcc_takes_nowhere_is_still_refused(callback):
+    """Taking the address of ``other``, which gcc's code only calls, stays refused."""
+    body = "\tleaq\tother(%rip), %rax\n\tret\n"
+    assert "address" in _rules(callback, _with_body(callback, "pcall", body, "take_other"))

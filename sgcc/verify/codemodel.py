@@ -199,6 +199,7 @@ class Baseline:
                         self.label_taken.add(unit.group_of(fn))
                 elif kind not in ("call", "jump", "cond") and where == "external":
                     self.taken.add(what)
+            self._resolved_references(unit, shndx, code)
         for r in unit.relocs:
             sec = unit.sections[r.section]
             if r.section in unit.code or not sec["sh_flags"] & SHF_ALLOC or sec.name == ".eh_frame":
@@ -226,6 +227,31 @@ class Baseline:
                             self.noreturn.add(what)
                         elif where == "code":
                             self.noreturn.add(unit.code_name(what))
+
+
+    def _resolved_references(self, unit: Unit, shndx: int, code) -> None:
+        """Addresses gcc's code takes that need no relocation: ``lea f(%rip)`` to a static
+        function in the same section is resolved by the assembler, so only the instruction's
+        RIP-relative operand says that gcc takes ``f``'s address (a callback passed to a
+        library, as Lua's ``lua_pcallk`` passes ``f_call``). The candidate walk resolves such
+        operands the same way, so both sides must count them or gcc's own code is refused."""
+        X = registers().X
+        sites = unit.reloc_sites.get(shndx, [])
+        for insn in code.insns:
+            end = insn.address + insn.size
+            lo = bisect.bisect_left(sites, insn.address)
+            if lo < len(sites) and sites[lo] < end:
+                continue  # a relocation names the place; counted above
+            if branch_kind(insn) in ("call", "jump", "cond"):
+                continue
+            for op in insn.operands:
+                if op.type == X.X86_OP_MEM and op.mem.base == X.X86_REG_RIP:
+                    what = (shndx, end + op.mem.disp)
+                    self.taken.add(unit.code_name(what))
+                    here, there = unit.function_at(shndx, insn.address), unit.function_at(*what)
+                    if here is not None and there is not None and unit.group_of(here) == unit.group_of(there) \
+                            and unit.functions[there][1] != what[1]:
+                        self.label_taken.add(unit.group_of(here))
 
 
 # --------------------------------------------------------------------------------- instructions
