@@ -14,12 +14,13 @@ from sgcc.config import GENERATOR_NAMES
 from sgcc.errors import SgccError
 
 #: Generators ``auto`` means when no model is configured (the llm joins when one is).
-AUTO = ("variants", "pgo", "layout")
+AUTO = ("variants", "flags", "pgo", "layout")
 
 #: Generator name -> the module holding it (and its ``from_config`` factory).
 MODULES = {
     "llm": "sgcc.candidates.llm",
     "variants": "sgcc.candidates.variants",
+    "flags": "sgcc.candidates.flagsearch",
     "pgo": "sgcc.candidates.pgo",
     "layout": "sgcc.candidates.layout",
 }
