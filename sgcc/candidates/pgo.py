@@ -132,15 +132,21 @@ class PgoGenerator(TransplantGenerator):
             base = trained.get(base_name)
             if base is None or base.side is None:
                 continue  # no profile: the base said why
-            # gcc finds the profile by the output's absolute path (DIR/#abs#path#prog.gcda):
-            # the combined compilation writes elsewhere, so its copy of the profile is named
-            # for that place.
+            # gcc finds the profile by the output's path (under DIR, the absolute path as
+            # directories, or mangled to #abs#path#prog.gcda for a relative one): the combined
+            # compilation writes elsewhere, so its copy of the profile is named for that place.
             profile = self.profile_dir / base_name
-            gcda = profile / (_mangled(Path(context.workdir) / base_name / "prog") + ".gcda")
-            if not gcda.is_file():
-                self.notes.append(f"{name}: no profile at the expected place ({gcda.name})")
+            src = dst = None
+            for form in (_nested, _mangled):
+                if (profile / form(Path(context.workdir) / base_name / "prog")).is_file():
+                    src = profile / form(Path(context.workdir) / base_name / "prog")
+                    dst = profile / form(Path(context.workdir) / name / "prog")
+                    break
+            if src is None:
+                self.notes.append(f"{name}: the profile of {base_name} is not where gcc looks for it")
                 continue
-            shutil.copyfile(gcda, profile / (_mangled(Path(context.workdir) / name / "prog") + ".gcda"))
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
             v = Variant(name, [*base.flags, *extra])
             v.shown = [*(base.shown or base.flags), *extra]
             todo.append(v)
@@ -161,8 +167,14 @@ class PgoGenerator(TransplantGenerator):
 
 
 def _mangled(path: Path) -> str:
-    """The name gcc gives the profile of an object at ``path`` under ``-fprofile-generate=DIR``."""
-    return str(Path(os.path.abspath(path))).replace("/", "#")
+    """Where, under ``-fprofile-generate=DIR``, gcc puts the profile of an object ``path``
+    named relative to the working directory."""
+    return str(Path(os.path.abspath(path))).replace("/", "#") + ".gcda"
+
+
+def _nested(path: Path) -> str:
+    """Like :func:`_mangled`, for an object named by its absolute path."""
+    return str(Path(os.path.abspath(path))).lstrip("/") + ".gcda"
 
 
 def from_config(cfg) -> PgoGenerator:
