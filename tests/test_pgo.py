@@ -14,8 +14,8 @@ import pytest
 
 from sgcc import proc
 from sgcc.candidates.pgo import COMBINED, PgoGenerator
-from sgcc.candidates.transplant.side import Side
 from sgcc.candidates.transplant.asmtext import normalized
+from sgcc.candidates.transplant.side import Side
 from sgcc.engine import Request, optimize
 from sgcc.engine.proof import split
 from sgcc.verify.sandbox import load_tests
