@@ -36,15 +36,43 @@ def flag_sets(native: bool) -> list[tuple[str, list[str]]]:
         sets += variants.NATIVE + variants.isa_singles(variants.host_cpu_flags())
     gen = flagsearch.FlagSearchGenerator(seed=0)
     gen.genes = gen.space("native" if native else "flags")
-    # Every value of every gene once (against -O3), which covers each option the search uses.
-    for k, (name, values) in enumerate(gen.genes):
-        for i in range(1, len(values)):
-            g = [0] * len(gen.genes)
-            g[k] = i
-            sets.append((f"flags-{name}-{i}", gen.flags(tuple(g))))
-    for name, _base, extra in pgo.COMBINED + (pgo.COMBINED_NATIVE if native else []):
-        sets.append((name, (["-march=native"] if "native" in name else []) + extra))
+    # Every value of every gene in one of a few flag sets (set k takes each gene's k-th value).
+    for k in range(1, max(len(values) for _n, values in gen.genes)):
+        g = tuple(k if k < len(values) else 0 for _n, values in gen.genes)
+        sets.append((f"flags-mix{k}", gen.flags(g)))
     return sets
+
+
+def pgo_sets(native: bool) -> list[tuple[str, str, list[str]]]:
+    """(name, profile base, flags) of every profile-guided compilation."""
+    out = [("pgo", "pgo", [])] + ([("pgo-native", "pgo-native", ["-march=native"])] if native else [])
+    for name, base, extra in pgo.COMBINED + (pgo.COMBINED_NATIVE if native else []):
+        out.append((name, base, (["-march=native"] if base == "pgo-native" else []) + extra))
+    return out
+
+
+def inputs(src: Path) -> list[bytes]:
+    """What the program reads in its tests (its examples' small tests; nothing for the asm corpus)."""
+    tests = src.parent / "tests"
+    if not tests.is_dir():
+        return [b""]
+    return [f.read_bytes() for f in sorted(tests.glob("*.in")) if not f.name.startswith("large.")][:6] or [b""]
+
+
+def train(src: Path, where: Path, base_name: str, flags: list[str]) -> Path | None:
+    """A profile of ``src`` under ``flags`` from its test inputs (the corpus is trusted code)."""
+    d = where / f"train-{base_name}"
+    d.mkdir(parents=True, exist_ok=True)
+    prof = d / "profile"
+    gen = ["-O3", *flags, f"-fprofile-generate={prof}"]
+    if not proc.run(["gcc", *gen, "-w", "-c", str(src), "-o", str(d / "prog.o")], timeout=300).ok:
+        return None
+    if not proc.run(["gcc", *gen, str(d / "prog.o"), "-lm", "-o", str(d / "inst")], timeout=300).ok:
+        return None
+    for data in inputs(src):
+        proc.run([str(d / "inst")], stdin=data, timeout=60)
+    gcda = list(prof.rglob("*.gcda"))
+    return gcda[0] if len(gcda) == 1 else None
 
 
 def _compile(src: Path, flags: list[str], where: Path, stem: str) -> tuple[str, Path] | None:
@@ -94,10 +122,24 @@ def refusals(src: Path, where: Path, native: bool, jobs: int = 2) -> list[str]:
     base = Side(base_text, obj=base_obj)
     target = isa.native_target("gcc") if native else isa.target_from_flags("gcc", ["-O3"])
 
+    profiles = {}
+    for name, base_name, flags in pgo_sets(native):
+        if name == base_name:
+            profiles[name] = train(src, where, name, flags)
+
     def one(item):
-        name, flags = item
+        name, flags = item[0], item[-1]
         d = where / name
         d.mkdir(exist_ok=True)
+        if len(item) == 3:  # profile-guided: the profile copied to where gcc looks for this output
+            gcda = profiles.get(item[1])
+            if gcda is None:
+                return []
+            prof = d / "profile"
+            dest = prof / (os.path.abspath(d / "var").lstrip("/") + ".gcda")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(gcda.read_bytes())
+            flags = [f"-fprofile-use={prof}", "-fprofile-partial-training", "-Werror=missing-profile", *flags]
         got = _compile(src, flags, d, "var")
         if got is None:
             return []
@@ -112,15 +154,17 @@ def refusals(src: Path, where: Path, native: bool, jobs: int = 2) -> list[str]:
             why = check(base, base_obj, {unit.name: t.text, **t.also}, d, target)
             if why:
                 out.append(f"{src.name} {name} {unit.name}: {why}")
-        text = whole_file_text(base, var)
-        if text is not None and text != base_text:
+        text, why = whole_file_text(base, var)
+        if text is None:
+            out.append(f"{src.name} {name} <whole> not offered: {why}")
+        elif text != base_text:
             why = check(base, base_obj, {"<translation-unit>": text}, d, target)
             if why:
                 out.append(f"{src.name} {name} <whole>: {why}")
         return out
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return [x for batch in pool.map(one, flag_sets(native)) for x in batch]
+        return [x for batch in pool.map(one, flag_sets(native) + pgo_sets(native)) for x in batch]
 
 
 if __name__ == "__main__":
