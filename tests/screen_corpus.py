@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from sgcc import proc
-from sgcc.asm.units import AsmFile
 from sgcc.candidates import flagsearch, pgo, variants
 from sgcc.candidates.transplant.build import transplant
 from sgcc.candidates.transplant.generator import tag_for

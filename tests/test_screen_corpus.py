@@ -14,6 +14,8 @@ call gcc makes where its -O3 code did not.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from sgcc import proc
@@ -83,3 +85,46 @@ def test_a_memset_call_gcc_makes_where_its_baseline_did_not_passes(tmp_path):
                  '\t.section\t.note.GNU-stack,"",@progbits\n')
     proc.run(["gcc", "-c", str(s), "-o", str(tmp_path / "evil.o")], check=True)
     assert {p.rule for p in controlflow.check(tmp_path / "evil.o", base)} == {"call"}
+
+
+SWITCH = r"""#include <stdio.h>
+int work(int x) { return x * 3 + 1; }
+int pick(int k, int x) {
+    switch (k) {
+    case 0: return x + 11; case 1: return x * 7; case 2: return x - 5;
+    case 3: return x ^ 99; case 4: return x << 2; case 5: return x / 3; default: return 0;
+    }
+}
+int main(void) { int x; if (scanf("%d", &x) != 1) return 1; printf("%d %d\n", work(x), pick(x & 7, x)); return 0; }
+"""
+
+
+@pytest.mark.parametrize("pie", [[], ["-fno-pie"]], ids=["pic", "non-pic"])
+def test_layout_change_of_a_switch_passes_the_clobber_check(tmp_path, pie):
+    """gcc torture pr48809's shape (the -fipa-ra jump-table case): only alignment moved in a
+    function that jumps through a table. Its indirect jump stays inside, like gcc's."""
+    from sgcc.verify import clobbers
+
+    (tmp_path / "p.c").write_text(SWITCH)
+    proc.run(["gcc", "-O3", *pie, "-S", "p.c", "-o", "base.s"], cwd=tmp_path, check=True)
+    proc.run(["gcc", "-c", "base.s", "-o", "base.o"], cwd=tmp_path, check=True)
+    text = (tmp_path / "base.s").read_text()
+    assert "\t.p2align 4\n" in text
+    (tmp_path / "lay.s").write_text(text.replace("\t.p2align 4\n", "\t.p2align 6\n"))
+    proc.run(["gcc", "-c", "lay.s", "-o", "lay.o"], cwd=tmp_path, check=True)
+    cand = clobbers.ClobberAnalysis(tmp_path / "lay.o")
+    assert cand.direct("pick")[2] is False  # does not call out
+    for fn in ("work", "pick", "main"):
+        assert clobbers.extra_clobbers(tmp_path / "lay.o", tmp_path / "base.o", fn, replaced=frozenset([fn])) == []
+    # A table entry moved into another function, or a jump through a loaded pointer, calls out.
+    m = re.search(r"(\.L\d+):\n\t\.long\t(\.L\d+)-\1\n", text) or re.search(r"(\.L\d+):\n\t\.quad\t(\.L\d+)\n", text)
+    assert m, "expected a jump table"
+    entry = m.group(0)
+    (tmp_path / "out.s").write_text(text.replace(entry, entry.replace(m.group(2), "work", 1), 1))
+    proc.run(["gcc", "-c", "out.s", "-o", "out.o"], cwd=tmp_path, check=True)
+    assert clobbers.ClobberAnalysis(tmp_path / "out.o").direct("pick")[2] is True
+    body = "\tmovq\t(%rsi), %rax\n\tjmp\t*%rax\n"
+    ptr = re.sub(r"(pick:\n(?:.*\n)*?\t\.cfi_startproc\n)", lambda mm: mm.group(1) + body, text, count=1)
+    (tmp_path / "ptr.s").write_text(ptr)
+    proc.run(["gcc", "-c", "ptr.s", "-o", "ptr.o"], cwd=tmp_path, check=True)
+    assert clobbers.ClobberAnalysis(tmp_path / "ptr.o").direct("pick")[2] is True
