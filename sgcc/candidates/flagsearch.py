@@ -31,8 +31,10 @@ which the engine asks does not matter.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
+import threading
 from pathlib import Path
 
 from sgcc import proc
@@ -148,6 +150,7 @@ class FlagSearchGenerator(TransplantGenerator):
         self.genes: list[tuple[str, list[list[str]]]] = []
         self._context = None
         self._compiled: dict[tuple[str, ...], Variant] = {}  # flag set -> its compilation
+        self._lock = threading.Lock()
         self._tried: dict[str, set[Genome]] = {}  # function -> genomes offered
         self._initial: list[Genome] = []
         self._whole_budget = population  # whole-file fallbacks offered at most this often
@@ -226,11 +229,15 @@ class FlagSearchGenerator(TransplantGenerator):
 
     def _compile(self, genome: Genome) -> Variant:
         flags = tuple(self.flags(genome))
-        v = self._compiled.get(flags)
-        if v is None:
-            name = f"flags{len(self._compiled) + 1}"
-            v = Variant(name, list(flags))
-            self._compiled[flags] = v
+        with self._lock:
+            v = self._compiled.get(flags)
+            fresh = v is None
+            if fresh:
+                # Named by its flags, not by when it was compiled: the names go into the
+                # candidates' text (fresh names of copies), which must not depend on thread timing.
+                v = Variant("flags-" + hashlib.sha1(" ".join(flags).encode()).hexdigest()[:8], list(flags))
+                self._compiled[flags] = v
+        if fresh:
             compile_variant(self._context, v, Path(self._context.workdir) / "flags")
         return v
 

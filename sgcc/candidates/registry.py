@@ -93,6 +93,8 @@ def describe(cfg, *, replay_dirs=()) -> str:
                 h.update(f.name.encode())
                 h.update(read_candidate(f))  # bounded: a FIFO or /dev/zero is refused, not read
         parts.append(f"replay={h.hexdigest()[:16]}")
+    if "flags" in names:
+        parts.append(f"flags=seed{cfg.seed or 0}")  # the search's choices depend on the seed
     if "llm" in names:
         parts.append(f"llm={cfg.model or cfg.endpoint}|n={cfg.samples}|k={cfg.rounds}|t={cfg.temperature}"
                      f"|max={cfg.max_tokens}")
