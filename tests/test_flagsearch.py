@@ -9,7 +9,7 @@ import re
 import pytest
 
 from sgcc import proc
-from sgcc.candidates import Attempt, Candidate
+from sgcc.candidates import Attempt, Candidate, Generator
 from sgcc.candidates.flagsearch import GENES, NATIVE_GENES, PORTABLE_GENES, FlagSearchGenerator, known_options
 from sgcc.candidates.variants import needs_native
 from sgcc.engine import Request, optimize
@@ -130,3 +130,32 @@ def test_flag_search_learns_over_rounds_and_ships_a_correct_program(tmp_path):
         want = proc.run([str(ref)], stdin=t.read_bytes(), timeout=60)
         got = proc.run([str(tmp_path / "out")], stdin=t.read_bytes(), timeout=60)
         assert (got.stdout, got.returncode) == (want.stdout, want.returncode), t.name
+
+
+class _Recorder(Generator):
+    """Records the rounds it is asked in; proposes a harmless new text per round (its own
+    alignment padding after the function) for the hottest unit only."""
+
+    trusted = True
+
+    def __init__(self, name: str, rounds: int, propose: bool):
+        self.name, self.rounds, self._propose = name, rounds, propose
+        self.asked: list[int] = []
+
+    def propose(self, program, unit, round_no, history):
+        self.asked.append(round_no)
+        if not self._propose or unit.name != "collatz_steps":
+            return []
+        return [Candidate(unit.name, self.name, unit.text + "\t.p2align 4\n" * (round_no + 1), origin=f"r{round_no}")]
+
+
+@pytest.mark.slow
+def test_a_generator_is_asked_for_its_own_rounds_and_others_only_for_theirs(tmp_path):
+    d = EXAMPLES / "programs" / "collatz"
+    learner = _Recorder("variants", rounds=3, propose=True)
+    other = _Recorder("layout", rounds=0, propose=False)
+    optimize(Request(source=d / "collatz.c", flags=["-O3"], tests=d / "tests", output=tmp_path / "out",
+                     generators=[learner, other], max_generator_rounds=1, timing_rounds=2, min_sample=0.01,
+                     seed=1, test_timeout=5.0, mutants=0))
+    assert sorted(set(learner.asked)) == [0, 1, 2]
+    assert set(other.asked) == {0}  # --rounds 0: asked once, however long another searches
