@@ -159,3 +159,27 @@ def test_a_generator_is_asked_for_its_own_rounds_and_others_only_for_theirs(tmp_
                      seed=1, test_timeout=5.0, mutants=0))
     assert sorted(set(learner.asked)) == [0, 1, 2]
     assert set(other.asked) == {0}  # --rounds 0: asked once, however long another searches
+
+
+def test_each_text_is_offered_once_per_function(tmp_path):
+    """Flag sets that give a function the same code as one offered before yield nothing new."""
+    from types import SimpleNamespace
+
+    from sgcc.engine.baseline import build_baseline
+
+    d = EXAMPLES / "programs" / "collatz"
+    req = Request(source=d / "collatz.c", flags=["-O3"], tests=d / "tests", output=tmp_path / "out")
+    program = build_baseline(req, tmp_path)
+    gen = FlagSearchGenerator(seed=1)
+    ctx = SimpleNamespace(program=program, compiler="gcc", isa="flags", workdir=tmp_path, note=None, jobs=1)
+    gen.prepare(ctx)
+    assert gen.base is not None, gen.notes
+    unit = next(u for u in program.asm.units if u.name == "collatz_steps")
+    names = [n for n, _v in gen.genes]
+    g = tuple(1 if n == "align" else 0 for n in names)  # 32-byte alignment: collatz_steps changes
+    first = [c for c in gen._offer([g], program, unit, 1) if not c.skip]
+    assert first and first[0].meta["genome"] == list(g)
+    # The same flag set again (as another genome would give the same code): nothing new.
+    gen._tried[unit.name].discard(g)
+    assert [c for c in gen._offer([g], program, unit, 1) if not c.skip] == []
+    assert len({c.text for c in first}) == len(first)

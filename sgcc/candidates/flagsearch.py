@@ -4,7 +4,9 @@ flags and ``--param`` values.
 The variants generator tries a fixed list of flag sets. This one searches the space around
 ``-O3`` the way OpenTuner and CompilerGym do, within the budget: round 0 offers each
 function's unit from a small seeded population of random flag sets (compiled once for the
-whole file and shared by every function); every later round starts, per function, from the
+whole file and shared by every function), and more random ones until the function has
+``CHILDREN`` new texts (most options leave a given function's code as ``-O3`` has it); every
+later round starts, per function, from the
 flag set whose candidate the engine timed fastest for that function so far (or the fastest
 for any function, or ``-O3`` itself) and offers mutations of it (a flag switched on or off,
 a parameter changed). What the engine reports back (:class:`sgcc.candidates.Attempt`) is
@@ -38,6 +40,7 @@ import threading
 from pathlib import Path
 
 from sgcc import proc
+from sgcc.candidates.transplant.asmtext import normalized
 from sgcc.candidates.transplant.generator import TransplantGenerator, Variant, compile_variant
 
 #: The search space: gene -> the values it may take, each a list of options; ``[]`` (always
@@ -152,6 +155,7 @@ class FlagSearchGenerator(TransplantGenerator):
         self._compiled: dict[tuple[str, ...], Variant] = {}  # flag set -> its compilation
         self._lock = threading.Lock()
         self._tried: dict[str, set[Genome]] = {}  # function -> genomes offered
+        self._texts: dict[str, set[str]] = {}  # function -> candidate texts offered (normalized)
         self._initial: list[Genome] = []
         self._whole_budget = population  # whole-file fallbacks offered at most this often
 
@@ -268,18 +272,21 @@ class FlagSearchGenerator(TransplantGenerator):
     def _propose_round(self, program, unit, round_no, history):
         tried = self._tried.setdefault(unit.name, set())
         if round_no == 0:
-            return self._offer([g for g in self._initial if g not in tried], program, unit, round_no)
-        parent = self.parent(history)
+            # The shared random flag sets, then (most options leave a given function's code
+            # as -O3 has it) more random ones from -O3 until this function has new code.
+            out = self._offer([g for g in self._initial if g not in tried], program, unit, round_no)
+            parent, want = tuple(0 for _ in self.genes), self.children
+        else:
+            out, parent, want = [], self.parent(history), self.children
         rng = self._rng(unit.name, round_no)
-        out: list = []
         # A mutation often leaves this function's code as it was (the option has nothing to
         # act on here): try a few more, compiling at most MAX_TRIES per child wanted.
         for _ in range(MAX_TRIES * self.children):
-            if sum(1 for c in out if not c.skip) >= self.children:
+            if sum(1 for c in out if not c.skip) >= want:
                 break
             g = None
             for _attempt in range(50):
-                g = self.mutate(parent, rng, rng.choice((1, 1, 2)))
+                g = self.mutate(parent, rng, rng.choice((1, 1, 2)) if round_no else rng.randint(1, 3))
                 if g not in tried and any(g):
                     break
             if g is None or g in tried or not any(g):
@@ -290,11 +297,20 @@ class FlagSearchGenerator(TransplantGenerator):
     def _offer(self, genomes: list[Genome], program, unit, round_no: int) -> list:
         """The unit's candidates from the compilations of ``genomes``."""
         tried = self._tried.setdefault(unit.name, set())
+        texts = self._texts.setdefault(unit.name, set())
         out = []
         for g in genomes:
             tried.add(g)
             self.variants = [self._compile(g)]
             for cand in self._propose(program, unit):
+                if not cand.skip:
+                    # Another flag set often gives the same code: offer each text once, so a
+                    # round's children are new code (the caller mutates again otherwise).
+                    key = cand.function + "\0" + normalized(cand.text) + \
+                        "".join(f"\0{k}\0{normalized(v)}" for k, v in sorted(cand.also.items()))
+                    if key in texts:
+                        continue
+                    texts.add(key)
                 cand.meta["round"] = round_no
                 cand.meta["genome"] = list(g)
                 cand.origin = f"flags round {round_no}: {self.describe(g)}" + \
