@@ -79,7 +79,7 @@ def _str(value: object) -> str:
     return str(value)
 
 
-GENERATOR_NAMES = ("replay", "llm", "variants", "pgo", "layout")
+GENERATOR_NAMES = ("replay", "llm", "variants", "flags", "pgo", "layout")
 
 
 def _generators(value: object) -> str:
@@ -176,8 +176,8 @@ SETTINGS: dict[str, Setting] = {
         Setting("mutants", _within(_int, 0, 10000), 16,
                 "generated differential inputs every accepted candidate must also pass (0: none)"),
         Setting("generators", _generators, "auto",
-                "candidate generators, comma-separated: auto, replay, llm, variants, pgo, layout; "
-                "'auto' is variants,pgo,layout plus llm when a model or endpoint is configured; "
+                "candidate generators, comma-separated: auto, replay, llm, variants, flags, pgo, layout; "
+                "'auto' is variants,flags,pgo,layout plus llm when a model or endpoint is configured; "
                 "'-NAME' removes one (auto,-pgo)"),
         Setting("budget", _budget, "", "search budget per program: '300s', '40' candidates, or both ('300s,40')"),
         Setting("variants", _str, "",

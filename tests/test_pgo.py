@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
-from sgcc.candidates.pgo import PgoGenerator
+from sgcc.candidates.pgo import COMBINED, PgoGenerator
 from sgcc.candidates.transplant.asmtext import normalized
+from sgcc.candidates.transplant.side import Side
 from sgcc.engine import Request, optimize
 from sgcc.engine.proof import split
 from sgcc.verify.sandbox import load_tests
@@ -45,7 +46,8 @@ def test_pgo_trains_in_the_sandbox_changes_code_and_ships_correct(tmp_path):
     visible, held = split(load_tests(tests))
     assert held and ok_runs == len(visible) and profiles >= 1
     assert gen.profile_dir is None  # removed when the run ended
-    (variant,) = gen.variants
+    variant = gen.variants[0]
+    assert variant.name == "pgo"
     assert variant.side is not None and "-fprofile-use" in variant.shown
     base = {u.name: normalized(u.text) for u in gen.base.asm.units}
     changed = [n for n, u in variant.side.units.items() if n in base and normalized(u.text) != base[n]]
@@ -56,6 +58,22 @@ def test_pgo_trains_in_the_sandbox_changes_code_and_ships_correct(tmp_path):
         # gcc's own code under a profile: it assembles, links and passes every test.
         assert c.stage in ("time", "accepted"), (c.function, c.stage, c.reason)
         assert c.meta["flags"][0] == "-fprofile-use"
+    # PGO combined with other variants: each compiled with the same profile (found where gcc
+    # looks for it: without it, gcc's code would be what an empty profile directory gives).
+    combined = {v.name: v for v in gen.variants[1:]}
+    assert set(combined) == {name for name, _b, _f in COMBINED}, gen.notes
+    empty = tmp_path / "no-profile"
+    empty.mkdir()
+    for name, _base, extra in COMBINED:
+        v = combined[name]
+        assert v.side is not None and v.error == "", (name, v.error)
+        assert v.shown[0] == "-fprofile-use" and v.shown[-len(extra):] == extra
+        flags = [f"-fprofile-use={empty}" if f.startswith("-fprofile-use=") else f for f in v.flags]
+        s = tmp_path / f"{name}-noprofile.s"
+        proc.run(["gcc", "-O3", *flags, "-S", "-o", str(s), str(d / "insertion_sort.c")], check=True)
+        without = Side(s.read_text())
+        assert any(normalized(u.text) != normalized(without.units[n].text)
+                   for n, u in v.side.units.items() if n in without.units), f"{name} did not use the profile"
     for t in sorted((d / "tests").glob("*.in")):
         ref = tmp_path / "ref"
         if not ref.exists():
@@ -72,6 +90,6 @@ def test_pgo_offers_the_whole_file_when_the_screen_allows_it(tmp_path):
     tests = _small_tests(d, tmp_path / "tests")
     report = optimize(Request(source=d / "collatz.c", flags=["-O3"], tests=tests, output=tmp_path / "out",
                               generators=[PgoGenerator()], budget_candidates=4, **FAST))
-    whole = [c for c in report.candidates if c.function == "<translation-unit>"]
+    whole = [c for c in report.candidates if c.function == "<translation-unit>" and c.meta.get("variant") == "pgo"]
     assert whole and whole[0].id != "-", [(c.function, c.stage, c.reason) for c in report.candidates]
     assert whole[0].stage in ("time", "accepted"), whole[0].reason

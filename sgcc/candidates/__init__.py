@@ -93,6 +93,10 @@ class Generator(abc.ABC):
     #: edits), which may run where isolation is incomplete. A model's answers and files from
     #: elsewhere are not (sgcc.verify.isolation_level.require_isolation).
     trusted: bool = False
+    #: Rounds this generator is asked for whatever ``--rounds`` says (a search that learns
+    #: from the engine's verdicts); 0: ``--rounds`` decides. Each generator is asked for at
+    #: most the larger of the two.
+    rounds: int = 0
 
     def prepare(self, context: Context) -> None:  # noqa: B027 - an optional hook: nothing by default
         """Called once, after the baseline is built and the tests are recorded, before round

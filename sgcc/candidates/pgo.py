@@ -10,6 +10,13 @@ by :mod:`sgcc.candidates.transplant`), and so is the whole file, since profile-g
 layout (hot/cold splitting, function order) works across functions.
 
 Under ``--isa native`` a second profile and compilation add ``-march=native``.
+
+The profile also guides other variants (:data:`COMBINED`): each is one more compilation with
+``-fprofile-use`` and the same profile, plus flags of the variants generator that
+``-fprofile-use`` does not already imply (it turns on unrolling, peeling and
+vectorization itself). Flags that act after instrumentation point leave the profile valid;
+where gcc finds a function's profile does not fit, ``-Wno-coverage-mismatch`` lets it
+compile that function without one. A profile only steers optimisation, never the meaning.
 ``-fprofile-partial-training`` keeps code the tests never reach optimized as usual (rather
 than for size), so a unit the tests cover poorly does not get slower for it.
 """
@@ -29,6 +36,18 @@ from sgcc.dropin import gccargs
 #: Wall seconds one test may take when instrumented (counters slow a program down).
 TRAINING_TIMEOUT_FACTOR = 5.0
 USE_FLAGS = ["-fprofile-partial-training", "-Wno-missing-profile", "-Wno-coverage-mismatch"]
+#: (name, the profile's base, flags added to that base's): PGO combined with other variants.
+COMBINED: list[tuple[str, str, list[str]]] = [
+    ("pgo-sched", "pgo", ["-fschedule-insns", "-fsched-pressure"]),
+    ("pgo-tune-native", "pgo", ["-mtune=native"]),
+    ("pgo-align32", "pgo", ["-falign-functions=32", "-falign-loops=32"]),
+    ("pgo-novect", "pgo", ["-fno-tree-vectorize"]),
+]
+#: Added under ``--isa native`` (see sgcc.candidates.variants.NATIVE on FMA contraction).
+COMBINED_NATIVE: list[tuple[str, str, list[str]]] = [
+    ("pgo-native-nocontract", "pgo-native", ["-ffp-contract=off"]),
+    ("pgo-native-sched", "pgo-native", ["-fschedule-insns", "-fsched-pressure"]),
+]
 
 
 class PgoGenerator(TransplantGenerator):
@@ -61,6 +80,7 @@ class PgoGenerator(TransplantGenerator):
             bases.append(("pgo-native", ["-march=native"]))
         with ThreadPoolExecutor(max_workers=len(bases)) as pool:
             self.variants = list(pool.map(lambda b: self._one(context, *b), bases))
+        self.variants += self._combined(context, {v.name: v for v in self.variants})
         for v in self.variants:
             if v.error:
                 self.notes.append(f"{v.name}: {v.error}")
@@ -104,10 +124,57 @@ class PgoGenerator(TransplantGenerator):
             context.note(f"{name}: compiling with the profile")
         return compile_variant(context, variant, work, stem="prog")
 
+    def _combined(self, context, trained: dict[str, Variant]) -> list[Variant]:
+        """The combined variants whose base was trained, compiled with that base's profile."""
+        combos = COMBINED + (COMBINED_NATIVE if context.isa == "native" else [])
+        todo = []
+        for name, base_name, extra in combos:
+            base = trained.get(base_name)
+            if base is None or base.side is None:
+                continue  # no profile: the base said why
+            # gcc finds the profile by the output's path (under DIR, the absolute path as
+            # directories, or mangled to #abs#path#prog.gcda for a relative one): the combined
+            # compilation writes elsewhere, so its copy of the profile is named for that place.
+            profile = self.profile_dir / base_name
+            src = dst = None
+            for form in (_nested, _mangled):
+                if (profile / form(Path(context.workdir) / base_name / "prog")).is_file():
+                    src = profile / form(Path(context.workdir) / base_name / "prog")
+                    dst = profile / form(Path(context.workdir) / name / "prog")
+                    break
+            if src is None:
+                self.notes.append(f"{name}: the profile of {base_name} is not where gcc looks for it")
+                continue
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+            v = Variant(name, [*base.flags, *extra])
+            v.shown = [*(base.shown or base.flags), *extra]
+            todo.append(v)
+        if not todo:
+            return []
+        if context.note:
+            context.note(f"pgo: compiling {len(todo)} combined variants")
+        # Each compiles to its own directory under the stem "prog": -fprofile-use=DIR finds
+        # the profile by the object's name, which must be the training build's.
+        with ThreadPoolExecutor(max_workers=max(1, context.jobs)) as pool:
+            return list(pool.map(lambda v: compile_variant(context, v, Path(context.workdir) / v.name, stem="prog"),
+                                 todo))
+
     def close(self) -> None:
         if self.profile_dir is not None:
             shutil.rmtree(self.profile_dir, ignore_errors=True)
             self.profile_dir = None
+
+
+def _mangled(path: Path) -> str:
+    """Where, under ``-fprofile-generate=DIR``, gcc puts the profile of an object ``path``
+    named relative to the working directory."""
+    return str(Path(os.path.abspath(path))).replace("/", "#") + ".gcda"
+
+
+def _nested(path: Path) -> str:
+    """Like :func:`_mangled`, for an object named by its absolute path."""
+    return str(Path(os.path.abspath(path))).lstrip("/") + ".gcda"
 
 
 def from_config(cfg) -> PgoGenerator:

@@ -14,12 +14,13 @@ from sgcc.config import GENERATOR_NAMES
 from sgcc.errors import SgccError
 
 #: Generators ``auto`` means when no model is configured (the llm joins when one is).
-AUTO = ("variants", "pgo", "layout")
+AUTO = ("variants", "flags", "pgo", "layout")
 
 #: Generator name -> the module holding it (and its ``from_config`` factory).
 MODULES = {
     "llm": "sgcc.candidates.llm",
     "variants": "sgcc.candidates.variants",
+    "flags": "sgcc.candidates.flagsearch",
     "pgo": "sgcc.candidates.pgo",
     "layout": "sgcc.candidates.layout",
 }
@@ -92,6 +93,8 @@ def describe(cfg, *, replay_dirs=()) -> str:
                 h.update(f.name.encode())
                 h.update(read_candidate(f))  # bounded: a FIFO or /dev/zero is refused, not read
         parts.append(f"replay={h.hexdigest()[:16]}")
+    if "flags" in names:
+        parts.append(f"flags=seed{cfg.seed or 0}")  # the search's choices depend on the seed
     if "llm" in names:
         parts.append(f"llm={cfg.model or cfg.endpoint}|n={cfg.samples}|k={cfg.rounds}|t={cfg.temperature}"
                      f"|max={cfg.max_tokens}")

@@ -94,7 +94,8 @@ class GccFlagsCommand(click.Command):
 @click.option("--candidates", "candidates", multiple=True, type=click.Path(file_okay=False, path_type=Path),
               help="Replay candidates: DIR/FUNC.s or DIR/FUNC/*.s (may be repeated).")
 @click.option("--generators", "generators", metavar="LIST", default=None,
-              help="Candidate generators: auto (default), replay, llm, variants, pgo, layout; '-NAME' removes one.")
+              help="Candidate generators: auto (default), replay, llm, variants, flags, pgo, layout; "
+                   "'-NAME' removes one.")
 @click.option("--budget", metavar="BUDGET", default=None,
               help="Search budget for the program: seconds ('300s', '5m'), candidates ('40') or both ('300s,40').")
 @click.option("--model", metavar="PATH|NAME", default=None,

@@ -50,9 +50,10 @@ class Pipeline:
         """Substitute, assemble, check and link; return the binary or None (result says why)."""
         from sgcc.verify import assembler, controlflow, objcheck, textscreen
 
-        for text in replacements.values():
-            # The program's own function names may look like C library ones (read, send...).
-            verdict = textscreen.screen_text(text, may_define=program.defined)
+        for name, text in replacements.items():
+            # The program's own function names may look like C library ones (read, send...);
+            # a whole file defines the file's variables (the object check holds them to gcc's).
+            verdict = textscreen.screen_text(text, may_define=program.defined, writable_data=name == WHOLE_UNIT)
             if not verdict.ok:
                 result.stop(Stage.CHECK, verdict.reason, verdict.detail)
                 return None

@@ -141,7 +141,8 @@ class Search:
                 batch.append((unit_name, cand))
                 budget.count(unit_name)
 
-        for round_no in range(max(1, req.max_generator_rounds)):
+        asked = {id(g): max(req.max_generator_rounds, getattr(g, "rounds", 0)) for g in req.generators}
+        for round_no in range(max(1, req.max_generator_rounds, *asked.values())):
             batch.clear()
             pending.clear()
             if round_no == 0:
@@ -151,7 +152,7 @@ class Search:
                 if unit.name in settled:
                     continue
                 proposals: list[list[Candidate]] = []
-                for gen in req.generators:
+                for gen in (g for g in req.generators if round_no < asked[id(g)]):
                     if not budget.allows(unit.name):
                         self.searched[unit.name] = False  # cut short: no "nothing faster" verdict
                         continue

@@ -111,7 +111,9 @@ class ClobberAnalysis:
         calls_out = False
         for shndx, start, size in self.functions.get(name, []):
             decoded = 0
+            recent: list = []  # the instructions just before this one (a table jump's setup)
             for insn in self._obj.insns(shndx, start, start + size) if shndx in self.code else ():
+                recent = [*recent[-5:], insn]
                 decoded += insn.size
                 if assumed and insn.mnemonic in ("vzeroupper", "vzeroall"):
                     continue
@@ -135,12 +137,96 @@ class ClobberAnalysis:
                     ops = insn.operands
                     if assumed and is_jump and not is_call and not (len(ops) == 1 and ops[0].type == 2):
                         continue  # an indirect jump in gcc's code: a table within the function
+                    if is_jump and not is_call and self._table_jump_inside(shndx, recent, name):
+                        continue  # a switch whose every table entry lands in this function
                     calls_out = True
                 else:
                     callees.add(target)
             if decoded < size and not assumed:
                 calls_out = True  # undecodable bytes: assume the worst
         return writes, callees, calls_out
+
+    def _reloc_in(self, shndx: int, insn):
+        """(offset, name, section of the symbol, addend) of the relocation inside ``insn``."""
+        for off in range(insn.address + 1, insn.address + insn.size):
+            rel = self.relocs.get((shndx, off))
+            if rel is not None:
+                return (off, *rel)
+        return None
+
+    def _table_jump_inside(self, shndx: int, recent: list, current: str) -> bool:
+        """Whether the indirect jump ending ``recent`` is gcc's switch idiom through a table in
+        read-only data whose every entry is an address in ``current`` (a candidate's switch
+        then stays inside, as gcc's does; anything else calls out).
+
+        Position-dependent: ``jmp *TABLE(,%idx,8)`` with 8-byte absolute entries. PIC: ``lea
+        TABLE(%rip), %b; movslq (%b,%idx,4), %r; add %b, %r; jmp *%r`` with 4-byte entries
+        ``.long .Lk-TABLE``, with nothing writing ``%b`` between the ``lea`` and the ``add``."""
+        from capstone import x86_const as X
+
+        jmp = recent[-1]
+        ops = jmp.operands
+        if len(ops) != 1:
+            return False
+        op = ops[0]
+        if op.type == X.X86_OP_MEM:
+            if op.mem.base != 0 or op.mem.index == 0 or op.mem.scale != 8 or op.mem.segment != 0:
+                return False
+            rel = self._reloc_in(shndx, jmp)
+            if rel is None:
+                return False
+            return self._entries_inside(rel[2], rel[3], 8, current)
+        if op.type != X.X86_OP_REG or len(recent) < 4:
+            return False
+        reg = op.reg
+        add, load = recent[-2], recent[-3]
+        if add.mnemonic != "add" or len(add.operands) != 2 or add.operands[0].type != X.X86_OP_REG or \
+                add.operands[0].reg != reg or add.operands[1].type != X.X86_OP_REG:
+            return False
+        base = add.operands[1].reg
+        if base == reg:
+            return False
+        if load.mnemonic != "movsxd" or len(load.operands) != 2 or load.operands[0].reg != reg:
+            return False
+        mem = load.operands[1]
+        if mem.type != X.X86_OP_MEM or mem.mem.base != base or mem.mem.scale != 4 or mem.mem.disp != 0 or \
+                mem.mem.segment != 0 or mem.mem.index in (0, base):
+            return False
+        for lea in reversed(recent[:-3]):
+            _read, written = lea.regs_access()
+            if lea.mnemonic == "lea" and lea.operands[0].reg == base and lea.operands[1].mem.base == X.X86_REG_RIP:
+                rel = self._reloc_in(shndx, lea)
+                if rel is None:
+                    return False
+                off, _name, sec_of, addend = rel
+                return self._entries_inside(sec_of, addend + (lea.address + lea.size - off), 4, current)
+            if base in written:
+                return False
+        return False
+
+    def _entries_inside(self, sec_of: int, table: int, size: int, current: str) -> bool:
+        """Whether the table at ``table`` in read-only section ``sec_of`` has entries, and each
+        (contiguous ``size``-byte relocated words from its start) reaches code of ``current``."""
+        if not 0 < sec_of < len(self._obj.sections) or sec_of in self.code:
+            return False
+        sec = self._obj.sections[sec_of]
+        if sec["sh_flags"] & 0x1 or sec["sh_type"] != "SHT_PROGBITS":
+            return False  # writable: its entries could change at run time
+        entries = {off: (rtype, symidx, addend) for off, rtype, symidx, addend in self._obj.relocations_in(sec_of)}
+        ranges = self.functions.get(current, [])
+        k = 0
+        while table + k * size in entries:
+            rtype, symidx, addend = entries[table + k * size]
+            if rtype != (2 if size == 4 else 1):  # R_X86_64_PC32 (.long .Lk-T) or R_X86_64_64
+                return False
+            sym = self.symbols[symidx] if 0 < symidx < len(self.symbols) else None
+            if sym is None or not isinstance(sym["st_shndx"], int):
+                return False
+            dest = sym["st_value"] + addend - (k * size if size == 4 else 0)
+            if not any(sec == sym["st_shndx"] and start <= dest < start + length for sec, start, length in ranges):
+                return False
+            k += 1
+        return k > 0
 
     def _branch_target(self, shndx: int, insn, current: str):
         """The local function a call/jump reaches, _INSIDE for a branch within ``current``,

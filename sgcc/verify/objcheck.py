@@ -17,7 +17,7 @@ from pathlib import Path
 from sgcc.asm.obj import ObjectFile, read_object
 from sgcc.errors import SgccError
 from sgcc.stages import Stage
-from sgcc.verify import insnfeatures
+from sgcc.verify import insnfeatures, writable
 from sgcc.verify import isa as isamod
 from sgcc.verify.names import DEFAULT_ALLOWED_EXTERNALS, reserved
 from sgcc.verify.verdict import Verdict
@@ -162,7 +162,8 @@ def check_object(
     definitions or changed bindings, indirect functions, sections the baseline lacks (by
     name, type and flags; only new ``.text*`` code and ``.rodata*`` read-only data sections
     are let through) or a missing ``.note.GNU-stack``, changed constructor/destructor
-    tables, relocation types the baseline does not use beyond ordinary code ones, relocations
+    tables, writable data that is not gcc's byte for byte (:mod:`sgcc.verify.writable`),
+    relocation types the baseline does not use beyond ordinary code ones, relocations
     against absolute addresses, executable bytes that do not decode, forbidden instructions
     (system calls, privileged, I/O, far transfers, segment registers, nondeterministic ones)
     unless the same baseline function has them, ``syscall`` bytes hidden inside other
@@ -199,6 +200,9 @@ def _object_problems(cand: ObjectFile, base: ObjectFile, target: isamod.Target,
     cand_names = {s.name for s in _content_sections(cand)}
     if ".note.GNU-stack" in base_by_name and ".note.GNU-stack" not in cand_names:
         problems.append("lacks the .note.GNU-stack marker (the program would get an executable stack)")
+
+    # -- the program's variables are gcc's ---------------------------------------------------------
+    problems += writable.problems(cand, base)
 
     # -- symbols ------------------------------------------------------------------------------
     ok_undef = _ok_undefined(base, allowed_new)

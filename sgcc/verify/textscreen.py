@@ -154,10 +154,13 @@ def _int(arg: str, what: str, lineno: int) -> int:
 class _TextScreen:
     """State of one :func:`screen_text` run."""
 
-    def __init__(self, max_bytes: int, may_define: frozenset[str]):
+    def __init__(self, max_bytes: int, may_define: frozenset[str], writable_data: bool = False):
         self.max_bytes = max_bytes
         self.may_define = may_define
+        self.writable_data = writable_data
         self.emitted = 0
+        # In .bss (only with writable_data): zeroes there take memory, not assembler output.
+        self.in_bss = False
 
     def emit(self, nbytes: int, lineno: int) -> None:
         self.emitted += nbytes
@@ -246,6 +249,8 @@ class _TextScreen:
         if name.startswith(("dc", "ds")) and (name in ("dc", "ds", "dcb") or name[2:3] == "."):
             raise _Refusal(f"line {lineno}: .{name} is not accepted")
         why = _REFUSED_DIRECTIVES.get(name)
+        if why and self.writable_data and name in _WRITABLE_DIRECTIVES:
+            why = None  # a whole file's own data: the object check holds it to gcc's exactly
         if why:
             raise _Refusal(f"line {lineno}: .{name} is not accepted ({why})")
         handler = getattr(self, "d_" + name.replace(".", "_"), None)
@@ -258,6 +263,8 @@ class _TextScreen:
                 raise _Refusal(f"line {lineno}: unexpected characters in .{name}")
         elif handler is not None and name in _HANDLED:
             handler(name, rest, lineno)
+        elif self.writable_data and name in _WRITABLE_DIRECTIVES:
+            getattr(self, "w_" + name)(name, rest, lineno)
         else:
             raise _Refusal(f"line {lineno}: directive .{name} is not accepted")
 
@@ -305,7 +312,8 @@ class _TextScreen:
         n = _int(args[0], f".{name} size", lineno)
         if len(args) == 2:
             _int(args[1], f".{name} fill value", lineno)
-        self.emit(n, lineno)
+        if not self.in_bss:
+            self.emit(n, lineno)
 
     d_skip = d_space = d_zero
 
@@ -345,13 +353,38 @@ class _TextScreen:
         args = lex.split_args(rest)
         if not args:
             raise _Refusal(f"line {lineno}: .{name} needs a section name")
-        _check_section(args, lineno)
+        _check_section(args, lineno, writable_data=self.writable_data)
+        sname = args[0][1:-1] if _is_string(args[0]) else args[0]
+        self.in_bss = self.writable_data and name == "section" and re.match(r"^\.bss(\.|$)", sname) is not None
+
+    # -- writable data (whole-file candidates only: see screen_text) ------------------------
+
+    def w_data(self, name: str, rest: str, lineno: int) -> None:
+        if rest:
+            raise _Refusal(f"line {lineno}: .{name} takes no arguments here")
+        self.in_bss = name == "bss"
+
+    w_bss = w_data
+
+    def w_comm(self, name: str, rest: str, lineno: int) -> None:
+        args = lex.split_args(rest)
+        if not 2 <= len(args) <= 3 or not _SYMBOL.match(args[0]):
+            raise _Refusal(f"line {lineno}: .{name} takes a symbol, a size and an optional alignment")
+        self.define(args[0], lineno)
+        _int(args[1], f".{name} size", lineno)  # storage, not assembler output
+        if len(args) == 3:
+            align = _int(args[2], f".{name} alignment", lineno)
+            if align > 4096:
+                raise _Refusal(f"line {lineno}: .{name} alignment above 4096")
+
+    w_lcomm = w_comm
 
     d_pushsection = d_section
 
     def d_text(self, name: str, rest: str, lineno: int) -> None:
         if rest:
             raise _Refusal(f"line {lineno}: .{name} takes no arguments here")
+        self.in_bss = False  # .previous/.popsection: unknown, so counted as emitting
 
     d_previous = d_popsection = d_text
 
@@ -421,8 +454,13 @@ _SECTION_REASONS = [
 ]
 
 
-def _check_section(args: list[str], lineno: int) -> None:
-    """Refuse any section other than code, read-only data and the two notes gcc emits."""
+#: Directives a whole file's writable data needs (``screen_text(writable_data=True)``).
+_WRITABLE_DIRECTIVES = frozenset({"data", "bss", "comm", "lcomm"})
+
+
+def _check_section(args: list[str], lineno: int, writable_data: bool = False) -> None:
+    """Refuse any section other than code, read-only data and the two notes gcc emits (and,
+    with ``writable_data``, gcc's writable data sections)."""
     raw = args[0]
     name = raw[1:-1] if _is_string(raw) else raw
     if not _SECTION_NAME.match(name):
@@ -450,6 +488,9 @@ def _check_section(args: list[str], lineno: int) -> None:
         allowed_flags, allowed_types = set(), {"progbits"}
     elif name == ".note.gnu.property":
         allowed_flags, allowed_types = set("a"), {"note"}
+    elif writable_data and re.match(r"^\.(data|bss)(\.|$)", name):
+        # A whole file's own variables (never executable, never thread-local).
+        allowed_flags, allowed_types = set("aw"), {"progbits", "nobits"}
     else:
         for pattern, why in _SECTION_REASONS:
             if pattern.search(name):
@@ -501,7 +542,8 @@ def _text_forbidden(mnemonic: str) -> str | None:
 
 
 def screen_text(
-    text: str, *, max_bytes_emitted: int = 1 << 20, may_define: frozenset[str] = frozenset()
+    text: str, *, max_bytes_emitted: int = 1 << 20, may_define: frozenset[str] = frozenset(),
+    writable_data: bool = False,
 ) -> Verdict:
     """Screen candidate assembly text before any assembler runs (stage ``"check"``).
 
@@ -511,10 +553,15 @@ def screen_text(
     ``.rodata*``, indirect functions, definitions of C-library names (unless listed in
     ``may_define``, e.g. the baseline's own symbols), and system/privileged instructions.
     The bytes data, alignment and instructions could emit are bounded by ``max_bytes_emitted``.
+
+    ``writable_data`` (a candidate for the whole translation unit, which must define the
+    file's variables) also accepts ``.data``/``.bss`` sections and ``.comm``/``.lcomm``; the
+    object check (:func:`sgcc.verify.objcheck.check_object`) then requires the writable
+    sections to be gcc's exactly: the same bytes, symbols and relocation targets.
     """
     if len(text) > MAX_TEXT_CHARS:
         return Verdict(False, Stage.CHECK, f"the candidate text is larger than {MAX_TEXT_CHARS} characters")
-    screen = _TextScreen(max_bytes_emitted, frozenset(may_define))
+    screen = _TextScreen(max_bytes_emitted, frozenset(may_define), writable_data)
     try:
         bad = _BAD_CHAR.search(text)
         if bad:

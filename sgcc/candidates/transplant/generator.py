@@ -168,14 +168,19 @@ class TransplantGenerator(Generator):
         if variant.name in self._whole_offered:
             return None
         self._whole_offered.add(variant.name)
+        from sgcc.candidates.transplant.wholefile import whole_file_text
         from sgcc.verify import textscreen
 
-        text = variant.side.text
-        if text == program.asm_text:
-            return None
-        verdict = textscreen.screen_text(text, may_define=program.defined)
         meta = dict(meta, whole=True)
         origin = origin if origin.endswith("(whole file)") else origin + " (whole file)"
+        # The file's variables stay gcc's: the variant's code with gcc's writable data.
+        text, why = whole_file_text(self.base, variant.side)
+        if text is None:
+            return Candidate(WHOLE_UNIT, self.name, "", origin=origin, meta=meta,
+                             skip=f"whole file not offered: {why}")
+        if text == program.asm_text:
+            return None
+        verdict = textscreen.screen_text(text, may_define=program.defined, writable_data=True)
         if not verdict.ok:
             return Candidate(WHOLE_UNIT, self.name, "", origin=origin, meta=meta,
                              skip=f"whole file not offered: the screen refuses it ({verdict.reason})")

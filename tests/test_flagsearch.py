@@ -1,0 +1,185 @@
+"""The flag search: an allow-list of output-preserving options, seeded choices, and mutations
+that start from what the engine timed fastest; inside the engine, later rounds really come
+and what ships is correct."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sgcc import proc
+from sgcc.candidates import Attempt, Candidate, Generator
+from sgcc.candidates.flagsearch import GENES, NATIVE_GENES, PORTABLE_GENES, FlagSearchGenerator, known_options
+from sgcc.candidates.variants import needs_native
+from sgcc.engine import Request, optimize
+from sgcc.engine.report import CandidateResult
+from tests.conftest import EXAMPLES
+
+FAST = dict(timing_rounds=6, min_sample=0.02, seed=1, test_timeout=5.0)
+
+#: Options that change what a program computes (floating-point results, errno, what
+#: overflow or a null pointer means, the ABI): none may ever be searched.
+SEMANTIC = re.compile(
+    r"^-(Ofast|ffast-math|funsafe-math|fassociative-math|freciprocal-math|ffinite-math|fno-signed-zeros"
+    r"|fno-trapping-math|fno-math-errno|fcx-limited-range|fexcess-precision=fast|fwrapv|ftrapv"
+    r"|fno-strict|fstrict-overflow|fno-delete-null|fallow-store-data-races|fpack-struct|fshort-"
+    r"|mregparm|fno-ipa-ra|fipa-stack-alignment|ffp-contract=fast|fsched-spec-load-dangerous)"
+)
+
+
+def _all_options():
+    for genes in (GENES, NATIVE_GENES, PORTABLE_GENES):
+        for values in genes.values():
+            for v in values:
+                yield from v
+
+
+def test_allow_list_has_no_semantics_changing_option():
+    opts = list(_all_options())
+    assert opts
+    bad = [o for o in opts if SEMANTIC.match(o)]
+    assert not bad, bad
+    # FMA contraction comes only with its own opt-out; portable genes never change the ISA.
+    for values in NATIVE_GENES.values():
+        for v in values:
+            if "-march=native" in v:
+                assert "-ffp-contract=off" in v, v
+    assert not any(needs_native(v) for values in PORTABLE_GENES.values() for v in values)
+    for genes in (GENES, NATIVE_GENES, PORTABLE_GENES):
+        assert all(values[0] == [] for values in genes.values())  # index 0 is -O3's own choice
+
+
+def test_the_checker_refuses_a_semantic_option():
+    """SEMANTIC would catch these (so the test above can fail)."""
+    for o in ("-ffast-math", "-Ofast", "-funsafe-math-optimizations", "-ffp-contract=fast", "-fwrapv"):
+        assert SEMANTIC.match(o), o
+
+
+def test_every_option_is_known_to_this_gcc_and_unknown_ones_are_dropped():
+    known = known_options("gcc")
+    assert known is not None
+    gen = FlagSearchGenerator()
+    space = dict(gen.space("native", known))
+    assert set(space) == set(GENES) | set(NATIVE_GENES)
+    fake = ({"-funroll-loops"}, set())  # a gcc that knows one flag and no parameter
+    small = dict(gen.space("flags", fake))
+    assert set(small) == {"unroll", "target"}
+    assert small["unroll"] == [[], ["-funroll-loops"]]
+
+
+def test_population_and_mutations_are_deterministic_given_the_seed():
+    def make(seed):
+        g = FlagSearchGenerator(seed=seed)
+        g.genes = g.space("flags")
+        return g
+
+    a, b, c = make(7), make(7), make(8)
+    assert a.initial_population() == b.initial_population()
+    assert a.initial_population() != c.initial_population()
+    pop = a.initial_population()
+    assert len(pop) == a.population and len(set(pop)) == len(pop)
+    assert all(1 <= sum(1 for x in g if x) <= 3 for g in pop)
+    assert a.mutate(pop[0], a._rng("f", 1), 2) == b.mutate(pop[0], b._rng("f", 1), 2)
+
+
+def _attempt(gen, genome, speedup):
+    cand = Candidate("f", "flags", "x", meta={"flags": gen.flags(genome), "genome": list(genome)})
+    res = CandidateResult(id="c1", function="f", generator="flags", speedup=speedup)
+    return Attempt(cand, res)
+
+
+def test_the_parent_is_the_fastest_timed_flag_set():
+    gen = FlagSearchGenerator(seed=3)
+    gen.genes = gen.space("flags")
+    g1, g2, g3 = gen.initial_population()[:3]
+    history = [_attempt(gen, g1, 1.02), _attempt(gen, g2, 1.15), _attempt(gen, g3, None)]
+    assert gen.parent(history) == g2
+    # Another function with nothing faster than -O3 starts from the best found anywhere.
+    assert gen.parent([_attempt(gen, g3, 0.9)]) == g2
+    fresh = FlagSearchGenerator(seed=3)
+    fresh.genes = gen.genes
+    assert fresh.parent([]) == tuple(0 for _ in gen.genes)  # -O3 itself
+    child = gen.mutate(g2, gen._rng("f", 1), 1)
+    assert sum(1 for x, y in zip(child, g2) if x != y) == 1
+
+
+@pytest.mark.slow
+def test_flag_search_learns_over_rounds_and_ships_a_correct_program(tmp_path):
+    d = EXAMPLES / "programs" / "collatz"
+    gen = FlagSearchGenerator(seed=1, population=2, children=1, generations=2)
+    report = optimize(Request(source=d / "collatz.c", flags=["-O3"], tests=d / "tests", output=tmp_path / "out",
+                              generators=[gen], **FAST))
+    mine = [c for c in report.candidates if c.generator == "flags"]
+    rounds = {c.meta.get("round") for c in mine}
+    assert rounds == {0, 1}, [(c.function, c.stage, c.reason, c.meta.get("round")) for c in mine]
+    built = [c for c in mine if c.id != "-"]
+    assert built
+    for c in built:
+        # gcc's own code under allow-listed options: it builds and passes every test.
+        assert c.stage in ("time", "accepted"), (c.function, c.stage, c.reason, c.origin)
+    # A round-1 candidate descends from a round-0 flag set (or from -O3).
+    for c in mine:
+        if c.meta.get("round") == 1 and "genome" in c.meta:
+            parents = [p.meta["genome"] for p in mine if p.meta.get("round") == 0 and "genome" in p.meta]
+            parents.append([0] * len(c.meta["genome"]))
+            assert any(sum(1 for x, y in zip(c.meta["genome"], p) if x != y) <= 2 for p in parents), c.origin
+    ref = tmp_path / "ref"
+    proc.run(["gcc", "-O3", str(d / "collatz.c"), "-o", str(ref)], check=True)
+    for t in sorted((d / "tests").glob("*.in")):
+        want = proc.run([str(ref)], stdin=t.read_bytes(), timeout=60)
+        got = proc.run([str(tmp_path / "out")], stdin=t.read_bytes(), timeout=60)
+        assert (got.stdout, got.returncode) == (want.stdout, want.returncode), t.name
+
+
+class _Recorder(Generator):
+    """Records the rounds it is asked in; proposes a harmless new text per round (its own
+    alignment padding after the function) for the hottest unit only."""
+
+    trusted = True
+
+    def __init__(self, name: str, rounds: int, propose: bool):
+        self.name, self.rounds, self._propose = name, rounds, propose
+        self.asked: list[int] = []
+
+    def propose(self, program, unit, round_no, history):
+        self.asked.append(round_no)
+        if not self._propose or unit.name != "collatz_steps":
+            return []
+        return [Candidate(unit.name, self.name, unit.text + "\t.p2align 4\n" * (round_no + 1), origin=f"r{round_no}")]
+
+
+@pytest.mark.slow
+def test_a_generator_is_asked_for_its_own_rounds_and_others_only_for_theirs(tmp_path):
+    d = EXAMPLES / "programs" / "collatz"
+    learner = _Recorder("variants", rounds=3, propose=True)
+    other = _Recorder("layout", rounds=0, propose=False)
+    optimize(Request(source=d / "collatz.c", flags=["-O3"], tests=d / "tests", output=tmp_path / "out",
+                     generators=[learner, other], max_generator_rounds=1, timing_rounds=2, min_sample=0.01,
+                     seed=1, test_timeout=5.0, mutants=0))
+    assert sorted(set(learner.asked)) == [0, 1, 2]
+    assert set(other.asked) == {0}  # --rounds 0: asked once, however long another searches
+
+
+def test_each_text_is_offered_once_per_function(tmp_path):
+    """Flag sets that give a function the same code as one offered before yield nothing new."""
+    from types import SimpleNamespace
+
+    from sgcc.engine.baseline import build_baseline
+
+    d = EXAMPLES / "programs" / "collatz"
+    req = Request(source=d / "collatz.c", flags=["-O3"], tests=d / "tests", output=tmp_path / "out")
+    program = build_baseline(req, tmp_path)
+    gen = FlagSearchGenerator(seed=1)
+    ctx = SimpleNamespace(program=program, compiler="gcc", isa="flags", workdir=tmp_path, note=None, jobs=1)
+    gen.prepare(ctx)
+    assert gen.base is not None, gen.notes
+    unit = next(u for u in program.asm.units if u.name == "collatz_steps")
+    names = [n for n, _v in gen.genes]
+    g = tuple(1 if n == "align" else 0 for n in names)  # 32-byte alignment: collatz_steps changes
+    first = [c for c in gen._offer([g], program, unit, 1) if not c.skip]
+    assert first and first[0].meta["genome"] == list(g)
+    # The same flag set again (as another genome would give the same code): nothing new.
+    gen._tried[unit.name].discard(g)
+    assert [c for c in gen._offer([g], program, unit, 1) if not c.skip] == []
+    assert len({c.text for c in first}) == len(first)
