@@ -192,7 +192,7 @@ class Layer:
             self._down = False
             try:
                 with open(self._down_path(), "rb") as fh:
-                    until, _, url = fh.read(512).decode("utf-8", "replace").strip().partition(" ")
+                    until, _, url = fh.read(512).decode("utf-8", "replace").partition("\n")[0].partition(" ")
                 import time
 
                 self._down = url == self.spec.url and time.time() < float(until)
