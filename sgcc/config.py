@@ -148,6 +148,16 @@ def _remote_storage(value: object) -> str:
     return text
 
 
+def shown(key: str, value: object) -> object:
+    """A setting's value as ``sgcc config`` prints it: a remote storage password replaced by ``***``."""
+    if key == "remote_storage" and value and "@" in str(value):
+        scheme, sep, rest = str(value).partition("://")
+        userinfo, _, hostpart = rest.partition("@")
+        user = userinfo.partition(":")[0] if ":" in userinfo else ""
+        return f"{scheme}{sep}{user}:***@{hostpart}"
+    return value
+
+
 def _choice(*choices: str):
     def convert(value: object) -> str:
         text = str(value).strip().lower()

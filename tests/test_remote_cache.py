@@ -460,3 +460,39 @@ def test_concurrent_make_j_builds_against_one_server(db, winner, team_key, tmp_p
         assert c["tu_hits"] == 8 and "remote_errors" not in c and "remote_timeouts" not in c
         assert 1 <= c["remote_hits"] <= 8  # compiles racing to fill: each validated what it took
         assert cache.Store(env["SGCC_CACHE_DIR"]).keys() == [winner["key"]]
+
+
+# -- the setting -------------------------------------------------------------------------------
+
+def test_the_setting_is_parsed_strictly():
+    from sgcc.cache import remote
+
+    spec = remote.parse("redis://bob:p%40ss@cache.example.org:6380/2|read-only")
+    assert (spec.host, spec.port, spec.db, spec.username, spec.password, spec.read_only) == \
+        ("cache.example.org", 6380, 2, "bob", "p@ss", True)
+    assert "p@ss" not in spec.url and "p@ss" not in repr(spec)
+    spec = remote.parse("redis://s3cret@[::1]")
+    assert (spec.host, spec.port, spec.db, spec.password, spec.read_only) == ("::1", 6379, 0, "s3cret", False)
+    for bad, says in [("http://host", "unsupported"), ("redis://host|writable", "unknown remote storage attribute"),
+                      ("host:6379", "expected a URL"), ("redis://:6379/0", "no host"),
+                      ("redis://host:port/0", "bad port"), ("redis://host:70000/0", "out of range")]:
+        with pytest.raises(ValueError, match=says):
+            remote.parse(bad)
+
+
+def test_sgcc_config_shows_the_remote_with_its_origin_and_no_password(sgcc_exe, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_")}
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('remote_storage = "redis://ci:hunter2@cache.example.org/1|read-only"\nremote_timeout = 80\n')
+    env["SGCC_CONFIG"] = str(cfg)
+    r = proc.run([sgcc_exe, "config"], env=env, timeout=60)
+    assert r.returncode == 0
+    out = r.stdout.decode()
+    assert f"redis://ci:***@cache.example.org/1|read-only  (user file {cfg})" in out
+    assert "remote_timeout         80" in out and "hunter2" not in out
+    assert b"hunter2" not in proc.run([sgcc_exe, "config", "--json"], env=env, timeout=60).stdout
+    for setting, message in [("SGCC_REMOTE_TIMEOUT=0", "remote_timeout in SGCC_REMOTE_TIMEOUT: 0 is out of range"),
+                             ("SGCC_REMOTE_STORAGE=s3://bucket", "unsupported remote storage 's3'")]:
+        name, _, value = setting.partition("=")
+        r = proc.run([sgcc_exe, "config"], env={**env, name: value}, timeout=60)
+        assert r.returncode != 0 and message in r.stderr.decode() and b"Traceback" not in r.stderr

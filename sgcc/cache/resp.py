@@ -69,7 +69,10 @@ class Connection:
         self.buf = b""
         self.sock = None
         try:
-            infos = _socket.getaddrinfo(host, port, 0, _socket.SOCK_STREAM)
+            # bytes: a str host goes through the idna codec, whose import (stringprep, re)
+            # costs ~30 ms; an ASCII name needs no encoding.
+            infos = _socket.getaddrinfo(host.encode("ascii") if host.isascii() else host, port, 0,
+                                        _socket.SOCK_STREAM)
         except OSError as exc:
             raise Unreachable(f"cannot resolve {host}: {exc}") from None
         last: Exception | None = None
