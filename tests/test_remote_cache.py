@@ -405,6 +405,27 @@ def test_a_hostile_entry_written_into_redis_never_reaches_a_build(kind, db, winn
     assert _stats(sgcc_exe, env)["remote_refused"] == 2
 
 
+@pytest.mark.parametrize("with_memo", [False, True], ids=["entry", "entry and memo"])
+def test_a_signed_entry_moved_to_another_key_in_a_shared_directory_is_refused(with_memo, winner, team_key,
+                                                                                tmp_path, sgcc_exe):
+    """The rule the remote follows holds for a shared cache directory too: a genuine team-signed
+    entry (and its memoized assembly) copied under another translation unit's key is not used."""
+    key = winner["key"]
+    other = "f" * 48 + key[48:]
+    work, env = _bob(tmp_path, _closed_port_url(), team_key)
+    store = cache.Store(env["SGCC_CACHE_DIR"], signing_key=str(team_key), remote=False)
+    store.update(other, lambda old: {"functions": {}, "apply": {"units": {"count_bits": HOSTILE_UNIT}}})
+    Path(store.path(key)).parent.joinpath("win", key).touch()
+    os.link(store.path(other), store.path(key))
+    if with_memo:
+        _, entry_sum = store.read_checked(other)
+        store.write_joined(other, entry_sum, HOSTILE_UNIT, ["count_bits"])
+        joined = Path(store.path(other)).parent / "joined"
+        os.link(joined / f"{other}.s", joined / f"{key}.s")
+    assert _compile(sgcc_exe, work, env, "moved.o") == winner["plain"]
+    assert "another key" in Path(env["SGCC_LOGFILE"]).read_text()
+
+
 def test_an_oversized_value_is_refused_unread(db, winner, team_key, tmp_path, sgcc_exe):
     key = winner["key"]
     db.client.sadd(f"sgcc:2:{key[48:]}:win", key)

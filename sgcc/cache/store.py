@@ -216,6 +216,12 @@ class Store:
         except CacheError:
             self._discard_corrupt(key, path, raw)
             return None, ""
+        if data.get("key") != key:
+            # A genuinely signed entry of another unit or context (an older version of this
+            # file, say), moved under this key in a shared directory: not this unit's proof.
+            self.untrusted = "the entry was made for another key"
+            self.bump({"untrusted": 1})
+            return None, ""
         if touch:
             self.touch(key)
         return data, raw[:raw.find(b"\n")].decode("ascii").split()[2]
@@ -309,6 +315,10 @@ class Store:
         enl = entry.find(b"\n")
         head = entry[:enl].decode("ascii", "replace").split() if enl > 0 else []
         if len(head) != 4 or head[1] != str(SCHEMA) or keys.sha256(entry[enl + 1:]).hexdigest() != head[2]:
+            return None
+        # Made for this key (the top-level "key" line json.dumps(indent=1) writes; quotes inside
+        # strings are escaped, so no value can fake it): else the full read refuses it.
+        if b'\n "key": "' + key.encode("ascii", "replace") + b'"' not in entry[enl + 1:]:
             return None
         nl = raw.find(b"\n")
         header = raw[:nl].decode("ascii", "replace").split(" ") if nl > 0 else []
