@@ -103,6 +103,57 @@ def _q(values: list[float], p: float) -> float:
     return s[min(len(s) - 1, int(p * (len(s) - 1) + 0.5))]
 
 
+def _micro(tmp: Path, url: str, key: str, home: Path) -> dict[str, tuple[float, float, float]]:
+    """What a compile with ``remote_storage`` adds, piece by piece, without process noise: the
+    modules it imports (``-X importtime``, self times, a fresh interpreter each), the index
+    lookup of a miss (a new Layer each time: marker check, connect, SMEMBERS), the fetch of a
+    remote hit (GET, checksum, HMAC, key check), and the skip while the server is marked down."""
+    def spread(values: list[float]) -> tuple[float, float, float]:
+        ms = [v * 1000 for v in values]
+        return statistics.median(ms), _q(ms, .25), _q(ms, .75)
+
+    out = {}
+    imports = []
+    mods = {"sgcc.cache.remote", "sgcc.cache.resp", "sgcc.cache.redis_backend", "_socket"}
+    for _ in range(15):
+        r = subprocess.run([sys.executable, "-X", "importtime", "-c",
+                            "import sgcc.dropin.driver, sgcc.cache.store, sgcc.cache.keys; "
+                            "import sgcc.cache.redis_backend"],
+                           capture_output=True, text=True, check=True)
+        total = 0
+        for line in r.stderr.splitlines():
+            parts = [p.strip() for p in line.removeprefix("import time:").split("|")]
+            if len(parts) == 3 and parts[2] in mods:
+                total += int(parts[0])
+        imports.append(total / 1e6)
+    out["import of the remote modules (compile path)"] = spread(imports)
+    root = str(tmp / "micro")
+    ctx = key[48:]
+    ring = cache.Store(tmp / "seed").keyring
+    for label, fn in [
+        ("miss: index lookup (connect + SMEMBERS)", lambda: remote.Layer(root, url, 150).winners(ctx)),
+        ("hit: fetch + validation (connect + GET + HMAC)",
+         lambda: remote.Layer(root, url, 150).fetch(key, ring, cache.MAX_ENTRY_BYTES)),
+    ]:
+        assert label.startswith("miss") or fn() is not None
+        vals = []
+        for _ in range(300):
+            t = time.perf_counter()
+            fn()
+            vals.append(time.perf_counter() - t)
+        out[label] = spread(vals)
+    down = tmp / "micro-down"
+    down.mkdir()
+    (down / remote.DOWN_FILE).write_text(f"{time.time() + 3600} {remote.parse(url).url}\n")
+    vals = []
+    for _ in range(300):
+        t = time.perf_counter()
+        remote.Layer(str(down), url, 150).winners(ctx)
+        vals.append(time.perf_counter() - t)
+    out["server marked down: the skip"] = spread(vals)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=15)
@@ -147,6 +198,7 @@ def main() -> int:
         shutil.copytree(seed, memo_cache)
         _time([SGCC, "-O3", "-c", "popcount.c", "-o", "m.o"], work, _env(home, memo_cache))  # makes the memo
 
+        micro = _micro(tmp, url, key, home)
         compile_o3 = [SGCC, "-O3", "-c", "popcount.c", "-o", "x.o"]
         compile_o2 = [SGCC, "-O2", "-c", "popcount.c", "-o", "y.o"]
         dead = f"redis://127.0.0.1:{_free_port()}/0"
@@ -206,6 +258,10 @@ def main() -> int:
         paired("miss, remote", "miss, no remote", "miss: added by the remote lookup")
         paired("build, dead server", "build, no remote", "build: dead server (closed port)")
         paired("build, silent server", "build, no remote", f"build: silent server (timeout {args.timeout_ms} ms)")
+        print()
+        print("# the remote lookup alone, in-process (median of 300; p25-p75), and its imports:")
+        for label, (med, lo, hi) in micro.items():
+            print(f"{label:<46} {med:8.3f} ms ({lo:.3f}-{hi:.3f})")
         return 0
     finally:
         server.terminate()

@@ -35,6 +35,15 @@ entry version it came from (:meth:`Store.read_joined`, :meth:`Store.write_joined
 ``ROOT/stats.d`` and ``ROOT/stats.json`` (:mod:`sgcc.cache.stats`), ``ROOT/as-commands``
 (:mod:`sgcc.dropin.assemble`).
 
+**Whose entry.** An entry is used only if a trusted key signed it (:mod:`sgcc.cache.trust`)
+and it names the very key it is read under: a signed entry of another unit or context moved
+under this key (in a shared directory, or served by a remote) is refused and counted as
+``untrusted``.
+
+**Remote.** A :class:`Store` may have a remote layer behind it (:mod:`sgcc.cache.remote`,
+the ``remote_storage`` setting): a local miss asks it, a validated remote entry fills this
+directory as it came, and :meth:`Store.update` stores there too unless it is read-only.
+
 Kept lean: imported by the drop-in compile; json is imported only to read or write an entry.
 """
 
