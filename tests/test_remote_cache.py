@@ -217,6 +217,7 @@ def test_the_server_answers_only_in_its_context(db, winner, team_key, tmp_path, 
     assert c["direct"] == 1 and "remote_lookups" not in c and "remote_errors" not in c
 
 
+@pytest.mark.slow
 def test_a_read_only_remote_serves_but_is_never_written(db, winner, team_key, tmp_path, sgcc_exe):
     """Bob's `sgcc optimize` with `|read-only` stores locally only: the server is unchanged."""
     work, env = _bob(tmp_path, db.url + "|read-only", team_key)
@@ -456,6 +457,7 @@ def test_a_junk_index_costs_nothing_but_the_lookup(index, db, winner, team_key, 
 
 # -- concurrency -------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_concurrent_make_j_builds_against_one_server(db, winner, team_key, tmp_path, sgcc_exe):
     """Two teammates' `make -j8` of eight files each, at once, against one server: every object
     is the winner's, each cache took the entry once, no errors."""
