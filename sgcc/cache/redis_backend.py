@@ -65,8 +65,10 @@ class RedisStorage(remote.Storage):
 
     def put(self, key: str, data: bytes, has_winners: bool) -> None:
         """The entry and the index, in one transaction."""
-        import redis
-
+        try:
+            import redis
+        except ImportError:  # a dependency of sgcc; a broken install must not fail a search
+            raise remote.RemoteError("redis-py is not installed (pip install redis)") from None
         timeout = max(1.0, self.timeout * STORE_TIMEOUT_FACTOR)
         client = redis.Redis(host=self.spec.host, port=self.spec.port, db=self.spec.db,
                              username=self.spec.username or None, password=self.spec.password or None,
