@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -188,8 +189,10 @@ def test_a_teammates_winner_reaches_a_plain_make_through_the_server(db, winner, 
     work, env = _bob(tmp_path, db, team_key)
     (work / "Makefile").write_text("popcount.o: popcount.c\n\t$(CC) -O3 -c popcount.c -o popcount.o\n")
     before = sorted(db.client.keys("*"))
-    r = proc.run(["make", "CC=" + sgcc_exe], cwd=work, env=env, timeout=300)
-    assert r.returncode == 0 and b"warning" not in r.stderr, r.stderr.decode()
+    r = proc.run(["make", "CC=" + sgcc_exe], cwd=work, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, timeout=300)
+    assert r.returncode == 0 and b"sgcc: warning" not in r.stderr, r.stderr.decode()
+    imported = set(re.findall(r"^import time:.*\|\s*(\S+)$", r.stderr.decode(), re.M))
+    assert "sgcc.cache.resp" in imported and not imported & {"redis", "socket"}  # the lean client only
     assert (work / "popcount.o").read_bytes() == winner["optimized"] != winner["plain"]
     assert Path(cache.Store(env["SGCC_CACHE_DIR"]).path(key)).exists()  # filled locally
     c = _stats(sgcc_exe, env)
