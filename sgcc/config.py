@@ -138,6 +138,26 @@ def _paths(value: object) -> str:
     return ",".join(p.strip() for p in _str(value).split(",") if p.strip())
 
 
+def _remote_storage(value: object) -> str:
+    """'' (none) or a remote storage URL that :func:`sgcc.cache.remote.parse` accepts."""
+    text = _str(value).strip()
+    if text:
+        from sgcc.cache import remote
+
+        remote.parse(text)
+    return text
+
+
+def shown(key: str, value: object) -> object:
+    """A setting's value as ``sgcc config`` prints it: a remote storage password replaced by ``***``."""
+    if key == "remote_storage" and value and "@" in str(value):
+        scheme, sep, rest = str(value).partition("://")
+        userinfo, _, hostpart = rest.partition("@")
+        user = userinfo.partition(":")[0] if ":" in userinfo else ""
+        return f"{scheme}{sep}{user}:***@{hostpart}"
+    return value
+
+
 def _choice(*choices: str):
     def convert(value: object) -> str:
         text = str(value).strip().lower()
@@ -212,6 +232,11 @@ SETTINGS: dict[str, Setting] = {
                 "key file that signs cache entries sgcc validated (default: your own key, made on first use)"),
         Setting("trusted_keys", _paths, "",
                 "more key files whose signed cache entries builds may use (a team's), comma-separated"),
+        Setting("remote_storage", _remote_storage, "",
+                "remote cache behind the local one: 'redis://host:6379/0', '|read-only' to never store there; "
+                "its entries are used only if a trusted key signed them"),
+        Setting("remote_timeout", _within(_int, 1, 10000), 150,
+                "milliseconds one remote lookup may take; a server that fails is left alone for a minute"),
     ]
 }
 
@@ -380,9 +405,10 @@ def cache_dir(cfg: Config) -> str:
 
 
 def compile_settings() -> dict:
-    """What the compile path needs (``cache``, ``cache_dir``, ``isa``), through the same layers
+    """What the compile path needs (``cache``, ``cache_dir``, ``isa``, keys, remote), through the same layers
     as :func:`load`; raises :class:`SgccError` on a bad file or value, like every command."""
     values, _, _, _ = _resolve(None, None)
     return {"cache": values["cache"].value, "isa": values["isa"].value,
             "cache_dir": _effective_cache_dir(values["cache_dir"].value),
-            "signing_key": values["signing_key"].value, "trusted_keys": values["trusted_keys"].value}
+            "signing_key": values["signing_key"].value, "trusted_keys": values["trusted_keys"].value,
+            "remote_storage": values["remote_storage"].value, "remote_timeout": values["remote_timeout"].value}

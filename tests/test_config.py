@@ -57,11 +57,12 @@ def test_the_compile_path_resolves_through_the_same_layers(layers, monkeypatch, 
     monkeypatch.chdir(project / "sub")
     assert config.compile_settings() == {"cache": True, "isa": "native",
                                          "cache_dir": str((tmp_path / "user-cache").resolve()),
-                                         "signing_key": "", "trusted_keys": ""}
+                                         "signing_key": "", "trusted_keys": "", "remote_storage": "",
+                                         "remote_timeout": 150}
     (project / "sgcc.toml").write_text('[sgcc]\ncache = false\ncache-dir = "pc"\n')
     got = config.compile_settings()
     assert got == {"cache": False, "isa": "native", "cache_dir": str((project / "pc").resolve()),
-                   "signing_key": "", "trusted_keys": ""}
+                   "signing_key": "", "trusted_keys": "", "remote_storage": "", "remote_timeout": 150}
     cfg = config.load()
     assert (cfg.cache, cfg.isa, config.cache_dir(cfg)) == (got["cache"], got["isa"], got["cache_dir"])
     monkeypatch.setenv("SGCC_CACHE", "yes")

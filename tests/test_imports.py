@@ -30,6 +30,9 @@ LEAN = {"sgcc", "sgcc.cli", "sgcc.dropin", "sgcc.dropin.driver", "sgcc.dropin.co
 DIRECT = LEAN | {"sgcc.cache.keys", "sgcc.cache.store"}
 REPEATED_HIT = DIRECT | {"sgcc.dropin.assemble", "sgcc.cache.trust", "sgcc.fsutil"}
 HIT = REPEATED_HIT | {"sgcc.asm", "sgcc.asm.units", "sgcc.asm.lex", "sgcc.asm.splitter"}
+#: What a compile adds when ``remote_storage`` is set: the layer and the lean Redis client
+#: (never redis-py, ~160 ms, nor socket, ~10 ms).
+REMOTE = {"sgcc.cache.remote", "sgcc.cache.redis_backend", "sgcc.cache.resp"}
 #: Never on any compile path (each costs milliseconds, or pulls in a command's machinery).
 NEVER = {"dataclasses", "tempfile", "pathlib", "typing", "tomllib", "click", "platformdirs", "filelock", "subprocess",
          "hashlib", "shutil"}
@@ -96,3 +99,18 @@ def test_cache_hit_imports_the_unit_parser_and_json_only(work, sgcc_exe, real_gc
     assert {n for n in names if n.startswith("sgcc")} == REPEATED_HIT
     assert not names & NOT_LEAN
     assert (work / "a.o").read_bytes() == first
+
+
+def test_the_remote_cache_loads_only_when_configured_and_only_its_lean_client(work, sgcc_exe):
+    names, log = _imports(sgcc_exe, ["-O3", "-c", "a.c", "-o", "a.o"], work, _env(work / "cache"))
+    assert "nothing to substitute" in log and not names & REMOTE
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on: the lookup fails at once
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**_env(work / "cache"), "SGCC_REMOTE_STORAGE": f"redis://127.0.0.1:{port}/0"}
+    names, log = _imports(sgcc_exe, ["-O3", "-c", "a.c", "-o", "a.o"], work, env)
+    assert "nothing to substitute" in log and "unusable" in log
+    assert {n for n in names if n.startswith("sgcc")} == DIRECT | REMOTE
+    assert not names & (NOT_LEAN | {"redis", "socket"})

@@ -35,6 +35,15 @@ entry version it came from (:meth:`Store.read_joined`, :meth:`Store.write_joined
 ``ROOT/stats.d`` and ``ROOT/stats.json`` (:mod:`sgcc.cache.stats`), ``ROOT/as-commands``
 (:mod:`sgcc.dropin.assemble`).
 
+**Whose entry.** An entry is used only if a trusted key signed it (:mod:`sgcc.cache.trust`)
+and it names the very key it is read under: a signed entry of another unit or context moved
+under this key (in a shared directory, or served by a remote) is refused and counted as
+``untrusted``.
+
+**Remote.** A :class:`Store` may have a remote layer behind it (:mod:`sgcc.cache.remote`,
+the ``remote_storage`` setting): a local miss asks it, a validated remote entry fills this
+directory as it came, and :meth:`Store.update` stores there too unless it is read-only.
+
 Kept lean: imported by the drop-in compile; json is imported only to read or write an entry.
 """
 
@@ -159,12 +168,17 @@ class Store:
     """One cache directory."""
 
     def __init__(self, root: str | os.PathLike | None = None, max_bytes: int = DEFAULT_MAX_BYTES, *,
-                 signing_key: str = "", trusted_keys: str = ""):
+                 signing_key: str = "", trusted_keys: str = "", remote=None):
+        """``remote``: a :class:`sgcc.cache.remote.Layer` (whose counters its owner records),
+        False for none, or None for the one the configuration names (``remote_storage``,
+        looked up on the first local miss or store; its counters are recorded here)."""
         self.root = os.fspath(root) if root is not None else default_root()
         self.max_bytes = max_bytes
         self._key_settings = (signing_key, trusted_keys)
         self._keyring = None
         self.untrusted = ""  # why the last entry read was ignored, if it was
+        self._remote = remote
+        self._owns_remote = False
 
     @property
     def keyring(self):
@@ -201,7 +215,7 @@ class Store:
         path = self.path(key)
         raw = _read_capped(path)
         if raw is None:
-            return None, ""
+            return self._from_remote(key)
         try:
             data = decode_entry(raw, self.keyring)
         except UntrustedEntry as exc:
@@ -211,9 +225,77 @@ class Store:
         except CacheError:
             self._discard_corrupt(key, path, raw)
             return None, ""
+        if data.get("key") != key:
+            # A genuinely signed entry of another unit or context (an older version of this
+            # file, say), moved under this key in a shared directory: not this unit's proof.
+            self.untrusted = "the entry was made for another key"
+            self.bump({"untrusted": 1})
+            return None, ""
         if touch:
             self.touch(key)
         return data, raw[:raw.find(b"\n")].decode("ascii").split()[2]
+
+    # -- the remote layer (sgcc.cache.remote) -------------------------------------------------
+
+    def remote(self):
+        """The remote layer behind this directory, or None."""
+        if self._remote is None:
+            self._remote, self._owns_remote = False, True
+            from sgcc import config
+
+            try:
+                settings = config.compile_settings()
+            except Exception:  # a bad setting is reported by every command; here: no remote
+                return None
+            if settings.get("remote_storage") and settings.get("cache"):
+                from sgcc.cache import remote
+
+                self._remote = remote.Layer(self.root, settings["remote_storage"], settings["remote_timeout"])
+        return self._remote or None
+
+    def _record_remote(self, layer) -> None:
+        if self._owns_remote and layer.counts:
+            self.bump(layer.counts)
+            layer.counts = {}
+
+    def _from_remote(self, key: str) -> tuple[dict | None, str]:
+        """A local miss: the remote's entry, validated (:meth:`sgcc.cache.remote.Layer.fetch`),
+        fills the local cache and is returned as a local read returns it."""
+        layer = self.remote()
+        if layer is None:
+            return None, ""
+        try:
+            got = layer.fetch(key, self.keyring, MAX_ENTRY_BYTES)
+        finally:
+            self._record_remote(layer)
+        if got is None:
+            if layer.refused:
+                self.untrusted = f"remote entry refused: {layer.refused}"
+            return None, ""
+        raw, data = got
+        self._fill(key, raw, bool(substitution(data)))
+        return data, raw[:raw.find(b"\n")].decode("ascii").split()[2]
+
+    def _fill(self, key: str, raw: bytes, has_winners: bool) -> None:
+        """Keep a validated remote entry locally, as it came (unless one appeared meanwhile)."""
+        path = self.path(key)
+        mark = self._mark_path(key)
+        fd = _lock(self._lock_path(key))
+        try:
+            if os.path.exists(path):
+                return
+            os.makedirs(os.path.dirname(mark), exist_ok=True)
+            if has_winners:  # the mark first, as update() does
+                os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o666))
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as fh:
+                fh.write(raw)
+            os.replace(tmp, path)
+        except OSError:
+            return
+        finally:
+            _unlock(fd)
+        self.trim()
 
     def touch(self, key: str) -> None:
         """Mark ``key``'s entry as just used (least recently used = oldest mtime)."""
@@ -242,6 +324,10 @@ class Store:
         enl = entry.find(b"\n")
         head = entry[:enl].decode("ascii", "replace").split() if enl > 0 else []
         if len(head) != 4 or head[1] != str(SCHEMA) or keys.sha256(entry[enl + 1:]).hexdigest() != head[2]:
+            return None
+        # Made for this key (the top-level "key" line json.dumps(indent=1) writes; quotes inside
+        # strings are escaped, so no value can fake it): else the full read refuses it.
+        if b'\n "key": "' + key.encode("ascii", "replace") + b'"' not in entry[enl + 1:]:
             return None
         nl = raw.find(b"\n")
         header = raw[:nl].decode("ascii", "replace").split(" ") if nl > 0 else []
@@ -342,6 +428,10 @@ class Store:
         finally:
             _unlock(fd)
         self.bump({"stores": 1})
+        layer = self.remote()
+        if layer is not None:  # after the local store, outside its lock: a slow server holds no one up
+            layer.push(key, data, has_winners)
+            self._record_remote(layer)
         self.trim()
         return new
 

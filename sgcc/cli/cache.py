@@ -19,11 +19,38 @@ def _store():
                        signing_key=cfg.signing_key, trusted_keys=cfg.trusted_keys)
 
 
+def _remote_rows(c: dict) -> list[tuple[str, object]]:
+    """The remote cache's counters (sgcc.cache.remote), listed apart from the local ones;
+    nothing when no remote is configured and none was ever counted."""
+    from sgcc import config as configmod
+
+    setting = configmod.load().remote_storage
+    if not setting and not any(k.startswith("remote_") for k in c):
+        return []
+    shown = "-"
+    if setting:
+        from sgcc.cache import remote
+
+        shown = remote.parse(setting).url  # the password left out
+    return [
+        ("remote storage", shown),
+        ("  remote lookups", c.get("remote_lookups", 0)),
+        ("    hits (validated, copied here)", c.get("remote_hits", 0)),
+        ("    misses", c.get("remote_misses", 0)),
+        ("    refused (untrusted/garbage)", c.get("remote_refused", 0)),
+        ("  errors (server unusable)", c.get("remote_errors", 0)),
+        ("  timeouts", c.get("remote_timeouts", 0)),
+        ("  skipped (server marked down)", c.get("remote_skipped", 0)),
+        ("  verdicts stored remotely", c.get("remote_stores", 0)),
+    ]
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 @click.option("--zero", is_flag=True, help="Reset the counters (entries are kept).")
 def stats(as_json: bool, zero: bool) -> None:
-    """Cache statistics: compiles, hits, misses, why compiles passed through, size."""
+    """Cache statistics: compiles, hits, misses, why compiles passed through, size, and the
+    remote cache's lookups, hits, misses, refusals, errors and timeouts."""
     store = _store()
     if zero:
         store.zero_stats()
@@ -54,6 +81,7 @@ def stats(as_json: bool, zero: bool) -> None:
         ("entries evicted", c.get("evictions", 0)),
         ("entries", data["entries"]),
         ("size", f"{_human(data['bytes'])} of {_human(data['max_bytes'])}"),
+        *_remote_rows(c),
     ]
     width = max(len(k) for k, _ in rows)
     for k, v in rows:

@@ -18,15 +18,15 @@ def config_command(as_json: bool) -> None:
     from sgcc import config as configmod
 
     cfg = configmod.load()
+    items = [(k, configmod.shown(k, v), src) for k, v, src in cfg.items()]  # no secrets printed
     if as_json:
-        data = {k: {"value": v, "source": src} for k, v, src in cfg.items()}
+        data = {k: {"value": v, "source": src} for k, v, src in items}
         data["_files"] = [str(f) for f in cfg.files]
         if cfg.project:
             data["_project"] = cfg.project
         data["_isolation"] = _isolation().to_dict()
         click.echo(json.dumps(data, indent=2))
         return
-    items = cfg.items()
     width = max(len(k) for k, _, _ in items)
     for key, value, source in items:
         shown = "" if value is None else value

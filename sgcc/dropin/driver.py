@@ -71,13 +71,14 @@ class EligibleCompile:
     """Carries out one eligible invocation; see the module docstring for the steps."""
 
     def __init__(self, compiler: str, inv: gccargs.Invocation, tmpdir: str, settings: dict | None = None,
-                 ctx: dict | None = None, marks: frozenset[str] = frozenset()):
+                 ctx: dict | None = None, marks: frozenset[str] = frozenset(), remote=None):
         self.compiler = compiler
         self.inv = inv
         self.tmpdir = tmpdir
         self.settings = settings if settings is not None else {"cache": False}
         self.ctx = ctx  # the cache context (see plan), computed once
         self.marks = marks  # keys in that context with winners, listed before compiling
+        self.remote = remote  # the remote layer (sgcc.cache.remote), when remote_storage is set
         self.counts: dict[str, int] = {}
         self.env = compilermod.child_env(compiler)
         self.stdout: list[bytes] = []
@@ -169,7 +170,7 @@ class EligibleCompile:
         if not self.settings.get("cache"):
             return None
         store = cache.Store(self.settings["cache_dir"], signing_key=self.settings.get("signing_key", ""),
-                            trusted_keys=self.settings.get("trusted_keys", ""))
+                            trusted_keys=self.settings.get("trusted_keys", ""), remote=self.remote or False)
         self._count("tu_lookups")
         if key not in self.marks:  # no winner (the index is exact for entries with winners)
             self._count("tu_hits_no_winner" if store.exists(key) else "tu_misses")
@@ -350,25 +351,27 @@ def main(argv: list[str]) -> int:
         log(f"pass-through ({inv.reason}): {invoked.mode} {invoked.compiler}")
         _stats(settings, {"passthrough": 1}, {inv.reason or "unknown": 1})
         exec_compiler(invoked.compiler, invoked.args)
+    remote = None
     try:
-        ctx, marks = plan(invoked.compiler, inv, settings)
+        remote = _remote_layer(settings)
+        ctx, marks = plan(invoked.compiler, inv, settings, remote)
     except Exception as exc:  # sgcc's own failure must never break the build
         warn(f"internal error ({type(exc).__name__}: {exc}); compiling with plain gcc")
-        _stats(settings, {"eligible": 1, "internal_errors": 1})
+        _stats(settings, {"eligible": 1, "internal_errors": 1, **_remote_counts(remote)})
         exec_compiler(invoked.compiler, invoked.args)
     if ctx is None:
         log(f"eligible, nothing to substitute: {invoked.mode} {invoked.compiler} {inv.mode} "
             f"{' '.join(s.path for s in inv.sources)}")
-        _stats(settings, {"eligible": 1, "direct": 1})
+        _stats(settings, {"eligible": 1, "direct": 1, **_remote_counts(remote)})
         exec_compiler(invoked.compiler, invoked.args)
     log(f"eligible: {invoked.mode} {invoked.compiler} {inv.mode} {' '.join(s.path for s in inv.sources)}")
     keep = _truthy(os.environ.get("SGCC_KEEP_TEMPS"))
     tmpdir = _private_tmpdir()
     if tmpdir is None:  # nowhere to work (TMPDIR and /tmp unusable): gcc copes, so let it
         log("no private temporary directory; compiling with plain gcc")
-        _stats(settings, {"eligible": 1, "fallbacks": 1})
+        _stats(settings, {"eligible": 1, "fallbacks": 1, **_remote_counts(remote)})
         exec_compiler(invoked.compiler, invoked.args)
-    job = EligibleCompile(invoked.compiler, inv, tmpdir, settings, ctx, marks)
+    job = EligibleCompile(invoked.compiler, inv, tmpdir, settings, ctx, marks, remote)
     try:
         status = job.run()
     except KeyboardInterrupt:  # make's ^C: stop as gcc would, leaving nothing of sgcc's behind
@@ -376,28 +379,46 @@ def main(argv: list[str]) -> int:
         return 130
     except _Fallback as exc:
         log(f"fallback to gcc: {exc}")
-        _stats(settings, {"eligible": 1, "fallbacks": 1})
+        _stats(settings, {"eligible": 1, "fallbacks": 1, **_remote_counts(remote)})
         # gcc itself failed (a compile error, usually): let it run the original command and
         # report exactly what it reports, once.
         _cleanup(tmpdir, keep)
         exec_compiler(invoked.compiler, invoked.args)
     except Exception as exc:  # sgcc's own failure must never break the build
         warn(f"internal error ({type(exc).__name__}: {exc}); compiling with plain gcc")
-        _stats(settings, {"eligible": 1, "internal_errors": 1})
+        _stats(settings, {"eligible": 1, "internal_errors": 1, **_remote_counts(remote)})
         _cleanup(tmpdir, keep)
         exec_compiler(invoked.compiler, invoked.args)
     _cleanup(tmpdir, keep)
-    _stats(settings, {"eligible": 1, **job.counts})
+    _stats(settings, {"eligible": 1, **job.counts, **_remote_counts(remote)})
     return status
 
 
-def plan(compiler: str, inv: gccargs.Invocation, settings: dict) -> tuple[dict | None, frozenset[str]]:
+def _remote_layer(settings: dict):
+    """The remote cache layer when ``remote_storage`` is set (and the cache is on), else None:
+    only then is :mod:`sgcc.cache.remote` imported."""
+    if not settings.get("remote_storage") or not settings.get("cache"):
+        return None
+    from sgcc.cache import remote
+
+    return remote.Layer(settings["cache_dir"], settings["remote_storage"], settings.get("remote_timeout", 150))
+
+
+def _remote_counts(remote) -> dict:
+    return remote.counts if remote is not None else {}
+
+
+def plan(compiler: str, inv: gccargs.Invocation, settings: dict,
+         remote=None) -> tuple[dict | None, frozenset[str]]:
     """Whether this eligible compile has anything to substitute, decided before running gcc.
 
     Returns ``(None, {})`` when it cannot: the cache is off (and no ``sgcc optimize --project``
     is recording or overlaying), or the cache holds no winner in this compile's context.
     Otherwise the context and the keys with winners in it, listed now (see
     :mod:`sgcc.cache.store` for why a key missing from that list has nothing to substitute).
+    With a ``remote`` layer (``remote_storage``), the keys its server lists for the context
+    join them: one round trip, within ``remote_timeout``, skipped while the server is marked
+    down; a remote key's entry is fetched and validated only if the local cache misses it.
     """
     overlay_or_record = os.environ.get("SGCC_OVERLAY") or os.environ.get("SGCC_RECORD")
     if not settings.get("cache") and not overlay_or_record:
@@ -407,6 +428,8 @@ def plan(compiler: str, inv: gccargs.Invocation, settings: dict) -> tuple[dict |
 
     ctx = keys.context(compiler, inv.flags_without_inputs(drop_dependency_flags=True), settings.get("isa", "flags"))
     marks = cache.winners(settings["cache_dir"], keys.context_id(ctx)) if settings.get("cache") else frozenset()
+    if remote is not None:
+        marks |= remote.winners(keys.context_id(ctx))
     if not marks and not overlay_or_record:
         return None, frozenset()
     # Checked only now, when sgcc would take its own path (one stat, off the common path).
