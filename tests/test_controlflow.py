@@ -288,3 +288,12 @@ def test_a_static_function_address_gcc_takes_nowhere_is_still_refused(callback):
     """Taking the address of ``other``, which gcc's code only calls, stays refused."""
     body = "\tleaq\tother(%rip), %rax\n\tret\n"
     assert "address" in _rules(callback, _with_body(callback, "pcall", body, "take_other"))
+
+
+def test_a_noreturn_local_call_resolved_by_the_assembler_ends_a_function(tmp_path):
+    """gcc splits an inlined assert's failing branch into ``f.part.0`` and calls it as the last
+    instruction of each caller, with no relocation; gcc's own object must prove clean."""
+    obj = _compile(CORPUS / "assert_split.c", ["-O3"], tmp_path / "a.o")
+    out = proc.run(["objdump", "-dr", str(obj)], check=True).stdout.decode()
+    assert re.search(r"call\s+0 <flush_cache\.part\.0>", out)  # the premise: a local, resolved call
+    assert controlflow.check(obj, obj) == []

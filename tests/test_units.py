@@ -40,6 +40,7 @@ O3_NOPIC = {"O3", "O3-g", "O3-sections"}
 # Units every flag set must produce.
 ALWAYS = {
     "alloca_vla": {"vla_sum", "alloca_copy", "main"},
+    "assert_split": {"flush_cache", "prepare", "main"},
     "callbacks": {"run", "protected_call", "main"},
     "char_consts": {"hash_char", "semi_char", "in_string", "main"},
     "clones": {"refill", "main"},

@@ -227,6 +227,13 @@ class Baseline:
                             self.noreturn.add(what)
                         elif where == "code":
                             self.noreturn.add(unit.code_name(what))
+                    else:
+                        # A call the assembler resolved (a local function in the same section,
+                        # such as an assert's .part.0 split): its target is the immediate.
+                        X = registers().X
+                        imm = next((op.imm for op in insn.operands if op.type == X.X86_OP_IMM), None)
+                        if imm is not None:
+                            self.noreturn.add(unit.code_name((shndx, imm)))
 
 
     def _resolved_references(self, unit: Unit, shndx: int, code) -> None:
