@@ -34,21 +34,80 @@ def test_promising_comparison_runs_every_round():
     assert timing.measure(run_a, run_b, rounds=10, min_sample_seconds=0.05, seed=1, lock=False).rounds == 10
 
 
-def test_budget_shares_follow_the_profile():
+class _Clock:
+    """A clock the test moves by hand (the budget reads wall time)."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_budget_shares_follow_the_profile_with_no_floor():
     units = [_Unit("hot"), _Unit("warm"), _Unit("cold")]
-    budget = Budget(100.0, 10, units, {"hot": 0.8, "warm": 0.15, "cold": 0.05})
-    # At least half an equal share each; the hottest gets most.
-    assert budget.share["hot"] == 0.8 and abs(budget.share["cold"] - 0.5 / 3) < 1e-9
+    clock = _Clock()
+    budget = Budget(100.0, 10, units, {"hot": 0.8, "warm": 0.2, "cold": 1e-7}, started=clock.now, clock=clock)
+    # Shares are the weights' fractions: no fixed floor for the cold function.
+    assert abs(budget.share["hot"] - 0.8) < 1e-6 and budget.share["cold"] < 1e-6
+    budget.begin_search()
+    budget.reopen()
     for _ in range(8):
         assert budget.allows("hot")
         budget.count("hot")
-    assert not budget.allows("hot")  # round(10 * 0.8) candidates for it
-    assert budget.allows("warm")
-    budget.spend("warm", 20.0)  # more than its share of the seconds
-    assert not budget.time_left("warm") and budget.time_left("cold")
-    budget.overhead = 80.0  # preparation counts against the program's seconds
+    assert not budget.allows("hot")  # round(10 * 0.8) candidates of its own, the rest is claimed
+    budget.record_build(1.0)
+    budget.record_timing(9.0, full=True)  # a candidate costs about 10 s now
+    # The cold function's share (1e-5 s) buys nothing; the hot and warm ones still claim theirs.
     assert not budget.time_left("cold") and budget.exhausted
-    assert "preparation 80.0 s" in budget.spent_summary()
+    assert budget.time_left("warm")
+    budget.spend("warm", 25.0)  # more than its 20 s
+    assert not budget.time_left("warm") and budget.time_left("hot")
+    # The hot function is done, 30 s spent of its 80: the rest is slack anyone may use.
+    budget.spend("hot", 30.0)
+    budget.finish("hot")
+    assert budget.time_left("cold") and budget.time_left("warm")
+
+
+def test_budget_is_wall_time_from_the_start_and_keeps_a_reserve():
+    clock = _Clock()
+    started = clock.now
+    clock.now += 30.0  # baseline, tests, profile: before the search
+    budget = Budget(100.0, None, [_Unit("f")], {"f": 1.0}, started=started, clock=clock)
+    budget.begin_search()
+    budget.reopen()
+    assert budget.overhead == 30.0 and budget.search_seconds() == 70.0
+    budget.record_timing(10.0, full=True)
+    budget.record_timing(4.0, full=False)  # stopped early: does not set what a timing costs
+    assert budget.timing_cost() == 10.0 and budget.reserve() == 0.0  # no winner: nothing reserved
+    budget.winners = 1  # one function to confirm, plus the combination: two timings
+    assert budget.reserve() == 20.0 and budget.search_seconds() == 50.0
+    clock.now += 45.0
+    assert budget.time_left("f", cost=1.0)
+    clock.now += 6.0  # 81 s elapsed + 20 s reserve > 100 s
+    assert not budget.time_left("f", cost=1.0) and budget.exhausted
+    assert abs(budget.left() - 19.0) < 1e-9
+    assert "before the search 30.0 s" in budget.spent_summary()
+
+
+def test_building_stops_at_half_the_round():
+    clock = _Clock()
+    budget = Budget(100.0, None, [_Unit("f")], None, started=clock.now, clock=clock)
+    budget.begin_search()
+    budget.reopen()
+    clock.now += 49.0
+    assert budget.building_allowed()
+    clock.now += 2.0
+    assert not budget.building_allowed() and budget.exhausted
+
+
+def test_cold_function_gets_candidates_only_from_slack():
+    budget = Budget(None, 10, [_Unit("hot"), _Unit("cold")], {"hot": 0.99, "cold": 0.01})
+    assert not budget.allows("cold")  # round(10 * 0.01) = 0 of its own, and hot claims its 10
+    for _ in range(4):
+        budget.count("hot")
+    budget.finish("hot")  # hot wanted only 4: 6 are slack
+    assert budget.allows("cold")
 
 
 def test_unbounded_budget_allows_everything():

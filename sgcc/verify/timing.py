@@ -41,6 +41,9 @@ TRIM = 0.2
 RESAMPLES = 10000
 #: Upper bound on ``reps`` (a program that takes no measurable CPU at all).
 MAX_REPS = 10000
+#: ``futile_below``: the first round after which a comparison may stop, and how often after.
+FUTILE_FIRST = 5
+FUTILE_EVERY = 3
 
 
 @dataclass
@@ -161,10 +164,12 @@ def measure(
     (and the bootstrap) reproducible. ``lock=False`` skips :func:`timing_lock` (for callers
     already holding it or timing on purpose under load).
 
-    ``futile_below`` stops early a comparison that cannot succeed: after half the rounds
-    (at least 5), if the interval's *upper* end is already below it, the remaining rounds
-    are not run (the estimate then has fewer rounds). Stopping can only turn an acceptance
-    into a rejection, never the reverse, so it costs no false "faster".
+    ``futile_below`` stops early a comparison that cannot succeed (racing each candidate
+    against the minimum gain): after 5 rounds and every :data:`FUTILE_EVERY` rounds after,
+    if the interval's *upper* end is already below it, the remaining rounds are not run (the
+    estimate then has fewer rounds). Stopping can only turn an acceptance into a rejection,
+    never the reverse, so it costs no false "faster"; the repeated looks only make a
+    wrong early rejection of a barely faster candidate a little more likely.
     """
     if rounds < 2:
         raise ValueError("measure needs at least 2 rounds")
@@ -188,9 +193,10 @@ def measure(
         samples_a: list[float] = []
         samples_b: list[float] = []
         order: list[str] = []
-        checkpoint = max(5, rounds // 2) if futile_below is not None and rounds >= 8 else None
+        checkpoints = set(range(FUTILE_FIRST, rounds - 1, FUTILE_EVERY)) \
+            if futile_below is not None and rounds >= 8 else set()
         for n in range(rounds):
-            if checkpoint is not None and n == checkpoint:
+            if n in checkpoints:
                 _, _, high = _interval(samples_a, samples_b, confidence, random.Random(boot_rng.random()))
                 if high < futile_below:
                     break
