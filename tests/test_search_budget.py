@@ -80,7 +80,12 @@ def test_budget_is_wall_time_from_the_start_and_keeps_a_reserve():
     budget.record_timing(10.0, full=True)
     budget.record_timing(4.0, full=False)  # stopped early: does not set what a timing costs
     assert budget.timing_cost() == 10.0 and budget.reserve() == 0.0  # no winner: nothing reserved
-    budget.winners = 1  # one function to confirm, plus the combination: two timings
+    budget.winners = 1  # one function to confirm: its re-measurement validates it alone
+    assert budget.reserve() == 10.0
+    budget.winners = 2  # two to confirm, plus their combination: three timings
+    assert budget.reserve() == 30.0
+    budget.winners = 1
+    budget.record_timing(20.0, full=True)  # the slowest full timing sets the reserve
     assert budget.reserve() == 20.0 and budget.search_seconds() == 50.0
     clock.now += 45.0
     assert budget.time_left("f", cost=1.0)

@@ -4,8 +4,9 @@
 the run starts (baseline, recorded outputs, generated inputs and the profile count), and
 the re-measurement and validation after the search (confirm, combine) are paid from it
 too. While the search runs, it keeps a *reserve* for that last step: one full timing per
-function that has an accepted candidate, plus one for the combined program (a timing
-costs what the slowest full timing so far did). Without a winner nothing is reserved.
+function that has an accepted candidate, plus one for the combined program when there are
+several (a timing costs what the slowest full timing so far did). Without a winner
+nothing is reserved.
 
 Shares follow the profile and nothing else: a function running 1e-7 of the instructions
 gets 1e-7 of the search time, which is less than one candidate costs, so it gets nothing
@@ -82,7 +83,8 @@ class Budget:
         """Seconds kept for confirming winners and validating their combination."""
         if not self.winners:
             return 0.0
-        return (self.winners + 1) * self.timing_cost()
+        # One re-measurement per function; a combination of several needs one more timing.
+        return (self.winners + (1 if self.winners > 1 else 0)) * self.timing_cost()
 
     def search_seconds(self) -> float | None:
         """Seconds the search may use in all (None: unbounded)."""

@@ -30,6 +30,8 @@ from pathlib import Path
 #: Wall seconds of the baseline's valgrind runs that decide how many tests are used (a
 #: candidate's count should cost a small fraction of a timing, which takes 10-70 s).
 RANK_SECONDS = 1.5
+#: Ranking is off when the smallest test alone takes longer than this under valgrind.
+RANK_MAX_SECONDS = 8.0
 #: Wall seconds one test may take under valgrind.
 RANK_TEST_TIMEOUT = 120.0
 #: Cost model weights: cycles per instruction, per first-level miss, per last-level miss.
@@ -90,9 +92,15 @@ class Ranker:
         for test in sorted(self.tests, key=lambda t: len(t.stdin)):
             if chosen and time.monotonic() - started > RANK_SECONDS:
                 break
+            t0 = time.monotonic()
             events = self._events(baseline, [test])
             if events is None:
                 self.note = "valgrind failed on the baseline: candidates timed in the order offered"
+                return
+            if not chosen and time.monotonic() - t0 > RANK_MAX_SECONDS:
+                self.seconds += time.monotonic() - started
+                self.note = (f"the smallest test takes over {RANK_MAX_SECONDS:g} s under valgrind, about what "
+                             "timing a candidate costs: candidates timed in the order offered")
                 return
             chosen.append(test)
             total = events if total is None else {k: total.get(k, 0) + v for k, v in events.items()}

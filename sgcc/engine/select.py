@@ -121,8 +121,9 @@ def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], 
     significantly faster on fresh rounds; fall back to the baseline. Never ships a
     combination that was not validated and timed here. Returns the binary to ship and the
     results of the candidates in it (``report.final`` describes it; ``report.selection``
-    lists every combination tried and how it ended). Stops when the ``budget`` leaves no
-    time for another timing (the first combination always runs)."""
+    lists every combination tried and how it ended). A single candidate confirmed by
+    :func:`confirm` needs no timing here: its re-measurement was its validation. Stops when
+    the ``budget`` leaves no time for another timing (the first combination always runs)."""
     for tried, attempt in enumerate(combinations(confirmed, winners)):
         entry = {"candidates": [r.id for r, _, _ in attempt], "functions": [r.function for r, _, _ in attempt]}
         if not _affordable(budget, tried):
@@ -152,19 +153,27 @@ def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], 
             entry["outcome"] = f"differs from gcc's program on {hidden}"
             report.notes.append(f"combination {res.function} differs from gcc's program on {hidden}")
             continue
-        try:
-            accepted, est = pipeline.measure(sandbox, tests, program.binary, binary)
-        except TimingRunFailed as exc:
-            entry["outcome"] = f"failed while being timed: {exc.message}"
-            report.notes.append(f"combination {res.function} failed while being timed: {exc.message}")
-            continue
-        entry.update(estimate_dict(est))
-        if not accepted:
-            entry["outcome"] = "not significantly faster"
-            report.notes.append(f"combination {res.function} not significantly faster ({est.speedup:.3f}x)")
-            continue
-        entry["outcome"] = "shipped"
-        report.final = {"functions": [r.function for r, _, _ in attempt], **estimate_dict(est),
+        if len(attempt) == 1 and attempt[0][0].confirm:
+            # One candidate alone, confirmed on fresh rounds just now: that re-measurement of
+            # the same replacements is its validation (a third timing would only spend the
+            # budget, and a noisy one would throw a confirmed gain away).
+            measured = dict(attempt[0][0].confirm)
+            entry["outcome"] = "shipped (its re-measurement on fresh rounds)"
+        else:
+            try:
+                accepted, est = pipeline.measure(sandbox, tests, program.binary, binary)
+            except TimingRunFailed as exc:
+                entry["outcome"] = f"failed while being timed: {exc.message}"
+                report.notes.append(f"combination {res.function} failed while being timed: {exc.message}")
+                continue
+            measured = estimate_dict(est)
+            if not accepted:
+                entry.update(measured, outcome="not significantly faster")
+                report.notes.append(f"combination {res.function} not significantly faster ({est.speedup:.3f}x)")
+                continue
+            entry["outcome"] = "shipped"
+        entry.update(measured)
+        report.final = {"functions": [r.function for r, _, _ in attempt], **measured,
                         "tests_passed": outcome.passed + len(pipeline.hidden_tests),
                         "tests_total": outcome.total + len(pipeline.hidden_tests),
                         "changes": changes(program, where / "cand.o", replacements)}
