@@ -121,3 +121,20 @@ def test_unbounded_budget_allows_everything():
         budget.count("f")
         budget.spend("f", 10.0)
     assert budget.allows("f") and budget.time_left("f") and not budget.exhausted
+
+
+def test_futile_comparison_is_checked_again_every_few_rounds():
+    # B looks a little faster for the first rounds (the first look cannot rule it out),
+    # then clearly slower: a later look stops it before the last round, and rejects.
+    calls = {"b": 0}
+
+    def run_a(pad):
+        return 0.1
+
+    def run_b(pad):
+        calls["b"] += 1
+        return 0.09 if calls["b"] <= 10 else 0.2
+
+    est = timing.measure(run_a, run_b, rounds=20, min_sample_seconds=0.05, seed=1, lock=False, futile_below=1.03)
+    assert est.rounds in (8, 11, 14, 17), est.rounds
+    assert not timing.decide(est)

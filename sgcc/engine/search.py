@@ -176,6 +176,9 @@ class Search:
             if not batch:
                 # Nothing new this round (every generator done, or only repeats): stop early.
                 break
+            for name in budget.share:
+                if all(charge != name for charge, _ in batch):
+                    budget.finish(name)  # nothing to build this round: its share is slack
             self.note(f"round {round_no}: building and testing {len(batch)} candidates")
             built = self._build(batch, budget, skipped, history, seen)
             built = self._rank(built, budget)
@@ -259,6 +262,9 @@ class Search:
         left: dict[str, int] = {}
         for charge, *_ in built:
             left[charge] = left.get(charge, 0) + 1
+        for name in budget.share:
+            if name not in left:
+                budget.finish(name)  # nothing of its own to time this round: its share is slack
         for done, (charge, cand, res, binary) in enumerate(built, 1):
             if not budget.time_left(charge):
                 res.stop(Stage.TIME, f"not timed: {BUDGET_REACHED}")
