@@ -57,7 +57,7 @@ def test_budget_shares_follow_the_profile_with_no_floor():
         budget.count("hot")
     assert not budget.allows("hot")  # round(10 * 0.8) candidates of its own, the rest is claimed
     budget.record_build(1.0)
-    budget.record_timing(9.0, full=True)  # a candidate costs about 10 s now
+    budget.record_timing(9.0)  # a candidate costs about 10 s now
     # The cold function's share (1e-5 s) buys nothing; the hot and warm ones still claim theirs.
     assert not budget.time_left("cold") and budget.exhausted
     assert budget.time_left("warm")
@@ -77,15 +77,16 @@ def test_budget_is_wall_time_from_the_start_and_keeps_a_reserve():
     budget.begin_search()
     budget.reopen()
     assert budget.overhead == 30.0 and budget.search_seconds() == 70.0
-    budget.record_timing(10.0, full=True)
-    budget.record_timing(4.0, full=False)  # stopped early: does not set what a timing costs
+    budget.record_timing(10.0)
+    budget.record_timing(4.0, fraction=0.5)  # stopped halfway: a full one would take about 8 s
     assert budget.timing_cost() == 10.0 and budget.reserve() == 0.0  # no winner: nothing reserved
+    assert budget.candidate_cost() == 7.0
     budget.winners = 1  # one function to confirm: its re-measurement validates it alone
     assert budget.reserve() == 10.0
     budget.winners = 2  # two to confirm, plus their combination: three timings
     assert budget.reserve() == 30.0
     budget.winners = 1
-    budget.record_timing(20.0, full=True)  # the slowest full timing sets the reserve
+    budget.record_timing(5.0, fraction=0.25)  # the slowest (full-length equivalent) sets the reserve
     assert budget.reserve() == 20.0 and budget.search_seconds() == 50.0
     clock.now += 45.0
     assert budget.time_left("f", cost=1.0)
@@ -138,3 +139,12 @@ def test_futile_comparison_is_checked_again_every_few_rounds():
     est = timing.measure(run_a, run_b, rounds=20, min_sample_seconds=0.05, seed=1, lock=False, futile_below=1.03)
     assert est.rounds in (8, 11, 14, 17), est.rounds
     assert not timing.decide(est)
+
+
+def test_screening_stops_a_clear_winner_early_but_a_re_measurement_never_does():
+    run_a, run_b = _runs(0.1, 0.05)  # B is twice as fast
+    est = timing.measure(run_a, run_b, rounds=20, min_sample_seconds=0.05, seed=1, lock=False,
+                         futile_below=1.03, settled_above=1.03)
+    assert est.rounds == timing.FUTILE_FIRST and timing.decide(est)
+    run_a, run_b = _runs(0.1, 0.05)
+    assert timing.measure(run_a, run_b, rounds=20, min_sample_seconds=0.05, seed=1, lock=False).rounds == 20

@@ -48,7 +48,8 @@ class Budget:
             k: ((weights.get(k, 0.0) / total) if (weights and total > 0) else 1.0 / n) for k in names}
         self.spent_s: dict[str, float] = {k: 0.0 for k in names}
         self.spent_n: dict[str, int] = {k: 0 for k in names}
-        self.timed: list[float] = []  # seconds of each full-length timing so far
+        self.timings: list[float] = []  # seconds of each timing so far
+        self.timed: list[float] = []  # what each would have cost at full length
         self.build_costs: list[float] = []  # seconds of each build and test so far
         self.winners = 0  # functions with an accepted candidate (each needs a confirmation)
         self.finished: set[str] = set()
@@ -70,13 +71,13 @@ class Budget:
         self.overhead = self.search_started - self.started
 
     def timing_cost(self) -> float:
-        """What one full timing costs (the slowest so far; 0 before any)."""
+        """What one full-length timing costs (the slowest so far; 0 before any)."""
         return max(self.timed, default=0.0)
 
     def candidate_cost(self) -> float:
         """What one candidate typically costs: mean build-and-test plus mean timing (0 before any)."""
         build = self.build_cost()
-        timing = sum(self.timed) / len(self.timed) if self.timed else 0.0
+        timing = sum(self.timings) / len(self.timings) if self.timings else 0.0
         return build + timing
 
     def reserve(self) -> float:
@@ -188,10 +189,13 @@ class Budget:
         self.round_started = self.clock()
         self.round_left = max(0.0, (self.seconds or 0.0) - self.elapsed() - self.reserve())
 
-    def record_timing(self, seconds: float, full: bool) -> None:
-        """A timing took ``seconds``; ``full``: it ran every round (sets the reserve)."""
-        if full:
-            self.timed.append(seconds)
+    def record_timing(self, seconds: float, fraction: float = 1.0) -> None:
+        """A timing took ``seconds`` and ran ``fraction`` of its rounds (stopped early:
+        less); a full-length one would have taken about ``seconds / fraction`` (what the
+        reserve counts on)."""
+        self.timings.append(seconds)
+        if fraction > 0:
+            self.timed.append(seconds / min(1.0, fraction))
 
     def record_build(self, seconds: float) -> None:
         """A candidate's build and tests took ``seconds``."""

@@ -283,7 +283,8 @@ class Search:
                     res.stop(Stage.TEST, f"failed while being timed: {exc.message}")
                 spent = time.perf_counter() - t0
                 budget.spend(charge, spent)
-                budget.record_timing(spent, full=est is not None and est.rounds >= req.timing_rounds)
+                if est is not None:
+                    budget.record_timing(spent, est.rounds / req.timing_rounds)
                 if est is not None:
                     res.set_estimate(est)
                     if accepted:

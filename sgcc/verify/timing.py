@@ -151,6 +151,7 @@ def measure(
     seed: int | None = None,
     lock: bool = True,
     futile_below: float | None = None,
+    settled_above: float | None = None,
 ) -> Estimate:
     """Estimate t(A)/t(B) from interleaved, paired, randomly padded runs.
 
@@ -170,6 +171,12 @@ def measure(
     estimate then has fewer rounds). Stopping can only turn an acceptance into a rejection,
     never the reverse, so it costs no false "faster"; the repeated looks only make a
     wrong early rejection of a barely faster candidate a little more likely.
+
+    ``settled_above`` stops early, at the same looks, a comparison whose interval's *lower*
+    end is already above it. Repeated looks make a false "faster" more likely than the
+    stated confidence, so this is for *screening* only (a search ordering its candidates),
+    where every acceptance is re-measured on fresh, full-length rounds before anything
+    is believed (:func:`sgcc.engine.select.confirm`); never for that re-measurement.
     """
     if rounds < 2:
         raise ValueError("measure needs at least 2 rounds")
@@ -194,11 +201,13 @@ def measure(
         samples_b: list[float] = []
         order: list[str] = []
         checkpoints = set(range(FUTILE_FIRST, rounds - 1, FUTILE_EVERY)) \
-            if futile_below is not None and rounds >= 8 else set()
+            if (futile_below is not None or settled_above is not None) and rounds >= 8 else set()
         for n in range(rounds):
             if n in checkpoints:
-                _, _, high = _interval(samples_a, samples_b, confidence, random.Random(boot_rng.random()))
-                if high < futile_below:
+                _, low, high = _interval(samples_a, samples_b, confidence, random.Random(boot_rng.random()))
+                if futile_below is not None and high < futile_below:
+                    break
+                if settled_above is not None and low > settled_above:
                     break
             if order_rng.random() < 0.5:
                 order.append("AB")
