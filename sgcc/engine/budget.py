@@ -101,10 +101,11 @@ class Budget:
 
     # ------------------------------------------------------------------ the search's questions
 
-    def _search_left(self) -> bool:
+    def _search_left(self, cost: float = 0.0) -> bool:
+        """Whether work costing about ``cost`` seconds would still end before the reserve."""
         if self.seconds is None:
             return True
-        return self.elapsed() + self.reserve() < self.seconds
+        return self.elapsed() + cost + self.reserve() <= self.seconds
 
     def _own_seconds(self, name: str) -> float:
         search = self.search_seconds()
@@ -123,10 +124,11 @@ class Budget:
         about ``cost`` seconds (default: a whole candidate, :meth:`candidate_cost`)."""
         if self.seconds is None:
             return True
-        if not self._search_left():
+        cost = self.candidate_cost() if cost is None else cost
+        # Work that would run into the reserve is not started (a run ends near its budget).
+        if not self._search_left(cost):
             self.exhausted = True
             return False
-        cost = self.candidate_cost() if cost is None else cost
         own = self._own_seconds(name)
         # A share smaller than half the work buys nothing of its own (0 before any cost
         # is known: the hottest functions come first and set it).

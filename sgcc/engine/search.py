@@ -21,6 +21,11 @@ from sgcc.engine.request import Program, Request
 from sgcc.stages import Stage
 from sgcc.verify.timing import TimingRunFailed
 
+#: Most of the budget's seconds the profile may take (it runs at least one test).
+PROFILE_SHARE = 0.1
+#: Most of the search time left that ranking candidates under valgrind may take.
+RANK_SHARE = 0.15
+
 #: An accepted candidate: its result, its binary and the candidate itself.
 Winner = tuple[CandidateResult, Path, Candidate]
 
@@ -38,8 +43,12 @@ def weigh(request: Request, program: Program, sandbox, tests, report: Report, no
     else:
         if note is not None:
             note("profiling the baseline on the tests")
+        # Profiling is part of the budget's wall time: a tenth of it at most (one test always).
+        seconds = profile.PROFILE_SECONDS
+        if request.budget_seconds is not None:
+            seconds = min(seconds, PROFILE_SHARE * request.budget_seconds)
         weights = profile.function_weights(program.binary, tests, sandbox=sandbox,
-                                           names=[u.name for u in program.asm.units])
+                                           names=[u.name for u in program.asm.units], seconds=seconds)
     if weights is None:
         report.notes.append("no profile (valgrind unavailable or failed): every function is searched, "
                             "in file order")
@@ -235,26 +244,44 @@ class Search:
         there is nothing to choose between, or no valgrind)."""
         if len(built) < 2:
             return built
+        # Ranking may take RANK_SHARE of the search time left: what it saves is timings, so
+        # it must cost a fraction of them.
+        allowed = None if budget.seconds is None else \
+            RANK_SHARE * max(0.0, budget.seconds - budget.elapsed() - budget.reserve())
         if self.ranker is None:
+            if allowed is not None and allowed < rank.RANK_SECONDS * (1 + 2 / self.jobs):
+                self.report.notes.append("candidates not ranked: the budget leaves too little time for valgrind")
+                return built
             self.note("ranking: counting the baseline's instructions and cache misses")
-            self.ranker = rank.Ranker(self.sandbox, self.program.binary, self.tests)
+            t0 = time.perf_counter()
+            per_count = rank.RANK_SECONDS if allowed is None else \
+                min(rank.RANK_SECONDS, allowed / (1 + len(built) / self.jobs))
+            self.ranker = rank.Ranker(self.sandbox, self.program.binary, self.tests, seconds=per_count)
+            if allowed is not None:
+                allowed -= time.perf_counter() - t0
             if not self.ranker.ok:
                 self.report.notes.append(f"candidates not ranked: {self.ranker.note}")
         if not self.ranker.ok:
             return built
-        self.note(f"ranking {len(built)} candidates (valgrind)")
-        todo = []
-        for item in built:
-            if budget.time_left(item[0]):
-                todo.append(item)
+        # As many as fit (in the order offered: hottest function and most promising first);
+        # a candidate costs about what the baseline did.
+        fit = len(built)
+        if allowed is not None:
+            fit = min(fit, int(max(0.0, allowed) * self.jobs / max(self.ranker.base_seconds, 0.05)))
+        if fit < 2:
+            return built
+        todo = built[:fit]
+        self.note(f"ranking {len(todo)} of {len(built)} candidates (valgrind)")
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             predicted = list(pool.map(lambda t: self.ranker.predict(t[3]), todo))
         for (_, _, res, _), p in zip(todo, predicted):
             if p is not None:
                 res.meta["predicted"] = round(p, 4)
                 self.predictions.append((res, p))
-        # Stable: unranked ones (cut by the budget, valgrind failed) keep their place after.
-        return sorted(built, key=lambda t: -t[2].meta.get("predicted", 0.0))
+        if fit < len(built):
+            self.report.notes.append(f"ranked {fit} of {len(built)} candidates (valgrind's share of the budget)")
+        # Unranked ones (no time left for them, valgrind failed) count as no change; stable.
+        return sorted(built, key=lambda t: -t[2].meta.get("predicted", 1.0))
 
     def _time(self, built: list[tuple], budget: Budget, winners: dict, history) -> None:
         """Time the built candidates one at a time, in order, within the budget."""
