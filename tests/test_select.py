@@ -97,10 +97,10 @@ def _candidates(tmp_path: Path) -> Path:
     return d
 
 
-def _run(tmp_path, reject_combined: int, confirm_ok: bool = True):
+def _run(tmp_path, reject_combined: int, confirm_ok: bool = True, **kw):
     req = Request(source=COLLATZ / "collatz.c", flags=["-O3"], tests=COLLATZ / "tests", output=tmp_path / "out",
                   generators=[ReplayGenerator(_candidates(tmp_path))], seed=1, timing_rounds=8, min_sample=0.02,
-                  mutants=0)
+                  mutants=0, **kw)
     engine = Engine(req)
     fake = _FakeTiming(reject_combined, confirm_ok)
     engine.pipeline.measure = fake
@@ -156,3 +156,16 @@ def test_when_nothing_is_confirmed_the_baseline_ships(tmp_path):
     assert report.shipped == [] and report.final is None and fake.combined == []
     assert _passes_tests(tmp_path / "out")
     assert "shipped the baseline" in report.summary()
+
+
+def test_the_budget_gives_a_cold_function_nothing_and_the_summary_says_so(tmp_path):
+    # Two candidates in all: collatz_steps (nearly all the instructions) takes both; main,
+    # which the tests barely run, gets none of its own and no slack is left.
+    report, _ = _run(tmp_path, reject_combined=0, budget_candidates=2)
+    assert report.weights["collatz_steps"] > 0.5 > report.weights["main"] > 0
+    built = [c for c in report.candidates if c.id != "-"]
+    assert {c.function for c in built} == {"collatz_steps"} and len(built) == 2
+    cut = report.budget["cut"]
+    assert cut["unsearched"] == ["main"] and cut["cut_short"] == [] and report.budget["timed"] == 2
+    summary = report.summary()
+    assert "budget 2 candidates" in summary and "budget: not searched: main" in summary

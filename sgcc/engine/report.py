@@ -145,6 +145,8 @@ class Report:
             timing = ""
             if c.speedup is not None:
                 timing = f" {c.speedup:.3f}x [{c.ci_low:.3f}, {c.ci_high:.3f}]"
+            if isinstance(c.meta.get("predicted"), (int, float)):
+                timing += f" (predicted {c.meta['predicted']:.3f}x)"
             tests = f" tests {c.tests_passed}/{c.tests_total}" if c.tests_total is not None else ""
             lines.append(f"  {c.id:>8} {c.function:24} {c.generator:10} {c.stage:9}{tests}{timing}"
                          + (f"  {c.reason}" if c.reason else ""))

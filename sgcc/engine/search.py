@@ -335,7 +335,10 @@ class Search:
         cut = [c for c in self.report.candidates if c.reason in cut_reasons]
         timed = {c.function for c in self.report.candidates if c.speedup is not None}
         cut_fns = {c.function for c in cut}
-        unsearched = [u.name for u in units if u.name not in settled and u.name in cut_fns and u.name not in timed]
+        # Unsearched: cut before anything of it was timed (its candidates refused, or its
+        # generators never asked because its share could not buy one).
+        unsearched = [u.name for u in units if u.name not in settled and u.name not in timed
+                      and (u.name in cut_fns or not self.searched.get(u.name, True))]
         partly = [u.name for u in units if u.name in cut_fns and u.name in timed]
         self.report.budget["cut"] = {"not_built": sum(c.reason == BUDGET_REACHED for c in cut),
                                      "built_not_timed": sum(c.reason != BUDGET_REACHED for c in cut),
