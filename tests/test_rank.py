@@ -60,3 +60,14 @@ def test_ranker_without_valgrind_ranks_nothing(tmp_path, monkeypatch):
     ranker = rank.Ranker(sandbox=None, baseline=tmp_path / "x", tests=[object()])
     assert not ranker.ok and "valgrind not found" in ranker.note
     assert ranker.predict(tmp_path / "x") is None
+
+
+def test_the_summary_says_how_well_the_ranking_predicted():
+    from sgcc.engine.report import Report
+
+    report = Report(source="p.c", flags=["-O3"], isa="x86-64", min_gain=0.03)
+    report.ranking = {**rank.agreement([("c1", 1.2, 1.25), ("c2", 1.0, 0.99), ("c3", 1.1, 1.02)]), "ranked": 5}
+    assert "ranking (5 ranked by valgrind counts): Spearman rho +1.00 over 3 timed" in report.summary()
+    report.ranking = rank.agreement([("c1", 1.2, 1.25)])
+    assert "Spearman rho n/a" in report.summary()
+    assert report.to_dict()["ranking"]["pairs"][0]["id"] == "c1"
