@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from sgcc.engine.budget import Budget
 from sgcc.verify import timing
 
@@ -78,15 +80,17 @@ def test_budget_is_wall_time_from_the_start_and_keeps_a_reserve():
     budget.reopen()
     assert budget.overhead == 30.0 and budget.search_seconds() == 70.0
     budget.record_timing(10.0)
-    budget.record_timing(4.0, fraction=0.5)  # stopped halfway: a full one would take about 8 s
+    budget.record_timing(4.0, full=8.0)  # stopped halfway: a full one would take about 8 s
     assert budget.timing_cost() == 10.0 and budget.reserve() == 0.0  # no winner: nothing reserved
     assert budget.candidate_cost() == 7.0
-    budget.winners = 1  # one function to confirm: its re-measurement validates it alone
+    budget.winners = budget.combinable = 1  # one function to confirm: its re-measurement validates it alone
     assert budget.reserve() == 10.0
-    budget.winners = 2  # two to confirm, plus their combination: three timings
+    budget.winners = budget.combinable = 2  # two to confirm, plus their combination: three timings
     assert budget.reserve() == 30.0
-    budget.winners = 1
-    budget.record_timing(5.0, fraction=0.25)  # the slowest (full-length equivalent) sets the reserve
+    budget.combinable = 1  # one of them replaces the whole unit: never combined
+    assert budget.reserve() == 20.0
+    budget.winners = budget.combinable = 1
+    budget.record_timing(5.0, full=20.0)  # the slowest (full-length equivalent) sets the reserve
     assert budget.reserve() == 20.0 and budget.search_seconds() == 50.0
     clock.now += 45.0
     assert budget.time_left("f", cost=1.0)
@@ -148,3 +152,12 @@ def test_screening_stops_a_clear_winner_early_but_a_re_measurement_never_does():
     assert est.rounds == timing.FUTILE_FIRST and timing.decide(est)
     run_a, run_b = _runs(0.1, 0.05)
     assert timing.measure(run_a, run_b, rounds=20, min_sample_seconds=0.05, seed=1, lock=False).rounds == 20
+
+
+def test_full_length_of_a_timing_that_stopped_early():
+    from sgcc.engine.search import full_length
+
+    est = timing.Estimate(speedup=1.2, low=1.1, high=1.3, rounds=5, reps=1, samples_a=[0.1] * 5, samples_b=[0.08] * 5)
+    # 15 rounds skipped, 0.18 s of CPU each, half again for starting the runs.
+    assert full_length(3.0, est, 20) == pytest.approx(3.0 + 15 * 0.18 * 1.5)
+    assert full_length(3.0, est, 5) == 3.0

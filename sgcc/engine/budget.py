@@ -52,6 +52,7 @@ class Budget:
         self.timed: list[float] = []  # what each would have cost at full length
         self.build_costs: list[float] = []  # seconds of each build and test so far
         self.winners = 0  # functions with an accepted candidate (each needs a confirmation)
+        self.combinable = 0  # of those, the ones that may be combined (not the whole unit)
         self.finished: set[str] = set()
         self.overhead = 0.0  # elapsed before the search began (baseline, tests, profile, preparation)
         self.search_started: float | None = None
@@ -84,8 +85,9 @@ class Budget:
         """Seconds kept for confirming winners and validating their combination."""
         if not self.winners:
             return 0.0
-        # One re-measurement per function; a combination of several needs one more timing.
-        return (self.winners + (1 if self.winners > 1 else 0)) * self.timing_cost()
+        # One re-measurement per function; a combination of several needs one more timing
+        # (a whole-unit winner is never combined).
+        return (self.winners + (1 if self.combinable > 1 else 0)) * self.timing_cost()
 
     def search_seconds(self) -> float | None:
         """Seconds the search may use in all (None: unbounded)."""
@@ -191,13 +193,11 @@ class Budget:
         self.round_started = self.clock()
         self.round_left = max(0.0, (self.seconds or 0.0) - self.elapsed() - self.reserve())
 
-    def record_timing(self, seconds: float, fraction: float = 1.0) -> None:
-        """A timing took ``seconds`` and ran ``fraction`` of its rounds (stopped early:
-        less); a full-length one would have taken about ``seconds / fraction`` (what the
-        reserve counts on)."""
+    def record_timing(self, seconds: float, full: float | None = None) -> None:
+        """A timing took ``seconds``; at full length (it may have stopped early) it would
+        have taken about ``full`` seconds (default: the same), what the reserve counts on."""
         self.timings.append(seconds)
-        if fraction > 0:
-            self.timed.append(seconds / min(1.0, fraction))
+        self.timed.append(max(seconds, full or 0.0))
 
     def record_build(self, seconds: float) -> None:
         """A candidate's build and tests took ``seconds``."""

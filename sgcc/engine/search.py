@@ -59,6 +59,17 @@ def weigh(request: Request, program: Program, sandbox, tests, report: Report, no
             report.skipped_functions[unit.name] = "not executed by the tests"
 
 
+def full_length(seconds: float, est, rounds: int) -> float:
+    """About how long a timing that took ``seconds`` and stopped after ``est.rounds`` of
+    ``rounds`` rounds would have taken at full length: the rounds it skipped at the CPU
+    time its rounds took, with half again for starting the runs (the warm-up and the
+    calibration are paid once, so they are not scaled up)."""
+    if est.rounds >= rounds or est.rounds <= 0:
+        return seconds
+    per_round = (sum(est.samples_a) + sum(est.samples_b)) / est.rounds
+    return seconds + (rounds - est.rounds) * per_round * 1.5
+
+
 def units_in_order(program: Program, report: Report) -> list:
     """The units worth searching, hottest first."""
     units = [u for u in program.asm.units if u.name not in report.skipped_functions]
@@ -311,13 +322,14 @@ class Search:
                 spent = time.perf_counter() - t0
                 budget.spend(charge, spent)
                 if est is not None:
-                    budget.record_timing(spent, est.rounds / req.timing_rounds)
+                    budget.record_timing(spent, full_length(spent, est, req.timing_rounds))
                 if est is not None:
                     res.set_estimate(est)
                     if accepted:
                         res.stage, res.reason = Stage.ACCEPTED, f"{est.speedup:.3f}x faster"
                         if res.function not in winners:
                             budget.winners += 1
+                            budget.combinable += res.function != WHOLE_UNIT
                         winners.setdefault(res.function, []).append((res, binary, cand))
                         self.pipeline.explain(program, res, cand)
                     else:
