@@ -190,6 +190,11 @@ class Budget:
     def reopen(self) -> None:
         """A new round: every function may ask again."""
         self.finished.clear()
+        self.new_pass()
+
+    def new_pass(self) -> None:
+        """Building starts again (for what was refused earlier in the round): it may take
+        half the time left."""
         self.round_started = self.clock()
         self.round_left = max(0.0, (self.seconds or 0.0) - self.elapsed() - self.reserve())
 

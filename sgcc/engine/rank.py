@@ -2,10 +2,10 @@
 
 Timing a candidate on a loaded machine takes tens of seconds; a budget rarely times all of
 them. Before timing, the search runs the baseline and each candidate that passed its tests
-under ``valgrind --tool=cachegrind --cache-sim=yes`` on the same tests and predicts the
-gain as the ratio of a simple cost model (instructions, plus a penalty per simulated
-first-level and last-level cache miss). The counts are exact and do not depend on the
-machine's load, so the order is repeatable. Candidates are then timed best predicted
+under ``valgrind --tool=cachegrind --cache-sim=yes --branch-sim=yes`` on the same tests
+and predicts the gain as the ratio of a simple cost model (instructions, plus a penalty per
+simulated first-level and last-level cache miss and per mispredicted branch). The counts
+are exact and do not depend on the machine's load, so the order is repeatable. Candidates are then timed best predicted
 first, and those the budget cannot reach are the least promising ones.
 
 The prediction only *orders* timing (and so decides what the budget leaves out). It never
@@ -14,8 +14,8 @@ confidence bound on real CPU time, and the report records how well the predictio
 with the timed result (:func:`spearman`). Without valgrind, nothing is ranked (a note says so).
 
 The candidate runs in the sandbox like any test, under valgrind, on as many tests as fit
-in :data:`RANK_SECONDS` of the baseline's valgrind time (at least one), smallest input
-first, the same tests for every candidate.
+in :data:`RANK_SECONDS` of the baseline's valgrind time (at least one), from the median
+input size up, the same tests for every candidate.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ RANK_TEST_TIMEOUT = 120.0
 #: Cost model weights: cycles per instruction, per first-level miss, per last-level miss.
 L1_MISS_COST = 10.0
 LL_MISS_COST = 100.0
+#: ... and per simulated mispredicted branch (a cmov instead of a branch is often the gain).
+MISPREDICT_COST = 15.0
 
 
 def valgrind() -> str | None:
@@ -48,7 +50,8 @@ def cost(events: dict[str, int]) -> float:
     """The cost model: instructions plus weighted simulated cache misses."""
     l1 = events.get("I1mr", 0) + events.get("D1mr", 0) + events.get("D1mw", 0)
     ll = events.get("ILmr", 0) + events.get("DLmr", 0) + events.get("DLmw", 0)
-    return events.get("Ir", 0) + L1_MISS_COST * l1 + LL_MISS_COST * ll
+    mispredicted = events.get("Bcm", 0) + events.get("Bim", 0)
+    return events.get("Ir", 0) + L1_MISS_COST * l1 + LL_MISS_COST * ll + MISPREDICT_COST * mispredicted
 
 
 def parse_summary(text: str) -> dict[str, int] | None:
@@ -88,10 +91,13 @@ class Ranker:
             self.note = "no tests to rank on"
             return
         # Choose the tests once, by the baseline's time, so every candidate runs the same ones:
-        # the smallest inputs first, because a count that costs as much as a timing would
-        # buy nothing (instruction counts mostly scale with the input; cache misses less so).
+        # from the median input size up, then the smaller ones, while time lasts. A count
+        # that costs as much as a timing buys nothing, but the smallest inputs often run
+        # little more than the C library's start-up, which every candidate shares.
+        by_size = sorted(self.tests, key=lambda t: len(t.stdin))
+        mid = len(by_size) // 2
         chosen, total, started = [], None, time.monotonic()
-        for test in sorted(self.tests, key=lambda t: len(t.stdin)):
+        for test in by_size[mid:] + by_size[:mid][::-1]:
             if chosen and time.monotonic() - started > seconds:
                 break
             t0 = time.monotonic()
@@ -124,7 +130,8 @@ class Ranker:
             for n, test in enumerate(tests):
                 out = out_dir / f"cg.{n}"
                 r = self.sandbox.run(binary, test.stdin,
-                                     prefix=[self.exe, "--tool=cachegrind", "--cache-sim=yes", "--quiet",
+                                     prefix=[self.exe, "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes",
+                                             "--quiet",
                                              f"--cachegrind-out-file={out}"],
                                      timeout=RANK_TEST_TIMEOUT, memory=16 << 30, writable=[out_dir])
                 if r.timed_out or not out.is_file():
@@ -184,6 +191,6 @@ def agreement(pairs: list[tuple[str, float, float]]) -> dict:
     """How well predictions agreed with timings: ``pairs`` of (candidate id, predicted,
     measured speedup). Spearman's rho over them, and each pair."""
     rho = spearman([p for _, p, _ in pairs], [m for _, _, m in pairs])
-    return {"signal": "cachegrind (instructions + 10 x L1 misses + 100 x LL misses)",
+    return {"signal": "cachegrind (instructions + 10 x L1 misses + 100 x LL misses + 15 x mispredicted branches)",
             "spearman": None if rho is None else round(rho, 3), "timed": len(pairs),
             "pairs": [{"id": i, "predicted": round(p, 4), "measured": round(m, 4)} for i, p, m in pairs]}

@@ -200,9 +200,19 @@ class Search:
                 if all(charge != name for charge, _ in batch):
                     budget.finish(name)  # nothing to build this round: its share is slack
             self.note(f"round {round_no}: building and testing {len(batch)} candidates")
-            built = self._build(batch, budget, skipped, history, seen)
-            built = self._rank(built, budget)
-            self._time(built, budget, winners, history)
+            # Work the budget refused while hotter functions still claimed their shares is
+            # offered again once they are done (their unused time is slack then).
+            while batch:
+                deferred: list[tuple[str, Candidate]] = []
+                built = self._build(batch, budget, deferred, history, seen)
+                built = self._rank(built, budget)
+                self._time(built, budget, winners, history)
+                if not built or not deferred or not budget._search_left(budget.candidate_cost()):
+                    for charge, cand in deferred:
+                        skipped(cand, BUDGET_REACHED, charge)
+                    break
+                batch = deferred
+                budget.new_pass()
         if budget.exhausted:
             report.notes.append(f"search budget reached ({budget.spent_summary()})")
         self._record_cuts(units, settled)
@@ -222,10 +232,11 @@ class Search:
 
     # ------------------------------------------------------------------ a round's three phases
 
-    def _build(self, batch, budget: Budget, skipped, history, seen) -> list[tuple]:
+    def _build(self, batch, budget: Budget, deferred: list, history, seen) -> list[tuple]:
         """Build and test the round's candidates in parallel; (charge, candidate, result,
         binary) of those that passed. Builds stop at half the search time, so that timing
-        keeps the rest (a few hundred candidates must not spend it all on building)."""
+        keeps the rest (a few hundred candidates must not spend it all on building); what
+        the budget refuses goes to ``deferred``."""
         built: list[tuple] = []
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             while batch:
@@ -235,7 +246,7 @@ class Search:
                     if budget.time_left(charge, budget.build_cost()) and budget.building_allowed():
                         chunk.append((charge, cand))
                     else:
-                        skipped(cand, BUDGET_REACHED, charge)
+                        deferred.append((charge, cand))
                 evaluated = list(pool.map(
                     lambda t: (t[0], t[1], *self.pipeline.evaluate(self.program, t[1], self.sandbox, self.tests)),
                     chunk))
