@@ -157,7 +157,8 @@ def test_screening_stops_a_clear_winner_early_but_a_re_measurement_never_does():
 def test_full_length_of_a_timing_that_stopped_early():
     from sgcc.engine.search import full_length
 
-    est = timing.Estimate(speedup=1.2, low=1.1, high=1.3, rounds=5, reps=1, samples_a=[0.1] * 5, samples_b=[0.08] * 5)
-    # 15 rounds skipped, 0.18 s of CPU each, half again for starting the runs.
-    assert full_length(3.0, est, 20) == pytest.approx(3.0 + 15 * 0.18 * 1.5)
+    est = timing.Estimate(speedup=1.2, low=1.1, high=1.3, rounds=5, reps=1, samples_a=[0.1] * 5, samples_b=[0.08] * 5,
+                          round_seconds=2.5)
+    # 15 rounds skipped, 0.5 s of wall time each (the 0.5 s of warm-up and calibration once).
+    assert full_length(3.0, est, 20) == pytest.approx(3.0 + 15 * 0.5)
     assert full_length(3.0, est, 5) == 3.0

@@ -61,13 +61,13 @@ def weigh(request: Request, program: Program, sandbox, tests, report: Report, no
 
 def full_length(seconds: float, est, rounds: int) -> float:
     """About how long a timing that took ``seconds`` and stopped after ``est.rounds`` of
-    ``rounds`` rounds would have taken at full length: the rounds it skipped at the CPU
-    time its rounds took, with half again for starting the runs (the warm-up and the
-    calibration are paid once, so they are not scaled up)."""
+    ``rounds`` rounds would have taken at full length: the rounds it skipped at the wall
+    time its rounds took (the warm-up and the calibration are paid once, so they are not
+    scaled up; for short programs starting the boxed runs costs more than the runs)."""
     if est.rounds >= rounds or est.rounds <= 0:
         return seconds
-    per_round = (sum(est.samples_a) + sum(est.samples_b)) / est.rounds
-    return seconds + (rounds - est.rounds) * per_round * 1.5
+    per_round = est.round_seconds / est.rounds
+    return seconds + (rounds - est.rounds) * per_round
 
 
 def units_in_order(program: Program, report: Report) -> list:

@@ -27,6 +27,7 @@ import contextlib
 import math
 import os
 import random
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +78,7 @@ class Estimate:
     order: list[str] = field(default_factory=list)
     calibration: float = 0.0
     confidence: float = 0.95
+    round_seconds: float = 0.0  # wall seconds the rounds took (not the warm-up and calibration)
 
     @property
     def ratios(self) -> list[float]:
@@ -200,6 +202,7 @@ def measure(
         samples_a: list[float] = []
         samples_b: list[float] = []
         order: list[str] = []
+        rounds_started = time.perf_counter()
         checkpoints = set(range(FUTILE_FIRST, rounds - 1, FUTILE_EVERY)) \
             if (futile_below is not None or settled_above is not None) and rounds >= 8 else set()
         for n in range(rounds):
@@ -219,6 +222,7 @@ def measure(
                 a = sample(run_a, reps)
             samples_a.append(a)
             samples_b.append(b)
+        round_seconds = time.perf_counter() - rounds_started
 
     speedup, low, high = _interval(samples_a, samples_b, confidence, boot_rng)
     return Estimate(
@@ -232,6 +236,7 @@ def measure(
         order=order,
         calibration=shortest,
         confidence=confidence,
+        round_seconds=round_seconds,
     )
 
 
