@@ -162,3 +162,5 @@ def test_full_length_of_a_timing_that_stopped_early():
     # 15 rounds skipped, 0.5 s of wall time each (the 0.5 s of warm-up and calibration once).
     assert full_length(3.0, est, 20) == pytest.approx(3.0 + 15 * 0.5)
     assert full_length(3.0, est, 5) == 3.0
+    est.lock_wait = 1.0  # waiting for another sgcc's timing is not what a timing costs
+    assert full_length(3.0, est, 20) == pytest.approx(2.0 + 15 * 0.5)

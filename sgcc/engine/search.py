@@ -63,7 +63,9 @@ def full_length(seconds: float, est, rounds: int) -> float:
     """About how long a timing that took ``seconds`` and stopped after ``est.rounds`` of
     ``rounds`` rounds would have taken at full length: the rounds it skipped at the wall
     time its rounds took (the warm-up and the calibration are paid once, so they are not
-    scaled up; for short programs starting the boxed runs costs more than the runs)."""
+    scaled up; for short programs starting the boxed runs costs more than the runs), less
+    the time it waited for the timing lock."""
+    seconds -= est.lock_wait  # another sgcc's timing is no part of this one's cost
     if est.rounds >= rounds or est.rounds <= 0:
         return seconds
     per_round = est.round_seconds / est.rounds

@@ -79,6 +79,7 @@ class Estimate:
     calibration: float = 0.0
     confidence: float = 0.95
     round_seconds: float = 0.0  # wall seconds the rounds took (not the warm-up and calibration)
+    lock_wait: float = 0.0  # wall seconds spent waiting for the timing lock (another sgcc was timing)
 
     @property
     def ratios(self) -> list[float]:
@@ -192,7 +193,9 @@ def measure(
     def sample(run: Callable[[int], float], reps: int) -> float:
         return sum(run(pad_rng.randint(0, MAX_ENV_PAD)) for _ in range(reps))
 
+    waited = time.perf_counter()
     with timing_lock() if lock else contextlib.nullcontext():
+        waited = time.perf_counter() - waited
         # Warm-up: the first run of a binary pays for page cache and cold caches.
         run_a(pad_rng.randint(0, MAX_ENV_PAD))
         run_b(pad_rng.randint(0, MAX_ENV_PAD))
@@ -237,6 +240,7 @@ def measure(
         calibration=shortest,
         confidence=confidence,
         round_seconds=round_seconds,
+        lock_wait=waited,
     )
 
 
