@@ -338,23 +338,26 @@ def report(state: dict) -> dict:
         return {}
     names = sorted({n for p in progs for n in state["timings"][p]["samples"]})
     per = {}
-    print(f"\nratio over gcc -O3 (CPU time, {state['config']['rounds']} shuffled rounds; trimmed mean, 95% CI)")
-    print(f"{'program':14}" + "".join(f"{n[:16]:>17}" for n in names))
+    rounds = {len(state["timings"][p]["samples"]["O3"]) for p in progs}
+    print(f"\nratio over gcc -O3 (CPU time, {'/'.join(map(str, sorted(rounds)))} shuffled rounds; trimmed mean)")
+    short = {n: n.replace("sgcc-", "").replace("portable", "port").replace("native", "nat") for n in names}
+    print(f"{'program':12}" + "".join(f"{short[n]:>{max(8, len(short[n]) + 1)}}" for n in names))
     for p in progs:
         s = state["timings"][p]["samples"]
-        row = f"{p:14}"
+        row = f"{p:12}"
         for n in names:
+            w = max(8, len(short[n]) + 1)
             if n in s:
                 lr = log_ratios(s, n)
                 per.setdefault(n, {})[p] = lr
-                row += f"{math.exp(trimmed(lr)):>17.3f}"
+                row += f"{math.exp(trimmed(lr)):>{w}.3f}"
             else:
-                row += f"{'-':>17}"
+                row += f"{'-':>{w}}"
         print(row)
     out = {"geomean": {}, "per_program": {}, "candidates_per_minute": {}}
     print("\ngeo-mean over gcc -O3 (programs where every configuration ran):")
     for n in names:
-        common = [p for p in progs if n in per.get(n, {})]
+        common = [p for p in progs if p in per.get(n, {})]
         if len(common) != len(progs):
             continue
         g, lo, hi = interval([per[n][p] for p in progs], rng)

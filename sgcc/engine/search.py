@@ -293,6 +293,8 @@ class Search:
         if allowed is not None:
             fit = min(fit, int(max(0.0, allowed) * self.jobs / max(self.ranker.base_seconds, 0.05)))
         if fit < 2:
+            self.report.notes.append("candidates not ranked: counting them would cost more than valgrind's "
+                                     "share of the budget")
             return built
         todo = built[:fit]
         self.note(f"ranking {len(todo)} of {len(built)} candidates (valgrind)")
