@@ -18,8 +18,11 @@ the order of the modules that hold them:
    ``accepted``; the budget (:mod:`sgcc.engine.budget`) bounds it all;
 4. per function, re-measure the best accepted candidate on fresh rounds before believing it
    (when fresh rounds do not confirm it, the next best, up to ``MAX_CONFIRMATIONS``);
-5. combine the winners, validate and time the combined program once more, and ship it, or
-   the baseline when anything is in doubt (:mod:`sgcc.engine.select`); record the verdicts.
+5. combine the winners, validate and time the combined program once more, and ship it; when
+   it is not confirmed, the next most promising combinations while the budget lasts, else
+   the baseline (:mod:`sgcc.engine.select`); record the verdicts.
+
+``--budget`` seconds are the run's wall time, from the start (:mod:`sgcc.engine.budget`).
 
 Builds and tests run in parallel; timing runs one at a time, machine-wide.
 """
@@ -118,24 +121,26 @@ class Engine:
             cached = verdicts.lookup(report)
             context = Context(program=program, sandbox=sandbox, tests=tests, workdir=self.workdir,
                               compiler=req.compiler, isa=req.isa, note=self.note, jobs=self.jobs)
-            prepared = time.perf_counter()
             for gen in req.generators:
                 self.note(f"preparing {gen.name}")
                 gen.prepare(context)
             search = Search(req, self.pipeline, program, sandbox, tests, report, jobs=self.jobs, note=self.note)
-            winners = search.run(cached, verdicts.settled, overhead=time.perf_counter() - prepared)
+            winners = search.run(cached, verdicts.settled, started=started)
 
-            confirmed = select.confirm(self.pipeline, program, winners, sandbox, tests, self.note)
+            confirmed = select.confirm(self.pipeline, program, winners, sandbox, tests, self.note,
+                                       budget=search.budget)
             final_binary = program.binary
             shipped: list[CandidateResult] = []
-            if confirmed:
+            if winners:
                 final_binary, shipped = select.combine(self.pipeline, program, confirmed, sandbox, tests, report,
-                                                       self.note)
+                                                       self.note, winners=winners, budget=search.budget)
             report.proof = {**proof.summary(), **{f"failed_{k}": v for k, v in self.pipeline.hidden_failures.items()}}
             report.paper = problem_figures(report.candidates)
             if shipped:
                 report.shipped = [r.id for r in shipped]
-            verdicts.store(report, shipped, {fn: w[2] for fn, w in confirmed.items()}, search.searched)
+            # What was shipped per function (a combination may use a function's next-best candidate).
+            by_result = {id(r): c for ranked in winners.values() for r, _, c in ranked}
+            verdicts.store(report, shipped, {r.function: by_result[id(r)] for r in shipped}, search.searched)
             select.ship(final_binary, req.output)
         report.seconds = time.perf_counter() - started
         return report

@@ -153,8 +153,9 @@ class Pipeline:
 
     def measure(self, sandbox, tests, base: Path, cand: Path, *, screening: bool = False):
         """Time ``cand`` against ``base`` on new rounds: (accepted?, estimate). ``screening``
-        (a search candidate, not a winner being confirmed) stops a comparison halfway when
-        it clearly cannot clear the minimum gain. Raises
+        (a search candidate, not a winner being confirmed) stops a comparison early once it
+        clearly cannot clear the minimum gain, or clearly does (a screening acceptance is
+        only a candidate for re-measurement on full, fresh rounds). Raises
         :class:`sgcc.verify.timing.TimingRunFailed` when a timed run fails."""
         from sgcc.verify import timing
 
@@ -165,6 +166,7 @@ class Pipeline:
             min_sample_seconds=self.req.min_sample,
             seed=self.req.seed,
             futile_below=(1 + self.req.min_gain) if screening else None,
+            settled_above=(1 + self.req.min_gain) if screening else None,
         )
         return timing.decide(est, self.req.min_gain), est
 

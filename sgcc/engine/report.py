@@ -54,7 +54,11 @@ class Report:
     weights: dict[str, float] | None = None  # share of the tests' instructions per function
     skipped_functions: dict[str, str] = field(default_factory=dict)  # not searched, and why
     generators: list[str] = field(default_factory=list)
-    budget: dict = field(default_factory=dict)
+    budget: dict = field(default_factory=dict)  # shares, and what it cut (see sgcc.engine.budget)
+    # How well the ranking signal predicted timed results (sgcc.engine.rank.agreement).
+    ranking: dict = field(default_factory=dict)
+    # Combinations validated after the search, in order, and how each ended (sgcc.engine.select).
+    selection: list = field(default_factory=list)
     cache: dict = field(default_factory=dict)  # entry key, search key, found, stored
     tests: int = 0
     # What acceptance rests on besides the visible tests (sgcc.engine.proof): tests held
@@ -141,6 +145,8 @@ class Report:
             timing = ""
             if c.speedup is not None:
                 timing = f" {c.speedup:.3f}x [{c.ci_low:.3f}, {c.ci_high:.3f}]"
+            if isinstance(c.meta.get("predicted"), (int, float)):
+                timing += f" (predicted {c.meta['predicted']:.3f}x)"
             tests = f" tests {c.tests_passed}/{c.tests_total}" if c.tests_total is not None else ""
             lines.append(f"  {c.id:>8} {c.function:24} {c.generator:10} {c.stage:9}{tests}{timing}"
                          + (f"  {c.reason}" if c.reason else ""))
@@ -171,6 +177,26 @@ class Report:
             rate = f" ({t['tokens_per_s']:.1f} tokens/s)" if t["tokens_per_s"] else ""
             lines.append(f"sgcc: {gen}: {t['answers']} answer(s), {t['tokens']} tokens in {t['seconds']:.1f} s"
                          f"{rate}; per function: {per_fn}")
+        b = self.budget
+        if b.get("seconds") is not None or b.get("candidates") is not None:
+            limit = ", ".join(x for x in (f"{b['seconds']:g} s" if b.get("seconds") is not None else "",
+                                          f"{b['candidates']} candidates" if b.get("candidates") is not None
+                                          else "") if x)
+            line = f"sgcc: budget {limit}: {self.seconds:.0f} s in all, {b.get('timed', 0)} candidate(s) timed"
+            cut = b.get("cut") or {}
+            if cut.get("not_built") or cut.get("built_not_timed"):
+                line += (f"; cut {cut.get('not_built', 0)} offered but not built, "
+                         f"{cut.get('built_not_timed', 0)} built but not timed")
+            lines.append(line)
+            if cut.get("unsearched"):
+                lines.append(f"sgcc: budget: not searched: {', '.join(cut['unsearched'])}")
+            if cut.get("cut_short"):
+                lines.append(f"sgcc: budget: searched in part: {', '.join(cut['cut_short'])}")
+        r = self.ranking
+        if r.get("timed"):
+            rho = "n/a (fewer than 3 timed or no spread)" if r.get("spearman") is None else f"{r['spearman']:+.2f}"
+            lines.append(f"sgcc: ranking ({r.get('ranked', 0)} ranked by valgrind counts): Spearman rho {rho} "
+                         f"over {r['timed']} timed")
         for name, why in self.skipped_functions.items():
             lines.append(f"sgcc: not searched: {name}: {why}")
         for note in self.notes:

@@ -13,12 +13,18 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from sgcc.candidates import WHOLE_UNIT, Attempt, Candidate
+from sgcc.engine import rank
 from sgcc.engine.budget import BUDGET_REACHED, Budget
 from sgcc.engine.pipeline import Pipeline, candidate_key
 from sgcc.engine.report import CandidateResult, Report
 from sgcc.engine.request import Program, Request
 from sgcc.stages import Stage
 from sgcc.verify.timing import TimingRunFailed
+
+#: Most of the budget's seconds the profile may take (it runs at least one test).
+PROFILE_SHARE = 0.1
+#: Most of the search time left that ranking candidates under valgrind may take.
+RANK_SHARE = 0.15
 
 #: An accepted candidate: its result, its binary and the candidate itself.
 Winner = tuple[CandidateResult, Path, Candidate]
@@ -37,8 +43,12 @@ def weigh(request: Request, program: Program, sandbox, tests, report: Report, no
     else:
         if note is not None:
             note("profiling the baseline on the tests")
+        # Profiling is part of the budget's wall time: a tenth of it at most (one test always).
+        seconds = profile.PROFILE_SECONDS
+        if request.budget_seconds is not None:
+            seconds = min(seconds, PROFILE_SHARE * request.budget_seconds)
         weights = profile.function_weights(program.binary, tests, sandbox=sandbox,
-                                           names=[u.name for u in program.asm.units])
+                                           names=[u.name for u in program.asm.units], seconds=seconds)
     if weights is None:
         report.notes.append("no profile (valgrind unavailable or failed): every function is searched, "
                             "in file order")
@@ -47,6 +57,19 @@ def weigh(request: Request, program: Program, sandbox, tests, report: Report, no
     for unit in program.asm.units:
         if weights.get(unit.name, 0.0) <= 0.0:
             report.skipped_functions[unit.name] = "not executed by the tests"
+
+
+def full_length(seconds: float, est, rounds: int) -> float:
+    """About how long a timing that took ``seconds`` and stopped after ``est.rounds`` of
+    ``rounds`` rounds would have taken at full length: the rounds it skipped at the wall
+    time its rounds took (the warm-up and the calibration are paid once, so they are not
+    scaled up; for short programs starting the boxed runs costs more than the runs), less
+    the time it waited for the timing lock."""
+    seconds -= est.lock_wait  # another sgcc's timing is no part of this one's cost
+    if est.rounds >= rounds or est.rounds <= 0:
+        return seconds
+    per_round = est.round_seconds / est.rounds
+    return seconds + (rounds - est.rounds) * per_round
 
 
 def units_in_order(program: Program, report: Report) -> list:
@@ -90,23 +113,29 @@ class Search:
         self.jobs = jobs
         self.note = note or (lambda message: None)
         self.searched: dict[str, bool] = {}
+        self.budget: Budget | None = None
+        self.ranker: rank.Ranker | None = None
+        self.predictions: list[tuple[CandidateResult, float]] = []
 
     def run(self, cached: list[Candidate] = (), settled: set[str] = frozenset(),
-            overhead: float = 0.0) -> dict[str, list[Winner]]:
+            started: float | None = None) -> dict[str, list[Winner]]:
         """Ask every generator, round by round, within the budget; build, test and time what
         they propose. Returns the accepted candidates per function (and for the whole unit),
         best first. ``cached`` winners are offered again in round 0 outside the budget;
         ``settled`` functions are not searched.
 
-        The budget is checked before each candidate is queued (candidates and seconds) and
-        again before each group of builds and each timing (seconds), so a search ends within
-        about one candidate's cost of its budget; ``overhead`` (the generators' preparation:
-        compiling variants, a profiling run) counts against it too."""
+        Each round builds and tests the candidates (in parallel), ranks those that passed
+        by predicted gain (:mod:`sgcc.engine.rank`), and times them best predicted first.
+        The budget (:mod:`sgcc.engine.budget`) is checked before each candidate is queued
+        (candidates and seconds), before each group of builds and before each timing
+        (seconds); its clock starts at ``started`` (``time.perf_counter()`` when the run
+        began: the baseline, the profile and the generators' preparation count), and it
+        keeps a reserve for confirming the winners afterwards (``self.budget``)."""
         req, program, report = self.req, self.program, self.report
-        sandbox, tests = self.sandbox, self.tests
         units = units_in_order(program, report)
-        budget = Budget(req.budget_seconds, req.budget_candidates, units, program.weights)
-        budget.overhead = overhead
+        budget = self.budget = Budget(req.budget_seconds, req.budget_candidates, units, program.weights,
+                                      started=started)
+        budget.begin_search()
         report.budget = budget.describe()
         winners: dict[str, list[Winner]] = {}
         history: dict[tuple[str, str], list[Attempt]] = {}
@@ -145,6 +174,7 @@ class Search:
         for round_no in range(max(1, req.max_generator_rounds, *asked.values())):
             batch.clear()
             pending.clear()
+            budget.reopen()
             if round_no == 0:
                 for cand in cached:
                     offer(cand, cand.function, budgeted=False)  # re-validating earlier winners
@@ -169,54 +199,30 @@ class Search:
             if not batch:
                 # Nothing new this round (every generator done, or only repeats): stop early.
                 break
+            for name in budget.share:
+                if all(charge != name for charge, _ in batch):
+                    budget.finish(name)  # nothing to build this round: its share is slack
             self.note(f"round {round_no}: building and testing {len(batch)} candidates")
-            done = 0
-            with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                while batch:
-                    # Build and test a few in parallel, then time them one at a time (alone on
-                    # the machine); the seconds budget is checked in between.
-                    chunk: list[tuple[str, Candidate]] = []
-                    while batch and len(chunk) < self.jobs:
-                        charge, cand = batch.pop(0)
-                        if budget.time_left(charge):
-                            chunk.append((charge, cand))
-                        else:
-                            skipped(cand, BUDGET_REACHED, charge)
-                    evaluated = list(pool.map(
-                        lambda t: (t[0], t[1], *self.pipeline.evaluate(program, t[1], sandbox, tests)), chunk))
-                    for charge, cand, res, binary in evaluated:
-                        done += 1
-                        report.candidates.append(res)
-                        seen[candidate_key(cand)] = res
-                        budget.spend(charge, res.seconds)
-                        if binary is not None and not budget.time_left(charge):
-                            res.stop(Stage.TIME, f"not timed: {BUDGET_REACHED}")
-                            if charge in self.searched:
-                                self.searched[charge] = False
-                        elif binary is not None:
-                            self.note(f"timing {res.id} ({res.function}, {res.generator}) [{done}]")
-                            t0 = time.perf_counter()
-                            try:
-                                accepted, est = self.pipeline.measure(sandbox, tests, program.binary, binary,
-                                                                      screening=True)
-                            except TimingRunFailed as exc:
-                                # It passed the tests, then failed on a timing run (another
-                                # environment size, so another stack alignment): wrong, not slow.
-                                accepted, est = False, None
-                                res.stop(Stage.TEST, f"failed while being timed: {exc.message}")
-                            budget.spend(charge, time.perf_counter() - t0)
-                            if est is not None:
-                                res.set_estimate(est)
-                                if accepted:
-                                    res.stage, res.reason = Stage.ACCEPTED, f"{est.speedup:.3f}x faster"
-                                    winners.setdefault(res.function, []).append((res, binary, cand))
-                                    self.pipeline.explain(program, res, cand)
-                                else:
-                                    res.stop(Stage.TIME, f"not significantly faster (lower bound {est.low:.3f} "
-                                                         f"<= {1 + req.min_gain:.3f})")
-                        history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+            # Work the budget refused while hotter functions still claimed their shares is
+            # offered again once they are done (their unused time is slack then).
+            while batch:
+                deferred: list[tuple[str, Candidate]] = []
+                built = self._build(batch, budget, deferred, history, seen)
+                built = self._rank(built, budget)
+                self._time(built, budget, winners, history)
+                if not built or not deferred or not budget._search_left(budget.candidate_cost()):
+                    for charge, cand in deferred:
+                        skipped(cand, BUDGET_REACHED, charge)
+                    break
+                batch = deferred
+                budget.new_pass()
         if budget.exhausted:
             report.notes.append(f"search budget reached ({budget.spent_summary()})")
+        self._record_cuts(units, settled)
+        if self.predictions:
+            timed = [(r.id, p, r.speedup) for r, p in self.predictions if r.speedup is not None]
+            report.ranking = {**rank.agreement(timed), "ranked": len(self.predictions),
+                              "valgrind_seconds": round(self.ranker.seconds, 1) if self.ranker else 0.0}
         if any(g.incomplete for g in req.generators):
             # A generator could not do its part (a model that did not load, failed requests):
             # no "nothing faster" verdict may be cached for this search.
@@ -226,3 +232,145 @@ class Search:
         for ranked in winners.values():
             ranked.sort(key=lambda w: -w[0].speedup)
         return winners
+
+    # ------------------------------------------------------------------ a round's three phases
+
+    def _build(self, batch, budget: Budget, deferred: list, history, seen) -> list[tuple]:
+        """Build and test the round's candidates in parallel; (charge, candidate, result,
+        binary) of those that passed. Builds stop at half the search time, so that timing
+        keeps the rest (a few hundred candidates must not spend it all on building); what
+        the budget refuses goes to ``deferred``."""
+        built: list[tuple] = []
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            while batch:
+                chunk: list[tuple[str, Candidate]] = []
+                while batch and len(chunk) < self.jobs:
+                    charge, cand = batch.pop(0)
+                    if budget.time_left(charge, budget.build_cost()) and budget.building_allowed():
+                        chunk.append((charge, cand))
+                    else:
+                        deferred.append((charge, cand))
+                evaluated = list(pool.map(
+                    lambda t: (t[0], t[1], *self.pipeline.evaluate(self.program, t[1], self.sandbox, self.tests)),
+                    chunk))
+                for charge, cand, res, binary in evaluated:
+                    self.report.candidates.append(res)
+                    seen[candidate_key(cand)] = res
+                    budget.spend(charge, res.seconds)
+                    budget.record_build(res.seconds)
+                    if binary is not None:
+                        built.append((charge, cand, res, binary))
+                    else:
+                        history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+        return built
+
+    def _rank(self, built: list[tuple], budget: Budget) -> list[tuple]:
+        """``built`` in the order to time them: best predicted gain first (unchanged when
+        there is nothing to choose between, or no valgrind)."""
+        if len(built) < 2:
+            return built
+        # Ranking may take RANK_SHARE of the search time left: what it saves is timings, so
+        # it must cost a fraction of them.
+        allowed = None if budget.seconds is None else \
+            RANK_SHARE * max(0.0, budget.seconds - budget.elapsed() - budget.reserve())
+        if self.ranker is None:
+            if allowed is not None and allowed < rank.RANK_SECONDS * (1 + 2 / self.jobs):
+                self.report.notes.append("candidates not ranked: the budget leaves too little time for valgrind")
+                return built
+            self.note("ranking: counting the baseline's instructions and cache misses")
+            t0 = time.perf_counter()
+            per_count = rank.RANK_SECONDS if allowed is None else \
+                min(rank.RANK_SECONDS, allowed / (1 + len(built) / self.jobs))
+            self.ranker = rank.Ranker(self.sandbox, self.program.binary, self.tests, seconds=per_count)
+            if allowed is not None:
+                allowed -= time.perf_counter() - t0
+            if not self.ranker.ok:
+                self.report.notes.append(f"candidates not ranked: {self.ranker.note}")
+        if not self.ranker.ok:
+            return built
+        # As many as fit (in the order offered: hottest function and most promising first);
+        # a candidate costs about what the baseline did.
+        fit = len(built)
+        if allowed is not None:
+            fit = min(fit, int(max(0.0, allowed) * self.jobs / max(self.ranker.base_seconds, 0.05)))
+        if fit < 2:
+            self.report.notes.append("candidates not ranked: counting them would cost more than valgrind's "
+                                     "share of the budget")
+            return built
+        todo = built[:fit]
+        self.note(f"ranking {len(todo)} of {len(built)} candidates (valgrind)")
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            predicted = list(pool.map(lambda t: self.ranker.predict(t[3]), todo))
+        for (_, _, res, _), p in zip(todo, predicted):
+            if p is not None:
+                res.meta["predicted"] = round(p, 4)
+                self.predictions.append((res, p))
+        if fit < len(built):
+            self.report.notes.append(f"ranked {fit} of {len(built)} candidates (valgrind's share of the budget)")
+        # Unranked ones (no time left for them, valgrind failed) count as no change; stable.
+        return sorted(built, key=lambda t: -t[2].meta.get("predicted", 1.0))
+
+    def _time(self, built: list[tuple], budget: Budget, winners: dict, history) -> None:
+        """Time the built candidates one at a time, in order, within the budget."""
+        req, program = self.req, self.program
+        left: dict[str, int] = {}
+        for charge, *_ in built:
+            left[charge] = left.get(charge, 0) + 1
+        for name in budget.share:
+            if name not in left:
+                budget.finish(name)  # nothing of its own to time this round: its share is slack
+        for done, (charge, cand, res, binary) in enumerate(built, 1):
+            if not budget.time_left(charge):
+                res.stop(Stage.TIME, f"not timed: {BUDGET_REACHED}")
+                if charge in self.searched:
+                    self.searched[charge] = False
+            else:
+                self.note(f"timing {res.id} ({res.function}, {res.generator}) [{done}/{len(built)}]")
+                t0 = time.perf_counter()
+                try:
+                    accepted, est = self.pipeline.measure(self.sandbox, self.tests, program.binary, binary,
+                                                          screening=True)
+                except TimingRunFailed as exc:
+                    # It passed the tests, then failed on a timing run (another
+                    # environment size, so another stack alignment): wrong, not slow.
+                    accepted, est = False, None
+                    res.stop(Stage.TEST, f"failed while being timed: {exc.message}")
+                spent = time.perf_counter() - t0
+                budget.spend(charge, spent)
+                if est is not None:
+                    budget.record_timing(spent, full_length(spent, est, req.timing_rounds))
+                if est is not None:
+                    res.set_estimate(est)
+                    if accepted:
+                        res.stage, res.reason = Stage.ACCEPTED, f"{est.speedup:.3f}x faster"
+                        if res.function not in winners:
+                            budget.winners += 1
+                            budget.combinable += res.function != WHOLE_UNIT
+                        winners.setdefault(res.function, []).append((res, binary, cand))
+                        self.pipeline.explain(program, res, cand)
+                    else:
+                        res.stop(Stage.TIME, f"not significantly faster (lower bound {est.low:.3f} "
+                                             f"<= {1 + req.min_gain:.3f})")
+            history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+            left[charge] -= 1
+            if not left[charge]:
+                budget.finish(charge)
+
+    def _record_cuts(self, units, settled) -> None:
+        """What the budget cut, in ``report.budget["cut"]``: candidates offered but never
+        timed, and the functions it left unsearched or searched only in part."""
+        cut_reasons = (BUDGET_REACHED, f"not timed: {BUDGET_REACHED}")
+        cut = [c for c in self.report.candidates if c.reason in cut_reasons]
+        timed = {c.function for c in self.report.candidates if c.speedup is not None}
+        cut_fns = {c.function for c in cut}
+        # Unsearched: cut before anything of it was timed (its candidates refused, or its
+        # generators never asked because its share could not buy one).
+        unsearched = [u.name for u in units if u.name not in settled and u.name not in timed
+                      and (u.name in cut_fns or not self.searched.get(u.name, True))]
+        partly = [u.name for u in units if u.name in cut_fns and u.name in timed]
+        self.report.budget["cut"] = {"not_built": sum(c.reason == BUDGET_REACHED for c in cut),
+                                     "built_not_timed": sum(c.reason != BUDGET_REACHED for c in cut),
+                                     "unsearched": unsearched, "cut_short": partly}
+        self.report.budget["timed"] = sum(c.speedup is not None for c in self.report.candidates)
+        self.report.budget["search_seconds"] = round(self.budget.elapsed() - self.budget.overhead, 1)
+        self.report.budget["before_search_seconds"] = round(self.budget.overhead, 1)

@@ -1,6 +1,8 @@
 """After the search: believe a winner only after fresh rounds agree, combine the confirmed
-winners into one program, validate and time that once more, and ship it (or the baseline
-when anything is in doubt)."""
+winners into one program, validate and time that once more, and ship it. When the
+combination is not confirmed, try the next most promising ones (drop the weakest member,
+or take a function's next-best accepted candidate) while the budget lasts; ship the
+baseline when none is confirmed: never a combination that was not validated and timed."""
 
 from __future__ import annotations
 
@@ -18,18 +20,34 @@ from sgcc.verify.timing import TimingRunFailed
 
 #: Accepted candidates re-measured per function, best first, until one is confirmed.
 MAX_CONFIRMATIONS = 3
+#: Combinations validated and timed at most after the search (the budget may stop sooner).
+MAX_COMBINATIONS = 6
+#: Candidates per function a combination may choose from, and functions combined at most.
+MAX_OPTIONS = 4
+MAX_COMBINED_FUNCTIONS = 8
+
+
+def _affordable(budget, tried: int) -> bool:
+    """Whether the budget leaves time for one more timing after ``tried`` (the first is
+    always run: the search kept a reserve for it)."""
+    if budget is None or tried == 0 or budget.left() is None:
+        return True
+    return budget.left() > budget.timing_cost()
 
 
 def confirm(pipeline: Pipeline, program: Program, winners: dict[str, list[Winner]], sandbox, tests,
-            note=None) -> dict[str, Winner]:
+            note=None, budget=None) -> dict[str, Winner]:
     """Per function, the best accepted candidate that fresh rounds confirm.
 
     The best of several accepted candidates is the one whose first measurement most likely
     erred high: when it is not confirmed, the next best gets its own fresh rounds (up to
-    :data:`MAX_CONFIRMATIONS`)."""
+    :data:`MAX_CONFIRMATIONS`, and while the ``budget``, a :class:`sgcc.engine.budget.Budget`,
+    has time left; each function's first re-measurement always runs)."""
     confirmed: dict[str, Winner] = {}
     for fn, ranked in winners.items():
-        for res, binary, cand in ranked[:MAX_CONFIRMATIONS]:
+        for tried, (res, binary, cand) in enumerate(ranked[:MAX_CONFIRMATIONS]):
+            if not _affordable(budget, tried):
+                break
             if note is not None:
                 note(f"re-measuring {res.id}, the best remaining candidate for {fn}")
             try:
@@ -45,24 +63,73 @@ def confirm(pipeline: Pipeline, program: Program, winners: dict[str, list[Winner
     return confirmed
 
 
+def _strength(w: Winner) -> float:
+    """How promising a member is: its confirmed speedup, or half the gain its (selection-
+    biased) search measurement showed when it was never confirmed."""
+    res = w[0]
+    if res.confirm:
+        return res.confirm["speedup"]
+    return 1 + ((res.speedup or 1.0) - 1) / 2
+
+
+def combinations(confirmed: dict[str, Winner], winners: dict[str, list[Winner]] | None = None,
+                 limit: int = MAX_COMBINATIONS) -> list[list[Winner]]:
+    """The combinations worth validating, most promising first (at most ``limit``).
+
+    Per function the options are its confirmed winner and its other accepted candidates
+    (never one that failed its re-measurement); a combination takes at most one option per
+    function, and never two that replace the same unit (a whole-unit candidate goes alone).
+    They are ordered by the product of their members' strengths (:func:`_strength`), so
+    the first is every confirmed winner together; when it fails, the next ones drop the
+    weakest member or use the next-best candidate of a function."""
+    options: dict[str, list[Winner]] = {}
+    for fn, w in confirmed.items():
+        options[fn] = [w]
+    for fn, ranked in (winners or {}).items():
+        for w in ranked:
+            if w[0].stage == Stage.ACCEPTED and all(w[0] is not o[0] for o in options.get(fn, [])):
+                options.setdefault(fn, []).append(w)
+    for fn in options:
+        options[fn] = options[fn][:MAX_OPTIONS]
+    fns = sorted(options, key=lambda f: -_strength(options[f][0]))[:MAX_COMBINED_FUNCTIONS]
+    found: list[tuple[float, int, list[Winner]]] = []
+
+    def walk(i: int, chosen: list[Winner], taken: set, score: float) -> None:
+        if i == len(fns):
+            if chosen and score > 1.0:
+                found.append((score, len(found), list(chosen)))
+            return
+        walk(i + 1, chosen, taken, score)  # without this function
+        for w in options[fns[i]]:
+            units = set(w[2].replacements())
+            whole = WHOLE_UNIT in units or WHOLE_UNIT in taken
+            if units & taken or (whole and taken):
+                continue
+            chosen.append(w)
+            walk(i + 1, chosen, taken | units, score * _strength(w))
+            chosen.pop()
+
+    walk(0, [], set(), 1.0)
+    found.sort(key=lambda t: (-t[0], t[1]))
+    return [c for _, _, c in found[:limit]]
+
+
 def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], sandbox, tests, report: Report,
-            note=None) -> tuple[Path, list[CandidateResult]]:
-    """Validate and time the program with every confirmed winner; fall back to each winner
-    alone, best first, then to the baseline. Returns the binary to ship and the results of
-    the candidates in it (``report.final`` describes it)."""
-    ordered = sorted(confirmed.values(), key=lambda t: -t[0].speedup)
-    # Winners that replace the same unit (one came with its callers) cannot both go in:
-    # the faster one does.
-    together, taken = [], set()
-    for w in ordered:
-        units = set(w[2].replacements())
-        whole = WHOLE_UNIT in units or WHOLE_UNIT in taken
-        if not (units & taken) and not (whole and taken):
-            together.append(w)
-            taken |= units
-    attempts = [together] if len(together) > 1 else []
-    attempts += [[w] for w in ordered]
-    for attempt in attempts:
+            note=None, *, winners: dict[str, list[Winner]] | None = None,
+            budget=None) -> tuple[Path, list[CandidateResult]]:
+    """Validate and time combinations (:func:`combinations`) until one is correct and
+    significantly faster on fresh rounds; fall back to the baseline. Never ships a
+    combination that was not validated and timed here. Returns the binary to ship and the
+    results of the candidates in it (``report.final`` describes it; ``report.selection``
+    lists every combination tried and how it ended). A single candidate confirmed by
+    :func:`confirm` needs no timing here: its re-measurement was its validation. Stops when
+    the ``budget`` leaves no time for another timing (the first combination always runs)."""
+    for tried, attempt in enumerate(combinations(confirmed, winners)):
+        entry = {"candidates": [r.id for r, _, _ in attempt], "functions": [r.function for r, _, _ in attempt]}
+        if not _affordable(budget, tried):
+            report.notes.append(f"budget reached: {len(report.selection)} combination(s) validated")
+            break
+        report.selection.append(entry)
         if note is not None:
             note(f"validating the combined program ({len(attempt)} function(s))")
         _, where = pipeline.new_candidate_dir()
@@ -73,25 +140,40 @@ def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], 
             replacements.update(c.replacements())
         binary = pipeline.build_candidate(program, replacements, where, res)
         if binary is None:
+            entry["outcome"] = f"refused at {res.stage}: {res.reason}"
             report.notes.append(f"combination {res.function} refused at {res.stage}: {res.reason}")
             continue
         outcome = sandbox.check(binary, tests)
         if outcome.first_failure is not None:
+            entry["outcome"] = f"fails test {outcome.first_failure.test}"
             report.notes.append(f"combination {res.function} fails test {outcome.first_failure.test}")
             continue
         hidden = pipeline.check_hidden(sandbox, binary)
         if hidden is not None:
+            entry["outcome"] = f"differs from gcc's program on {hidden}"
             report.notes.append(f"combination {res.function} differs from gcc's program on {hidden}")
             continue
-        try:
-            accepted, est = pipeline.measure(sandbox, tests, program.binary, binary)
-        except TimingRunFailed as exc:
-            report.notes.append(f"combination {res.function} failed while being timed: {exc.message}")
-            continue
-        if not accepted:
-            report.notes.append(f"combination {res.function} not significantly faster ({est.speedup:.3f}x)")
-            continue
-        report.final = {"functions": [r.function for r, _, _ in attempt], **estimate_dict(est),
+        if len(attempt) == 1 and attempt[0][0].confirm:
+            # One candidate alone, confirmed on fresh rounds just now: that re-measurement of
+            # the same replacements is its validation (a third timing would only spend the
+            # budget, and a noisy one would throw a confirmed gain away).
+            measured = dict(attempt[0][0].confirm)
+            entry["outcome"] = "shipped (its re-measurement on fresh rounds)"
+        else:
+            try:
+                accepted, est = pipeline.measure(sandbox, tests, program.binary, binary)
+            except TimingRunFailed as exc:
+                entry["outcome"] = f"failed while being timed: {exc.message}"
+                report.notes.append(f"combination {res.function} failed while being timed: {exc.message}")
+                continue
+            measured = estimate_dict(est)
+            if not accepted:
+                entry.update(measured, outcome="not significantly faster")
+                report.notes.append(f"combination {res.function} not significantly faster ({est.speedup:.3f}x)")
+                continue
+            entry["outcome"] = "shipped"
+        entry.update(measured)
+        report.final = {"functions": [r.function for r, _, _ in attempt], **measured,
                         "tests_passed": outcome.passed + len(pipeline.hidden_tests),
                         "tests_total": outcome.total + len(pipeline.hidden_tests),
                         "changes": changes(program, where / "cand.o", replacements)}

@@ -27,6 +27,7 @@ import contextlib
 import math
 import os
 import random
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,9 @@ TRIM = 0.2
 RESAMPLES = 10000
 #: Upper bound on ``reps`` (a program that takes no measurable CPU at all).
 MAX_REPS = 10000
+#: ``futile_below``: the first round after which a comparison may stop, and how often after.
+FUTILE_FIRST = 5
+FUTILE_EVERY = 3
 
 
 @dataclass
@@ -74,6 +78,8 @@ class Estimate:
     order: list[str] = field(default_factory=list)
     calibration: float = 0.0
     confidence: float = 0.95
+    round_seconds: float = 0.0  # wall seconds the rounds took (not the warm-up and calibration)
+    lock_wait: float = 0.0  # wall seconds spent waiting for the timing lock (another sgcc was timing)
 
     @property
     def ratios(self) -> list[float]:
@@ -148,6 +154,7 @@ def measure(
     seed: int | None = None,
     lock: bool = True,
     futile_below: float | None = None,
+    settled_above: float | None = None,
 ) -> Estimate:
     """Estimate t(A)/t(B) from interleaved, paired, randomly padded runs.
 
@@ -161,10 +168,18 @@ def measure(
     (and the bootstrap) reproducible. ``lock=False`` skips :func:`timing_lock` (for callers
     already holding it or timing on purpose under load).
 
-    ``futile_below`` stops early a comparison that cannot succeed: after half the rounds
-    (at least 5), if the interval's *upper* end is already below it, the remaining rounds
-    are not run (the estimate then has fewer rounds). Stopping can only turn an acceptance
-    into a rejection, never the reverse, so it costs no false "faster".
+    ``futile_below`` stops early a comparison that cannot succeed (racing each candidate
+    against the minimum gain): after 5 rounds and every :data:`FUTILE_EVERY` rounds after,
+    if the interval's *upper* end is already below it, the remaining rounds are not run (the
+    estimate then has fewer rounds). Stopping can only turn an acceptance into a rejection,
+    never the reverse, so it costs no false "faster"; the repeated looks only make a
+    wrong early rejection of a barely faster candidate a little more likely.
+
+    ``settled_above`` stops early, at the same looks, a comparison whose interval's *lower*
+    end is already above it. Repeated looks make a false "faster" more likely than the
+    stated confidence, so this is for *screening* only (a search ordering its candidates),
+    where every acceptance is re-measured on fresh, full-length rounds before anything
+    is believed (:func:`sgcc.engine.select.confirm`); never for that re-measurement.
     """
     if rounds < 2:
         raise ValueError("measure needs at least 2 rounds")
@@ -178,7 +193,9 @@ def measure(
     def sample(run: Callable[[int], float], reps: int) -> float:
         return sum(run(pad_rng.randint(0, MAX_ENV_PAD)) for _ in range(reps))
 
+    waited = time.perf_counter()
     with timing_lock() if lock else contextlib.nullcontext():
+        waited = time.perf_counter() - waited
         # Warm-up: the first run of a binary pays for page cache and cold caches.
         run_a(pad_rng.randint(0, MAX_ENV_PAD))
         run_b(pad_rng.randint(0, MAX_ENV_PAD))
@@ -188,11 +205,15 @@ def measure(
         samples_a: list[float] = []
         samples_b: list[float] = []
         order: list[str] = []
-        checkpoint = max(5, rounds // 2) if futile_below is not None and rounds >= 8 else None
+        rounds_started = time.perf_counter()
+        checkpoints = set(range(FUTILE_FIRST, rounds - 1, FUTILE_EVERY)) \
+            if (futile_below is not None or settled_above is not None) and rounds >= 8 else set()
         for n in range(rounds):
-            if checkpoint is not None and n == checkpoint:
-                _, _, high = _interval(samples_a, samples_b, confidence, random.Random(boot_rng.random()))
-                if high < futile_below:
+            if n in checkpoints:
+                _, low, high = _interval(samples_a, samples_b, confidence, random.Random(boot_rng.random()))
+                if futile_below is not None and high < futile_below:
+                    break
+                if settled_above is not None and low > settled_above:
                     break
             if order_rng.random() < 0.5:
                 order.append("AB")
@@ -204,6 +225,7 @@ def measure(
                 a = sample(run_a, reps)
             samples_a.append(a)
             samples_b.append(b)
+        round_seconds = time.perf_counter() - rounds_started
 
     speedup, low, high = _interval(samples_a, samples_b, confidence, boot_rng)
     return Estimate(
@@ -217,6 +239,8 @@ def measure(
         order=order,
         calibration=shortest,
         confidence=confidence,
+        round_seconds=round_seconds,
+        lock_wait=waited,
     )
 
 
