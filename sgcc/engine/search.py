@@ -170,7 +170,7 @@ class Search:
                 batch.append((unit_name, cand))
                 budget.count(unit_name)
 
-        asked = {id(g): max(req.max_generator_rounds, getattr(g, "rounds", 0)) for g in req.generators}
+        asked = {id(g): max(req.max_generator_rounds, g.rounds) for g in req.generators}
         for round_no in range(max(1, req.max_generator_rounds, *asked.values())):
             batch.clear()
             pending.clear()
