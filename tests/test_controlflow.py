@@ -297,3 +297,36 @@ def test_a_noreturn_local_call_resolved_by_the_assembler_ends_a_function(tmp_pat
     out = proc.run(["objdump", "-dr", str(obj)], check=True).stdout.decode()
     assert re.search(r"call\s+0 <flush_cache\.part\.0>", out)  # the premise: a local, resolved call
     assert controlflow.check(obj, obj) == []
+
+
+def _assert_split_copy(tmp_path: Path, edit) -> tuple[Path, Path]:
+    """gcc's -O3 object of assert_split.c, and a candidate whose ``flush_cache.part.0`` is a
+    private copy (renamed, as a variant brings its own clone), edited by ``edit``."""
+    base_s = tmp_path / "base.s"
+    proc.run(["gcc", "-O3", "-S", str(CORPUS / "assert_split.c"), "-o", str(base_s)], check=True)
+    base_o = tmp_path / "base.o"
+    proc.run(["gcc", "-c", str(base_s), "-o", str(base_o)], check=True)
+    text = edit(base_s.read_text().replace("flush_cache.part.0", "flush_cache.part.0.sg_copy"))
+    cand_s = tmp_path / "cand.s"
+    cand_s.write_text(text)
+    cand_o = tmp_path / "cand.o"
+    proc.run(["gcc", "-c", str(cand_s), "-o", str(cand_o)], check=True)
+    return cand_o, base_o
+
+
+def test_a_private_copy_that_cannot_return_may_end_a_function(tmp_path):
+    """A variant's own copy of the assert split (no ret, no jump out) never returns, so its
+    callers may end with the call, as gcc's do."""
+    cand, base = _assert_split_copy(tmp_path, lambda t: t)
+    assert controlflow.check(cand, base) == []
+
+
+def test_a_private_copy_that_returns_does_not_end_a_function(tmp_path):
+    """The same copy with a ``ret`` in front of its noreturn call: its callers would run off
+    their ends into whatever follows, so they are refused."""
+    def add_ret(text: str) -> str:
+        head, sep, tail = text.partition("flush_cache.part.0.sg_copy:\n")
+        assert sep
+        return head + sep + "\tret\n" + tail
+    cand, base = _assert_split_copy(tmp_path, add_ret)
+    assert "fall-through" in {p.rule for p in controlflow.check(cand, base)}

@@ -368,7 +368,7 @@ def _direct(unit, baseline, group, place, insn, kind, reloc, end, after, st, tex
         return
     callee = entries.get(what)
     if kind == "call" and callee is not None:
-        if callee not in baseline.noreturn:
+        if callee not in baseline.noreturn and not _never_returns(unit, baseline, callee):
             fall(place, end, after, text, where, callee)
         return
     if inside(what):
@@ -386,6 +386,39 @@ def _direct(unit, baseline, group, place, insn, kind, reloc, end, after, st, tex
         add("ret", f"tail jump `{text}` at {where} with the stack {st.height()}")
     if kind == "cond":
         fall(place, end, after, text, where, None)
+
+
+def _never_returns(unit: Unit, baseline: Baseline, name: str) -> bool:
+    """Whether ``name``, a private copy the candidate brought (no namesake in gcc's unit), can
+    never return to a caller: no ``ret`` and no indirect jump anywhere in its group, and no
+    jump that leaves the group (a tail call could return for it). A variant's copy of an
+    assert's ``f.part.0`` is such a function; falling off its own end is refused when its
+    group is walked, so a copy that merely lacks a ``ret`` proves nothing here. Functions gcc
+    has keep gcc's verdict (``baseline.noreturn``)."""
+    group = unit.group_of(name)
+    if group in baseline.unit.functions or name in baseline.unit.functions:
+        return False
+    spans = [unit.functions[n] for n in unit.functions if unit.group_of(n) == group]
+
+    def inside(shndx: int, off: int) -> bool:
+        return any(s == shndx and a <= off < b for s, a, b in spans)
+
+    X = registers().X
+    for shndx, start, end in spans:
+        dec = unit.code[shndx]
+        k = bisect.bisect_left(dec.addrs, start)
+        while k < len(dec.insns) and dec.insns[k].address < end:
+            insn = dec.insns[k]
+            kind = branch_kind(insn)
+            if kind in ("ret", "indirect-jump"):
+                return False
+            if kind in ("jump", "cond"):
+                reloc = unit.reloc_by_site.get((shndx, insn.address + insn.size - 4))
+                imm = next((op.imm for op in insn.operands if op.type == X.X86_OP_IMM), None)
+                if reloc is not None or imm is None or not inside(shndx, imm):
+                    return False
+            k += 1
+    return True
 
 
 def _is_function(base_unit: Unit, name: str, baseline: Baseline) -> bool:
