@@ -1,10 +1,25 @@
-"""The one exception type sgcc raises for conditions a user can act on.
+"""The one exception type sgcc raises for conditions a user can act on, and the one
+writer of ``$SGCC_LOGFILE`` lines.
 
 Errors wrap their cause and carry a hint; they surface once, at the CLI boundary
 (:func:`sgcc.cli.main.run_command`), which prints ``sgcc: error: <message>`` and the hint.
 """
 
 from __future__ import annotations
+
+import os
+
+
+def log(message: str) -> None:
+    """Append one line to $SGCC_LOGFILE when it is set (like ccache's log file); a log that
+    cannot be written is no reason to fail a compile."""
+    path = os.environ.get("SGCC_LOGFILE")
+    if path:
+        try:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(f"[{os.getpid()}] {message}\n")
+        except OSError:
+            pass
 
 
 class SgccError(Exception):

@@ -330,3 +330,14 @@ def test_a_private_copy_that_returns_does_not_end_a_function(tmp_path):
         return head + sep + "\tret\n" + tail
     cand, base = _assert_split_copy(tmp_path, add_ret)
     assert "fall-through" in {p.rule for p in controlflow.check(cand, base)}
+
+
+def test_a_private_copy_that_tail_jumps_out_does_not_end_a_function(tmp_path):
+    """No ``ret`` but a tail jump to a function that returns (``main``): the copy can return
+    for it, so callers that end with the call are refused."""
+    def add_jump(text: str) -> str:
+        head, sep, tail = text.partition("flush_cache.part.0.sg_copy:\n")
+        assert sep
+        return head + sep + "\tjmp\tmain\n" + tail
+    cand, base = _assert_split_copy(tmp_path, add_jump)
+    assert "fall-through" in {p.rule for p in controlflow.check(cand, base)}

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from sgcc import proc
+from sgcc.engine.profile import parse_costs
 from sgcc.project import attribute
 from sgcc.project.record import Compile
 
@@ -118,7 +119,7 @@ def test_a_function_is_charged_to_the_object_linked_into_the_program_that_ran_it
 def test_callgrind_costs_are_read_per_object_file():
     text = ("events: Ir\nob=/t/prog\nfl=???\nfn=main\n1 10\ncob=/lib/libc.so.6\ncfn=printf\ncalls=1 0\n1 400\n"
             "2 5\nob=/lib/libc.so.6\nfn=printf\n1 400\nob=/t/libz.so.1\nfn=deflate\n3 70\n")
-    assert attribute.parse_costs(text) == {("/t/prog", "main"): 15, ("/lib/libc.so.6", "printf"): 400,
+    assert parse_costs(text) == {("/t/prog", "main"): 15, ("/lib/libc.so.6", "printf"): 400,
                                            ("/t/libz.so.1", "deflate"): 70}
 
 

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import os
 
+from sgcc.errors import log
+
 NAMESPACE = "sgcc:2"
 #: How long a failed server is left alone (seconds): about one build.
 DOWN_SECONDS = 60
@@ -205,16 +207,14 @@ class Layer:
 
         self._down = True
         self._count("remote_timeouts" if isinstance(exc, RemoteTimeout) else "remote_errors")
-        path = self._down_path()
-        tmp = f"{path}.{os.getpid()}.tmp"
+        from sgcc.fsutil import atomic_write  # only once a server failed
+
         try:
-            os.makedirs(self.root, exist_ok=True)
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(f"{time.time() + DOWN_SECONDS:.3f} {self.spec.url}\n{exc}\n")
-            os.replace(tmp, path)
+            atomic_write(self._down_path(), f"{time.time() + DOWN_SECONDS:.3f} {self.spec.url}\n{exc}\n",
+                         mode=0o666)
         except OSError:
             pass
-        _log(f"remote storage {self.spec.url} unusable ({exc}); not asked again for {DOWN_SECONDS} s")
+        log(f"remote storage {self.spec.url} unusable ({exc}); not asked again for {DOWN_SECONDS} s")
 
     def storage(self) -> Storage:
         """The backend (made on first use)."""
@@ -276,7 +276,7 @@ class Layer:
     def _refuse(self, key: str, why: str) -> None:
         self.refused = why
         self._count("remote_refused")
-        _log(f"remote value {key[:16]} refused: {why}")
+        log(f"remote value {key[:16]} refused: {why}")
         return None
 
     def push(self, key: str, data: bytes, has_winners: bool) -> bool:
@@ -290,13 +290,3 @@ class Layer:
             return False
         self._count("remote_stores")
         return True
-
-
-def _log(message: str) -> None:
-    path = os.environ.get("SGCC_LOGFILE")
-    if path:
-        try:
-            with open(path, "a", encoding="utf-8") as fh:
-                fh.write(f"[{os.getpid()}] {message}\n")
-        except OSError:
-            pass

@@ -287,10 +287,9 @@ class Store:
             os.makedirs(os.path.dirname(mark), exist_ok=True)
             if has_winners:  # the mark first, as update() does
                 os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o666))
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as fh:
-                fh.write(raw)
-            os.replace(tmp, path)
+            from sgcc.fsutil import atomic_write  # only for a remote hit
+
+            atomic_write(path, raw, mode=0o666)
         except OSError:
             return
         finally:

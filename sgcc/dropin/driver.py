@@ -32,7 +32,7 @@ import sys
 from sgcc import config
 from sgcc.dropin import compiler as compilermod
 from sgcc.dropin import gccargs
-from sgcc.errors import SgccError
+from sgcc.errors import SgccError, log
 
 
 def _truthy(value: str | None) -> bool:
@@ -43,17 +43,6 @@ def warn(message: str) -> None:
     """One line on stderr, prefixed so it is never mistaken for a gcc diagnostic."""
     sys.stderr.write(f"sgcc: warning: {message}\n")
     sys.stderr.flush()
-
-
-def log(message: str) -> None:
-    """Append one line to $SGCC_LOGFILE when it is set (like ccache's log file)."""
-    path = os.environ.get("SGCC_LOGFILE")
-    if path:
-        try:
-            with open(path, "a", encoding="utf-8") as fh:
-                fh.write(f"[{os.getpid()}] {message}\n")
-        except OSError:
-            pass
 
 
 def exec_compiler(compiler: str, args: list[str]) -> None:

@@ -22,7 +22,8 @@ The public API, which the command line, :mod:`sgcc.project` and the research har
   confirmed and how the search is bounded;
 - :func:`target_for`: the instruction set candidates may use for given flags;
 - the modules :mod:`sgcc.engine.profile` (``function_weights``: where the tests spend
-  instructions) and :mod:`sgcc.engine.explain` (what a candidate changed in machine code).
+  instructions; ``parse_costs``: callgrind costs per object and function, which project
+  attribution uses) and :mod:`sgcc.engine.explain` (what a candidate changed in machine code).
 
 The stages a candidate goes through are named by :class:`sgcc.stages.Stage`. Modules, in
 pipeline order: ``request``, ``baseline``, ``pipeline``, ``budget``, ``search``,

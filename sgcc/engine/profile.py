@@ -64,14 +64,15 @@ def function_weights(binary: Path, tests: list, *, sandbox, names: list[str],
     return {k: v / grand for k, v in totals.items()}
 
 
-def parse_callgrind(text: str) -> dict[str, int]:
-    """Self instruction counts per function name from an uncompressed callgrind file.
+def parse_costs(text: str) -> dict[tuple[str, str], int]:
+    """Self instructions per ``(object file, function)`` from an uncompressed callgrind file
+    (``--compress-strings=no``; a ``(id) `` prefix is stripped if present).
 
-    Cost lines follow ``fn=NAME``; the line after ``calls=`` is the inclusive cost of that
-    call, which belongs to the callee and is skipped.
+    Cost lines follow ``fn=NAME`` (in the object of the last ``ob=``); the line after
+    ``calls=`` is the inclusive cost of that call, which belongs to the callee and is skipped.
     """
-    costs: dict[str, int] = {}
-    fn = None
+    costs: dict[tuple[str, str], int] = {}
+    ob = fn = None
     skip_next = False
     for line in text.splitlines():
         if not line:
@@ -81,19 +82,29 @@ def parse_callgrind(text: str) -> dict[str, int]:
             if skip_next:
                 skip_next = False
                 continue
-            if fn is None:
-                continue
             parts = line.split()
-            if len(parts) >= 2:
+            if fn is not None and len(parts) >= 2:
                 try:
-                    costs[fn] = costs.get(fn, 0) + int(parts[1])
+                    costs[(ob or "", fn)] = costs.get((ob or "", fn), 0) + int(parts[1])
                 except ValueError:
                     pass
+        elif line.startswith("ob="):
+            ob = _strip_id(line[3:].strip())
         elif line.startswith("fn="):
-            fn = line[3:].strip()
-            # With --compress-strings=no names are plain; strip a "(id) " prefix if present.
-            if fn.startswith("(") and ") " in fn:
-                fn = fn.split(") ", 1)[1]
+            fn = _strip_id(line[3:].strip())
         elif line.startswith("calls="):
             skip_next = True
     return costs
+
+
+def parse_callgrind(text: str) -> dict[str, int]:
+    """Self instruction counts per function name (summed over objects) from an uncompressed
+    callgrind file; see :func:`parse_costs`."""
+    costs: dict[str, int] = {}
+    for (_ob, fn), n in parse_costs(text).items():
+        costs[fn] = costs.get(fn, 0) + n
+    return costs
+
+
+def _strip_id(name: str) -> str:
+    return name.split(") ", 1)[1] if name.startswith("(") and ") " in name else name

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sgcc import proc
+from sgcc.engine.profile import parse_costs
 
 #: Wall seconds the profiled workload may take (valgrind runs it 20-100x slower).
 PROFILE_TIMEOUT = 1800.0
@@ -40,40 +41,6 @@ class Attribution:
 
     def executed(self, source: str, function: str) -> bool:
         return self.by_source.get(source, {}).get(function, 0) > 0
-
-
-def parse_costs(text: str) -> dict[tuple[str, str], int]:
-    """Self instructions per ``(object file, function)`` from an uncompressed callgrind file.
-
-    The line after ``calls=`` is the inclusive cost of that call (the callee's), skipped."""
-    costs: dict[tuple[str, str], int] = {}
-    ob = fn = None
-    skip_next = False
-    for line in text.splitlines():
-        if not line:
-            continue
-        c = line[0]
-        if c.isdigit() or c in "+-*":
-            if skip_next:
-                skip_next = False
-                continue
-            parts = line.split()
-            if fn is not None and len(parts) >= 2:
-                try:
-                    costs[(ob or "", fn)] = costs.get((ob or "", fn), 0) + int(parts[1])
-                except ValueError:
-                    pass
-        elif line.startswith("ob="):
-            ob = _strip_id(line[3:].strip())
-        elif line.startswith("fn="):
-            fn = _strip_id(line[3:].strip())
-        elif line.startswith("calls="):
-            skip_next = True
-    return costs
-
-
-def _strip_id(name: str) -> str:
-    return name.split(") ", 1)[1] if name.startswith("(") and ") " in name else name
 
 
 _NM_LINE = re.compile(r"^[0-9a-fA-F]+ ([0-9a-fA-F]+) ([tTwW]) (\S+)$")
