@@ -193,6 +193,8 @@ SETTINGS: dict[str, Setting] = {
         Setting("min_gain", _within(_float, 0, 10), 0.03,
                 "a candidate must be at least this much faster (lower CI bound)"),
         Setting("timing_rounds", _within(_int, 2, 10000), 20, "paired timing rounds per comparison"),
+        Setting("worlds", _within(_int, 2, 8), 2,
+                "synthetic environments every test runs in and a winner's timing must hold in (2-8)"),
         Setting("mutants", _within(_int, 0, 10000), 16,
                 "generated differential inputs every accepted candidate must also pass (0: none)"),
         Setting("generators", _generators, "auto",

@@ -380,8 +380,11 @@ def tells(bins):
 
     with _sandbox() as sb:
         views = [sb.run(bins["whereami"], b"", env_pad=pad).stdout.decode() for pad in (0, 1000, 4096)]
+        other = sb.run(bins["whereami"], b"", world=1).stdout.decode()
         tell = sb.record(bins["tell"], [TestCase("t", b"")])[0].expected_stdout.decode()
-    return {"views": views, "tell": tell, "uid": os.getuid()}
+        worlds = [{"argv0": w.argv0, "cwd": w.cwd, "home": w.home, "user": w.user} for w in sb.worlds]
+    return {"views": views, "other": other, "worlds": worlds, "tell": tell, "uid": os.getuid(),
+            "host_home": os.path.expanduser("~"), "host_cwd": os.getcwd()}
 
 
 def syscalls(bins):

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
-from sgcc.verify import isolate, isolation_level, seccomp
+from sgcc.verify import isolate, isolation_level, seccomp, worlds
 
 sys.path.insert(0, str(Path(__file__).parent))
 import isolation_scenarios as sc  # noqa: E402
@@ -165,13 +165,22 @@ def test_no_tells(observe):
     # Right only when HOME is unset, as it was in old test runs: recorded as what users get.
     assert o["tell"] == "what users get\n"
     first, *others = o["views"]
-    assert all(v == first for v in others)  # only the padding's length differs between runs
+    assert all(v == first for v in others)  # one world: only the padding's length differs between runs
+    world = o["worlds"][0]
     lines = dict(ln.split(" ", 1) for ln in first.splitlines() if not ln.startswith("env "))
     env = dict(ln[4:].split("=", 1) for ln in first.splitlines() if ln.startswith("env "))
-    assert lines["uid"] == str(o["uid"]) and lines["argv0"] == "./prog"
-    assert lines["cwd"] == env["HOME"] == env["PWD"] and lines["home_entries"] == "1"  # prog itself
+    assert lines["uid"] == str(o["uid"]) and lines["argv0"] == world["argv0"]
+    assert lines["cwd"] == env["PWD"] == world["cwd"] and env["HOME"] == world["home"]
+    assert env["USER"] == world["user"] and int(lines["home_entries"]) <= 2  # the way to cwd and prog
     assert not any(k.startswith("SGCC") for k in env)
     assert lines["procs"] == "2"  # its init and itself: no other process of the host
+    # No fixed fingerprint: the second world differs in argv[0], the working directory, HOME,
+    # the variables; and nothing of the host's home or working directory shows.
+    other = dict(ln.split(" ", 1) for ln in o["other"].splitlines() if not ln.startswith("env "))
+    assert other["argv0"] != lines["argv0"] and other["cwd"] != lines["cwd"]
+    assert o["other"].count("\nenv ") != first.count("\nenv ")
+    for view in (first, o["other"]):
+        assert o["host_home"] not in view.split() and o["host_cwd"] not in view.split()
 
 
 def test_syscall_filter(observe):
@@ -255,13 +264,14 @@ def test_the_c_helper_and_the_python_box_behave_alike(bindir):
         os.chmod(root, 0o711)
         (root / "mnt").mkdir(mode=0o711)
         seen = {}
+        world = worlds.make(1, os.getuid(), seed=3)[0]
         for helper in (True, False):
             out = {}
             for name, stdin, memory in (("whereami", b"", None), ("syscalls", b"", None), ("forkexit", b"", None),
                                         ("memhog", b"60\n", 128 << 20), ("int80", b"", None)):
-                view = isolate.View(str(root), str(bindir / name), memory=memory)
-                env = {**view.identity.environment(), "LS_COLORS": "x" * 100}
-                r = proc.run(["./prog"], stdin=stdin, env=env, timeout=20, spawner=isolate.spawner(view, helper=helper),
+                view = isolate.View(str(root), str(bindir / name), memory=memory, world=world)
+                env = world.environment("x" * 100)
+                r = proc.run([world.argv0], stdin=stdin, env=env, timeout=20, spawner=isolate.spawner(view, helper=helper),
                              limits=proc.Limits(processes=20, address_space=memory))
                 out[name] = (r.returncode, r.stdout, r.notes)
             seen[helper] = out

@@ -18,7 +18,7 @@ class _Unit:
 
 def _runs(mean_a: float, mean_b: float, seed: int = 3):
     rng = random.Random(seed)
-    return (lambda pad: mean_a * (1 + 0.01 * rng.random())), (lambda pad: mean_b * (1 + 0.01 * rng.random()))
+    return (lambda pad, world=0: mean_a * (1 + 0.01 * rng.random())), (lambda pad, world=0: mean_b * (1 + 0.01 * rng.random()))
 
 
 def test_futile_comparison_stops_halfway_and_rejects():
@@ -133,10 +133,10 @@ def test_futile_comparison_is_checked_again_every_few_rounds():
     # then clearly slower: a later look stops it before the last round, and rejects.
     calls = {"b": 0}
 
-    def run_a(pad):
+    def run_a(pad, world=0):
         return 0.1
 
-    def run_b(pad):
+    def run_b(pad, world=0):
         calls["b"] += 1
         return 0.09 if calls["b"] <= 10 else 0.2
 

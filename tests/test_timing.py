@@ -102,9 +102,9 @@ def test_rounds_are_interleaved_in_random_order_with_fresh_padding(sandbox, work
     calls: list[tuple[str, int]] = []
 
     def logged(tag, fn):
-        def run(env_pad):
+        def run(env_pad, world=0):
             calls.append((tag, env_pad))
-            return fn(env_pad)
+            return fn(env_pad, world)
 
         return run
 

@@ -94,7 +94,8 @@ class Engine:
         if untrusted:
             require_isolation(f"{', '.join(untrusted)} candidates", accept_risk=req.accept_isolation_risk,
                               report=isolation)
-        with sandboxmod.Sandbox(timeout=req.test_timeout, keep=req.keep_temps, expose=program.expose) as sandbox:
+        with sandboxmod.Sandbox(timeout=req.test_timeout, keep=req.keep_temps, expose=program.expose,
+                                worlds=req.worlds, world_seed=req.world_seed) as sandbox:
             self.note(f"recording expected outputs ({len(tests)} tests)")
             tests = sandbox.record(program.binary, tests)
             base_outcome = sandbox.check(program.binary, tests)

@@ -155,7 +155,9 @@ class Pipeline:
         """Time ``cand`` against ``base`` on new rounds: (accepted?, estimate). ``screening``
         (a search candidate, not a winner being confirmed) stops a comparison early once it
         clearly cannot clear the minimum gain, or clearly does (a screening acceptance is
-        only a candidate for re-measurement on full, fresh rounds). Raises
+        only a candidate for re-measurement on full, fresh rounds). Rounds are spread over
+        the sandbox's worlds; a re-measurement (not ``screening``) runs full rounds in each
+        world and must clear the minimum gain in each (:mod:`sgcc.verify.worlds`). Raises
         :class:`sgcc.verify.timing.TimingRunFailed` when a timed run fails."""
         from sgcc.verify import timing
 
@@ -167,8 +169,10 @@ class Pipeline:
             seed=self.req.seed,
             futile_below=(1 + self.req.min_gain) if screening else None,
             settled_above=(1 + self.req.min_gain) if screening else None,
+            worlds=len(getattr(sandbox, "worlds", ())) or 1,
+            each_world=not screening,
         )
-        return timing.decide(est, self.req.min_gain), est
+        return timing.decide(est, self.req.min_gain, each_world=not screening), est
 
     def explain(self, program: Program, res: CandidateResult, cand: Candidate) -> None:
         """Record what an accepted candidate changed (sgcc.engine.explain); never fails the run."""

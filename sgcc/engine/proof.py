@@ -6,7 +6,8 @@ every test it was screened and timed on, so acceptance asks for more:
 * **held-out tests**: when there are at least two, a deterministic third of the user's tests
   (at least one) is kept out of screening, timing and any feedback to a generator;
 * **generated inputs**: the user's inputs mutated (:mod:`sgcc.verify.mutate`), run on gcc's
-  own program twice with different environment sizes, kept when both runs agree, exit
+  own program in two worlds (other environments and sizes of it, :mod:`sgcc.verify.worlds`),
+  kept when both runs agree, exit
   normally and finish within three times the slowest test (so they cost every candidate
   little), with the output and exit status recorded as the expectation.
 
@@ -73,10 +74,10 @@ def prepare(tests: list, sandbox, baseline, *, mutants: int = mutate.DEFAULT_COU
     slowest = max((sandbox.run(baseline, t.stdin).wall for t in tests), default=0.0)
     limit = max(0.25, 3 * slowest)
     for i, data in enumerate(made):
-        first = sandbox.run(baseline, data, env_pad=0, timeout=limit)
+        first = sandbox.run(baseline, data, world=0, timeout=limit)
         if not _clean(first):
             continue
-        second = sandbox.run(baseline, data, env_pad=4000, timeout=limit)
+        second = sandbox.run(baseline, data, world=1, timeout=limit)
         if not _clean(second) or (first.stdout, first.returncode) != (second.stdout, second.returncode):
             continue  # not deterministic: it cannot judge a candidate
         case = replace(template, name=f"{GENERATED_PREFIX}{i:03d}", stdin=data,

@@ -205,8 +205,13 @@ class Report:
 
 
 def estimate_dict(est) -> dict:
-    """The summary of a timing estimate that reports keep (not the raw samples)."""
-    return {"speedup": est.speedup, "low": est.low, "high": est.high, "rounds": est.rounds, "reps": est.reps}
+    """The summary of a timing estimate that reports keep (not the raw samples); with
+    several worlds, each world's (speedup, low, high) too."""
+    summary = {"speedup": est.speedup, "low": est.low, "high": est.high, "rounds": est.rounds, "reps": est.reps}
+    per_world = getattr(est, "per_world", None)
+    if per_world:
+        summary["worlds"] = [{"speedup": s, "low": lo, "high": hi} for s, lo, hi in per_world]
+    return summary
 
 
 def finite_json(value):

@@ -18,6 +18,8 @@ class Request:
     isa: str = "flags"
     min_gain: float = 0.03
     timing_rounds: int = 20
+    worlds: int = 2  # synthetic environments per run (sgcc.verify.worlds)
+    world_seed: int | None = None  # fixes the worlds (tests of sgcc only; a real run draws fresh ones)
     min_sample: float = 0.05
     test_timeout: float = 10.0
     jobs: int = 0
@@ -78,7 +80,7 @@ def request_from_options(options: dict, *, source: Path, flags: list[str], tests
     budget_seconds, budget_candidates = configmod.parse_budget(cfg.budget)
     request = Request(source=source, flags=list(flags), tests=tests, output=output,
                       generators=registry.build(cfg, replay_dirs=replay_dirs),
-                      isa=cfg.isa, min_gain=cfg.min_gain, timing_rounds=cfg.timing_rounds,
+                      isa=cfg.isa, min_gain=cfg.min_gain, timing_rounds=cfg.timing_rounds, worlds=cfg.worlds,
                       min_sample=cfg.min_sample, test_timeout=cfg.test_timeout,
                       jobs=cfg.jobs, keep_temps=cfg.keep_temps, seed=cfg.seed,
                       compiler=cfg.compiler or "gcc", max_generator_rounds=1 + max(0, cfg.rounds),

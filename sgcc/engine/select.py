@@ -59,8 +59,18 @@ def confirm(pipeline: Pipeline, program: Program, winners: dict[str, list[Winner
             if accepted:
                 confirmed[fn] = (res, binary, cand)
                 break
-            res.stop(Stage.TIME, f"not confirmed on fresh rounds ({est.speedup:.3f}x, lower bound {est.low:.3f})")
+            res.stop(Stage.TIME, not_confirmed(est, pipeline.req.min_gain))
     return confirmed
+
+
+def not_confirmed(est, min_gain: float) -> str:
+    """Why a re-measurement did not confirm a gain: too small overall, or not in every world."""
+    worse = [(i, w) for i, w in enumerate(est.per_world) if w[1] <= 1 + min_gain]
+    if est.low > 1 + min_gain and worse:
+        i, (speedup, low, _) = worse[0]
+        return (f"not confirmed in every environment ({est.speedup:.3f}x overall; world {i + 1} of "
+                f"{len(est.per_world)}: {speedup:.3f}x, lower bound {low:.3f})")
+    return f"not confirmed on fresh rounds ({est.speedup:.3f}x, lower bound {est.low:.3f})"
 
 
 def _strength(w: Winner) -> float:
@@ -169,7 +179,7 @@ def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], 
             measured = estimate_dict(est)
             if not accepted:
                 entry.update(measured, outcome="not significantly faster")
-                report.notes.append(f"combination {res.function} not significantly faster ({est.speedup:.3f}x)")
+                report.notes.append(f"combination {res.function} {not_confirmed(est, pipeline.req.min_gain)}")
                 continue
             entry["outcome"] = "shipped"
         entry.update(measured)

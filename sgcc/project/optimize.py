@@ -174,7 +174,7 @@ class Project:
         built_tree = self.workdir / "built"
         shutil.copytree(root, built_tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         with sandboxmod.Sandbox(timeout=spec.test_timeout, expose=self._expose, processes=256,
-                                open_files=256, file_size=1 << 30) as sb:
+                                open_files=256, file_size=1 << 30, worlds=self.tmpl.worlds) as sb:
             base = workload.copy_tree(built_tree, self.workdir / "base", writable=False)
             if spec.command_mode:
                 report.proof = (f"the project's own test command ({spec.test!r}), run in the rebuilt tree in the "

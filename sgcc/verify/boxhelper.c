@@ -10,7 +10,7 @@
  * (a limit of -1 is left alone; MEMORY 0 means no run-wide memory watch).
  * OPS, each a keyword and its arguments: tmpfs PATH SIZE | symlink TARGET LINK | dir PATH MODE
  * | file PATH TEXT | bind SRC DST RW | bindfile SRC DST RW | self PATH | proc PATH
- * | pivot PATH | readonly_root | chdir PATH
+ * | hostname NAME | pivot PATH | readonly_root | chdir PATH
  * Report on REPORT_FD: "ok WAITSTATUS USER SYS MAXRSS NOTES..." | "exec ERRNO" | "error TEXT".
  */
 #define _GNU_SOURCE
@@ -121,6 +121,9 @@ static int do_mounts(char **ops, int n) {
             i += 1;
         } else if (!strcmp(k, "proc")) {
             if (mount("proc", ops[i], "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) noproc = 1;
+            i += 1;
+        } else if (!strcmp(k, "hostname")) {
+            if (sethostname(ops[i], strlen(ops[i])) != 0) fail("sethostname");
             i += 1;
         } else if (!strcmp(k, "pivot")) {
             if (chdir(ops[i]) != 0) fail("chdir new root");

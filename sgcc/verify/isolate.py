@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import pwd
 import resource
 import signal
 import threading
@@ -63,41 +62,36 @@ _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 class Identity:
-    """Who the program is inside the box: the invoking user's uid, name and home."""
+    """Who runs the box: the invoking user's uid and gid, and the ids it has outside.
 
-    __slots__ = ("uid", "gid", "name", "home", "outer_uid", "outer_gid")
+    Only the uid and gid are the user's own (a program may compare ``getuid()`` with a file's
+    owner, and root must stay root); the name, home and everything else a run sees come from
+    its world (:mod:`sgcc.verify.worlds`)."""
+
+    __slots__ = ("uid", "gid", "outer_uid", "outer_gid")
 
     def __init__(self):
         self.uid, self.gid = os.getuid(), os.getgid()
-        try:
-            self.name = pwd.getpwuid(self.uid).pw_name
-        except KeyError:
-            self.name = "user"
-        self.home = "/root" if self.uid == 0 else f"/home/{self.name}"
         # Root runs the box as nobody outside (files it writes through a writable directory
         # belong to nobody); inside it is uid 0 without capabilities.
         self.outer_uid, self.outer_gid = (proc.NOBODY, proc.NOBODY) if self.uid == 0 else (self.uid, self.gid)
 
-    def environment(self) -> dict[str, str]:
-        """The login environment every run gets (before the layout padding)."""
-        return {
-            "HOME": self.home, "LANG": "C", "LOGNAME": self.name, "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "PWD": self.home, "SHELL": "/bin/sh", "USER": self.name,
-        }
-
 
 class View:
-    """What one run may see: ``binary`` as ``$HOME/prog``, ``writable`` host directories at
+    """What one run may see: ``binary`` at its world's path, ``writable`` host directories at
     their own paths, and ``scratch`` bytes shared by its ``/tmp``, ``/dev/shm`` and home."""
 
-    __slots__ = ("root", "binary", "writable", "scratch", "memory", "identity")
+    __slots__ = ("root", "binary", "writable", "scratch", "memory", "identity", "world")
 
     def __init__(self, root: str, binary: str, *, writable=(), scratch: int = 64 << 20,
-                 memory: int | None = None, identity: Identity | None = None):
+                 memory: int | None = None, identity: Identity | None = None, world=None):
+        from sgcc.verify import worlds
+
         self.root, self.binary = root, binary
         self.writable = tuple(os.path.realpath(w) for w in writable)
         self.scratch, self.memory = scratch, memory
         self.identity = identity or Identity()
+        self.world = world if world is not None else worlds.make(1, self.identity.uid)[0]
 
 
 # --------------------------------------------------------------------------- the parent side
@@ -243,14 +237,15 @@ def _plan(view: View) -> list[tuple]:
         elif os.path.isdir(host):
             ops.append(("bind", host, f"{root}/{name}", False))
     ops.append(("dir", f"{root}/etc", 0o755))
-    ident = view.identity
-    passwd = "root:x:0:0:root:/root:/bin/sh\n"
+    ident, world = view.identity, view.world
+    passwd = f"root:x:0:0:root:{world.home if ident.uid == 0 else '/root'}:{world.env_value('SHELL')}\n"
     group = "root:x:0:\n"
     if ident.uid != 0:
-        passwd += f"{ident.name}:x:{ident.uid}:{ident.gid}::{ident.home}:/bin/sh\n"
-        group += f"{ident.name}:x:{ident.gid}:\n"
+        passwd += f"{world.user}:x:{ident.uid}:{ident.gid}::{world.home}:{world.env_value('SHELL')}\n"
+        group += f"{world.user}:x:{ident.gid}:\n"
     ops += [("file", f"{root}/etc/passwd", passwd), ("file", f"{root}/etc/group", group),
-            ("file", f"{root}/etc/hosts", "127.0.0.1\tlocalhost\n::1\tlocalhost\n"),
+            ("file", f"{root}/etc/hostname", world.hostname + "\n"),
+            ("file", f"{root}/etc/hosts", f"127.0.0.1\tlocalhost\n127.0.1.1\t{world.hostname}\n::1\tlocalhost\n"),
             ("file", f"{root}/etc/nsswitch.conf", "passwd: files\ngroup: files\nhosts: files\n")]
     if os.path.isfile("/etc/ld.so.cache"):
         ops.append(("bindfile", "/etc/ld.so.cache", f"{root}/etc/ld.so.cache"))
@@ -264,15 +259,16 @@ def _plan(view: View) -> list[tuple]:
                          ("stderr", "/proc/self/fd/2")):
         ops.append(("symlink", target, f"{root}/dev/{link}"))
     ops += [("dir", f"{root}/dev/shm", 0o1777), ("dir", f"{root}/tmp", 0o1777),
-            ("dir", f"{root}/home", 0o755), ("dir", f"{root}{ident.home}", 0o700),
-            ("dir", f"{root}/proc", 0o555)]
+            ("dir", f"{root}{world.home}", 0o700), ("dir", f"{root}{world.cwd}", 0o700),
+            ("dir", f"{root}{world.bindir}", 0o700), ("dir", f"{root}/proc", 0o555)]
     for w in view.writable:
         ops.append(("bind", w, f"{root}{w}", True))
-    ops.append(("bindfile", view.binary, f"{root}{ident.home}/prog"))
+    ops.append(("bindfile", view.binary, f"{root}{world.binary}"))
     # Writable places: each bound onto itself so that they stay writable when / turns read-only.
-    for d in ("/tmp", "/dev/shm", ident.home):
+    for d in ("/tmp", "/dev/shm", world.home):
         ops.append(("self", f"{root}{d}"))
-    ops += [("proc", f"{root}/proc"), ("pivot", root), ("readonly_root",), ("chdir", ident.home)]
+    ops += [("proc", f"{root}/proc"), ("hostname", world.hostname), ("pivot", root), ("readonly_root",),
+            ("chdir", world.cwd)]
     return ops
 
 
@@ -432,6 +428,9 @@ def _mount(libc, plan) -> list[str]:  # pragma: no cover
         elif kind == "proc":
             if libc.mount(b"proc", op[1].encode(), b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
                 notes.append("noproc")
+        elif kind == "hostname":
+            name = op[1].encode()
+            _check(libc.sethostname(name, len(name)), "sethostname")
         elif kind == "pivot":
             os.chdir(op[1])
             # pivot_root(".", "."): the old root ends up under the new one, then goes.

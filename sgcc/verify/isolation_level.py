@@ -78,7 +78,7 @@ def _probe() -> IsolationReport:
         view = isolate.View(root, true, memory=1 << 30)
 
         def boxed_true(helper: bool) -> proc.Result:
-            r = proc.run(["./prog"], env=view.identity.environment(), timeout=30,
+            r = proc.run([view.world.argv0], env=view.world.environment(""), timeout=30,
                          spawner=isolate.spawner(view, helper=helper), limits=proc.Limits(processes=64))
             if r.returncode != 0:
                 raise SgccError(f"a boxed `true` ended with {r.describe()}")

@@ -4,7 +4,8 @@ A :class:`Sandbox` runs one binary on one stdin at a time, each run in its own b
 (:mod:`sgcc.verify.isolate`): fresh user, pid, mount, ipc, uts and network namespaces, a
 read-only minimal file system with a private size-capped ``/tmp``, ``/dev/shm`` and home, a
 seccomp filter, limits on the whole run, every process killed when the main one exits, and
-the CPU time of all of them counted. Every run sees the same ordinary-looking environment.
+the CPU time of all of them counted. No run sees a fixed environment: each sandbox draws
+its own synthetic worlds (:mod:`sgcc.verify.worlds`), and every test runs in each of them.
 Where the kernel refuses a box, it falls back to what older versions did (below), and
 :func:`sgcc.verify.isolation_level.isolation_report` says which layers are missing.
 
@@ -40,7 +41,7 @@ from pathlib import Path
 from sgcc import proc
 from sgcc.errors import SgccError
 from sgcc.fsutil import read_bounded
-from sgcc.verify import isolate, isolation_level
+from sgcc.verify import isolate, isolation_level, worlds as worldsmod
 
 #: Largest test file :func:`load_tests` accepts.
 MAX_TEST_FILE = 64 << 20
@@ -49,9 +50,8 @@ MAX_TEST_TOTAL = 256 << 20
 #: Bytes of stdin / expected / actual output quoted in a :class:`Failure`.
 EXCERPT = 400
 
-#: The environment variable whose size varies from run to run (see :meth:`Sandbox.run`):
-#: one that ordinary login environments carry, at lengths from none to a few kilobytes.
-PAD_VARIABLE = "LS_COLORS"
+#: The environment variable whose size varies from run to run (see :meth:`Sandbox.run`).
+PAD_VARIABLE = worldsmod.PAD_VARIABLE
 _LS_COLORS = ("rs=0:di=01;34:ln=01;36:mh=00:pi=40;33:so=01;35:do=01;35:bd=40;33;01:cd=40;33;01:"
               "or=40;31;01:mi=00:su=37;41:sg=30;43:ca=00:tw=30;42:ow=34;42:st=37;44:ex=01;32:")
 _EXTENSIONS = ("tar", "tgz", "arc", "arj", "taz", "lha", "lz4", "lzh", "lzma", "tlz", "txz", "tzo", "t7z",
@@ -73,8 +73,6 @@ def pad_value(size: int) -> str:
     reps = -(-size // len(_LS_COLORS))
     return (_LS_COLORS * reps)[:size]
 
-#: Name of the binary inside each run's scratch directory (also its argv[0]).
-_PROG = "prog"
 
 
 @dataclass(frozen=True)
@@ -268,6 +266,11 @@ class Sandbox:
     stdout (and stderr) kept, past which the run is killed. ``keep=True`` leaves the scratch
     tree in place on :meth:`close` (for debugging); its path is :attr:`root`.
 
+    ``worlds`` is how many synthetic worlds its runs are spread over (:mod:`sgcc.verify.worlds`,
+    drawn afresh for every sandbox from the system's randomness; ``world_seed`` fixes them,
+    for tests of sgcc itself); :attr:`worlds` holds them. :meth:`check` and :meth:`record`
+    run every test in every world.
+
     :attr:`isolated` says whether runs are boxed (:mod:`sgcc.verify.isolate`); otherwise
     they run the older way, and :func:`sgcc.verify.isolation_level.isolation_report` says why.
     ``boxed=False`` asks for the older way (to compare them); ``True`` fails where no box is
@@ -287,6 +290,8 @@ class Sandbox:
         keep: bool = False,
         boxed: bool | None = None,
         expose=None,
+        worlds: int = worldsmod.DEFAULT_COUNT,
+        world_seed: int | None = None,
     ):
         self.timeout = timeout
         self.cpu = cpu if cpu is not None else math.ceil(timeout) + 1
@@ -304,6 +309,7 @@ class Sandbox:
         if boxed is None and not available:
             _warn_no_box(isolation_level.isolation_report())
         self.identity = isolate.Identity()
+        self.worlds: list[worldsmod.World] = worldsmod.make(worlds, self.identity.uid, world_seed)
         # RLIMIT_NPROC does not bind root, and root can write anywhere: as root, runs happen
         # as nobody (in a box: uid 0 inside, nobody outside, no capabilities).
         self.drop_privileges = os.geteuid() == 0
@@ -346,33 +352,36 @@ class Sandbox:
 
     # -- running
 
-    def run(self, binary: Path, stdin: bytes, *, env_pad: int = 0, prefix: list[str] | None = None,
-            timeout: float | None = None, memory: int | None = None,
+    def run(self, binary: Path, stdin: bytes, *, env_pad: int | None = None, world: int = 0,
+            prefix: list[str] | None = None, timeout: float | None = None, memory: int | None = None,
             writable: tuple[Path, ...] | list[Path] = ()) -> proc.Result:
-        """Run ``binary`` once on ``stdin`` and return the result.
+        """Run ``binary`` once on ``stdin`` in world number ``world`` and return the result.
 
-        The binary runs as ``./prog`` from the home directory of the invoking user's name,
-        which is also ``HOME`` and the cwd (in a box: an empty private directory; otherwise a
-        fresh scratch directory), with the environment of a plain login shell
-        (:meth:`sgcc.verify.isolate.Identity.environment`) plus ``LS_COLORS`` holding
-        ``env_pad`` bytes (:func:`pad_value`). The environment sits at the top of the stack,
+        The world (:attr:`worlds`) says everything the run sees of its surroundings: the
+        user name, ``HOME`` (in a box an empty private directory), the working directory,
+        where the binary lies, ``argv[0]``, the environment and its order, the host name;
+        ``LS_COLORS`` (:data:`PAD_VARIABLE`) holds ``env_pad`` bytes (:func:`pad_value`;
+        ``None``: the world's own length). The environment sits at the top of the stack,
         so its size shifts the stack's alignment, which alone can move timings by several
-        percent; timing varies it on purpose, in a variable an ordinary environment has, so
-        that a program cannot tell a timing run from any other.
+        percent; timing varies it on purpose, in a variable an ordinary environment has.
 
-        ``prefix`` runs the program under a tool (``valgrind ...``), with ``timeout`` and
-        ``memory`` (address-space bytes) instead of the sandbox's own limits. ``writable``
-        host directories appear at their own paths, writable (a profile's output directory);
-        nothing else of the host's is writable.
+        ``prefix`` runs the program under a tool (``valgrind ...``, given the binary's
+        absolute path), with ``timeout`` and ``memory`` (address-space bytes) instead of the
+        sandbox's own limits. ``writable`` host directories appear at their own paths,
+        writable (a profile's output directory); nothing else of the host's is writable.
         """
         if self._closed:
             raise SgccError("sandbox used after close")
-        if env_pad < 0:
+        if env_pad is not None and env_pad < 0:
             raise ValueError("env_pad must be >= 0")
+        w = self.worlds[world % len(self.worlds)]
+        if env_pad is None:
+            # Past the last world (a sandbox of one world asked for a second), its padding moves.
+            env_pad = (w.pad + world // len(self.worlds) * (worldsmod.MAX_PAD // 2)) % (worldsmod.MAX_PAD + 1)
         copy = self._copy_of(Path(binary))
         if self.expose is not None:
             writable = [*writable, *self.expose(Path(binary))]
-        env = {**self.identity.environment(), PAD_VARIABLE: pad_value(env_pad)}
+        env = w.environment(pad_value(env_pad))
         wall = self.timeout if timeout is None else timeout
         limits = proc.Limits(
             cpu=self.cpu if timeout is None else max(self.cpu, int(timeout) + 1),
@@ -382,19 +391,22 @@ class Sandbox:
             open_files=self.open_files,
             core=0,
         )
-        argv = [*(prefix or []), f"./{_PROG}"]
         if self.isolated:
+            argv = [*prefix, w.binary] if prefix else [w.argv0]
             # RLIMIT_NPROC counts per user namespace: the box's init and its parent, plus the run's.
             limits.processes = None if self.processes is None else self.processes + 3
-            view = isolate.View(str(self.root), str(copy), writable=[str(w) for w in writable],
-                                scratch=self.file_size,
-                                memory=max(self.memory, memory or 0), identity=self.identity)
+            view = isolate.View(str(self.root), str(copy), writable=[str(d) for d in writable],
+                                scratch=self.file_size, memory=max(self.memory, memory or 0),
+                                identity=self.identity, world=w)
             return proc.run(argv, stdin=stdin, env=env, timeout=wall, limits=limits,
                             capture_limit=self.output_limit, spawner=isolate.spawner(view))
+        # The older runner: no mount namespace, so the world's paths cannot exist; the run's
+        # scratch directory stands in for its home and working directory.
+        argv = [*(prefix or []), f"./{w.name}"]
         limits.processes = self._process_limit()
         run_dir = self._scratch_dir()
         try:
-            os.link(copy, run_dir / _PROG)
+            os.link(copy, run_dir / w.name)
             if self.drop_privileges:
                 # The program may write in its own directory, and nowhere of sgcc's.
                 os.chown(run_dir, proc.NOBODY, proc.NOBODY)
@@ -414,31 +426,34 @@ class Sandbox:
         finally:
             # Only this run's directory: other threads may be running binaries meanwhile.
             self._sweep(run_dir)
-            self._release_scratch_dir(run_dir)
+            self._release_scratch_dir(run_dir, w.name)
 
     def record(self, binary: Path, tests: list[TestCase]) -> list[TestCase]:
         """Return ``tests`` with missing expectations filled in from running ``binary``.
 
         As in the papers, expected outputs are what the original (gcc -O3) program prints.
-        Each such test runs twice, with different environment sizes: output that changes
-        between the two (uninitialised memory, addresses, time) cannot judge a candidate,
-        so it is an error, as is a baseline that times out, crashes or floods its output.
-        Tests that already have both expectations are returned unchanged.
+        Each such test runs once in every world (:attr:`worlds`: other environments, other
+        sizes of it, other paths): output that changes between them (uninitialised memory,
+        addresses, time, or the environment itself) cannot judge a candidate, so it is an
+        error, as is a baseline that times out, crashes or floods its output. Tests that
+        already have both expectations are returned unchanged.
         """
         recorded = []
         for test in tests:
             if test.expected_stdout is not None and test.expected_status is not None:
                 recorded.append(test)
                 continue
-            first = self.run(binary, test.stdin, env_pad=0)
+            first = self.run(binary, test.stdin, world=0)
             _require_clean_baseline(test, first)
-            second = self.run(binary, test.stdin, env_pad=4000)
-            _require_clean_baseline(test, second)
-            if (first.stdout, first.returncode) != (second.stdout, second.returncode):
-                raise SgccError(
-                    f"the baseline's output on test {test.name} is not deterministic",
-                    hint="it changed between two runs; a test must always produce the same output",
-                )
+            for world in range(1, max(2, len(self.worlds))):
+                other = self.run(binary, test.stdin, world=world)
+                _require_clean_baseline(test, other)
+                if (first.stdout, first.returncode) != (other.stdout, other.returncode):
+                    raise SgccError(
+                        f"the baseline's output on test {test.name} is not deterministic",
+                        hint="it changed between two runs in different environments (variables, their "
+                             "size, argv[0], the working directory); a test must always produce the same output",
+                    )
             recorded.append(
                 replace(
                     test,
@@ -449,11 +464,13 @@ class Sandbox:
         return recorded
 
     def check(self, binary: Path, tests: list[TestCase], *, stop_on_first_failure: bool = True) -> TestOutcome:
-        """Run ``binary`` on every test; compare stdout and exit status exactly.
+        """Run ``binary`` on every test in every world; compare stdout and exit status exactly.
 
-        stderr is ignored for correctness (but quoted in the failure). Stops at the first
-        failure unless ``stop_on_first_failure=False``, in which case ``passed`` counts all
-        tests passed (the papers' partial-credit reward needs it).
+        A test passes only when it passes in every world (:attr:`worlds`), so a program that
+        behaves differently in one environment than in another fails it. stderr is ignored
+        for correctness. Stops at the first failure unless ``stop_on_first_failure=False``,
+        in which case ``passed`` counts all tests passed (the papers' partial-credit reward
+        needs it).
         """
         passed = 0
         first: Failure | None = None
@@ -463,13 +480,21 @@ class Sandbox:
                     f"test {test.name} has no expected output",
                     hint="record the baseline's outputs first (Sandbox.record)",
                 )
-            try:
-                result = self.run(binary, test.stdin)
-            except SgccError as exc:
-                # E.g. the kernel refused to execute it: a failed candidate, not an sgcc error.
-                failure = Failure(test.name, f"cannot run: {exc.message}", excerpt(test.stdin), "")
-            else:
-                failure = _judge(test, result, self.timeout)
+            failure = None
+            for world in range(len(self.worlds)):
+                try:
+                    result = self.run(binary, test.stdin, world=world)
+                except SgccError as exc:
+                    # E.g. the kernel refused to execute it: a failed candidate, not an sgcc error.
+                    failure = Failure(test.name, f"cannot run: {exc.message}", excerpt(test.stdin), "")
+                else:
+                    failure = _judge(test, result, self.timeout)
+                if failure is not None:
+                    if world:
+                        # Right in one world, wrong in another: say so (which world is no help).
+                        failure = replace(failure, reason=f"{failure.reason} (in another environment than "
+                                                          "the first; it must not depend on it)")
+                    break
             if failure is None:
                 passed += 1
                 continue
@@ -509,7 +534,7 @@ class Sandbox:
                 return self._free.pop()
         return Path(tempfile.mkdtemp(dir=self._runs))
 
-    def _release_scratch_dir(self, run_dir: Path) -> None:
+    def _release_scratch_dir(self, run_dir: Path, name: str) -> None:
         """Keep ``run_dir`` for the next run if the program left nothing in it, else delete it.
 
         Reuse is only an optimisation (rmdir costs milliseconds on some file systems, which
@@ -517,7 +542,7 @@ class Sandbox:
         :meth:`run` resets its owner and mode before each run.
         """
         try:
-            os.unlink(run_dir / _PROG)
+            os.unlink(run_dir / name)
             empty = not os.listdir(run_dir)
         except OSError:
             empty = False

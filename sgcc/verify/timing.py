@@ -11,6 +11,10 @@ time), clip each ratio at 1 and pick the best of N on those numbers. On a shared
   state (frequency, a noisy neighbour) hit both alike, and pairs the two samples of a round;
 * gives every single run a fresh random environment size, because stack alignment alone
   moves timings by a few percent and would otherwise be "gained" or "lost" once for all;
+* spreads the rounds over the sandbox's worlds (:mod:`sgcc.verify.worlds`: other
+  environments, paths, ``argv[0]``), and a winner's confirmation runs full rounds in each
+  and must clear the minimum gain in each (``each_world``): a program fast only where it
+  recognises its surroundings is not faster;
 * puts a bootstrap confidence interval on the ratio and accepts a candidate only if the
   *lower* end clears a minimum gain (:func:`decide`); the engine (:mod:`sgcc.engine`) then
   calls :func:`measure` again on fresh rounds before believing a winner, because the best of
@@ -80,6 +84,8 @@ class Estimate:
     confidence: float = 0.95
     round_seconds: float = 0.0  # wall seconds the rounds took (not the warm-up and calibration)
     lock_wait: float = 0.0  # wall seconds spent waiting for the timing lock (another sgcc was timing)
+    worlds: list[int] = field(default_factory=list)  # the world of each round (empty: one world)
+    per_world: list[tuple[float, float, float]] = field(default_factory=list)  # (speedup, low, high) by world
 
     @property
     def ratios(self) -> list[float]:
@@ -155,12 +161,19 @@ def measure(
     lock: bool = True,
     futile_below: float | None = None,
     settled_above: float | None = None,
+    worlds: int = 1,
+    each_world: bool = False,
 ) -> Estimate:
     """Estimate t(A)/t(B) from interleaved, paired, randomly padded runs.
 
-    ``run_a(env_pad)`` / ``run_b(env_pad)`` run the program once on all its timing inputs
-    with ``env_pad`` bytes of environment padding and return the CPU seconds it used (see
-    :func:`runner`). After one discarded warm-up run each, ``reps`` is calibrated so that a
+    ``run_a(env_pad, world)`` / ``run_b(env_pad, world)`` run the program once on all its
+    timing inputs with ``env_pad`` bytes of environment padding in world number ``world``
+    and return the CPU seconds it used (see :func:`runner`). With ``worlds`` above 1, each
+    round runs A and B in the same world, the worlds taking turns in a random order within
+    each block of ``worlds`` rounds, and the estimate also has one interval per world
+    (:attr:`Estimate.per_world`); ``each_world`` runs ``rounds`` rounds *in each* world
+    (a winner's confirmation: :func:`decide` with ``each_world`` asks every world's interval
+    to clear the gain). After one discarded warm-up run each, ``reps`` is calibrated so that a
     sample (``reps`` consecutive runs, CPU summed) of either lasts at least
     ``min_sample_seconds``; then ``rounds`` rounds each take one sample of A and one of B,
     in a random order, every run with a fresh padding in 0..4096 bytes. See
@@ -187,18 +200,27 @@ def measure(
         raise ValueError("confidence must be between 0 and 1")
     # Separate streams, so that the order of the rounds depends on the seed alone and not
     # on how many draws a (timing-dependent) calibration happened to take.
+    if worlds < 1:
+        raise ValueError("measure needs at least one world")
     base = random.Random(seed)
     order_rng, pad_rng, boot_rng = (random.Random(base.getrandbits(64)) for _ in range(3))
+    world_rng = random.Random(base.getrandbits(64))  # drawn after the others: their streams stay as they were
+    total = rounds * worlds if each_world else rounds
+    world_of: list[int] = []
+    while len(world_of) < total:
+        world_of += world_rng.sample(range(worlds), worlds)
+    world_of = world_of[:total]
+    current = [0]  # the world of the round being sampled
 
-    def sample(run: Callable[[int], float], reps: int) -> float:
-        return sum(run(pad_rng.randint(0, MAX_ENV_PAD)) for _ in range(reps))
+    def sample(run: Callable[[int, int], float], reps: int) -> float:
+        return sum(run(pad_rng.randint(0, MAX_ENV_PAD), current[0]) for _ in range(reps))
 
     waited = time.perf_counter()
     with timing_lock() if lock else contextlib.nullcontext():
         waited = time.perf_counter() - waited
         # Warm-up: the first run of a binary pays for page cache and cold caches.
-        run_a(pad_rng.randint(0, MAX_ENV_PAD))
-        run_b(pad_rng.randint(0, MAX_ENV_PAD))
+        run_a(pad_rng.randint(0, MAX_ENV_PAD), 0)
+        run_b(pad_rng.randint(0, MAX_ENV_PAD), 0)
 
         reps, shortest = _calibrate(sample, run_a, run_b, min_sample_seconds, pad_rng)
 
@@ -206,9 +228,10 @@ def measure(
         samples_b: list[float] = []
         order: list[str] = []
         rounds_started = time.perf_counter()
-        checkpoints = set(range(FUTILE_FIRST, rounds - 1, FUTILE_EVERY)) \
-            if (futile_below is not None or settled_above is not None) and rounds >= 8 else set()
-        for n in range(rounds):
+        checkpoints = set(range(FUTILE_FIRST, total - 1, FUTILE_EVERY)) \
+            if (futile_below is not None or settled_above is not None) and total >= 8 else set()
+        for n in range(total):
+            current[0] = world_of[n]
             if n in checkpoints:
                 _, low, high = _interval(samples_a, samples_b, confidence, random.Random(boot_rng.random()))
                 if futile_below is not None and high < futile_below:
@@ -228,6 +251,15 @@ def measure(
         round_seconds = time.perf_counter() - rounds_started
 
     speedup, low, high = _interval(samples_a, samples_b, confidence, boot_rng)
+    used = world_of[:len(samples_a)] if worlds > 1 else []
+    per_world = []
+    for w in range(worlds if worlds > 1 else 0):
+        mine = [i for i, x in enumerate(used) if x == w]
+        if len(mine) >= 2:
+            per_world.append(_interval([samples_a[i] for i in mine], [samples_b[i] for i in mine], confidence,
+                                       boot_rng))
+        else:  # stopped early before this world had two rounds: it proved nothing
+            per_world.append((1.0, 0.0, math.inf))
     return Estimate(
         speedup=speedup,
         low=low,
@@ -241,6 +273,8 @@ def measure(
         confidence=confidence,
         round_seconds=round_seconds,
         lock_wait=waited,
+        worlds=used,
+        per_world=per_world,
     )
 
 
@@ -300,12 +334,17 @@ def _interval(
     return math.exp(point), math.exp(lo), math.exp(hi)
 
 
-def decide(est: Estimate, min_gain: float = 0.03) -> bool:
+def decide(est: Estimate, min_gain: float = 0.03, *, each_world: bool = False) -> bool:
     """Accept B as faster only if the interval's lower end exceeds ``1 + min_gain``.
 
     Requiring the *lower* bound to clear a margin (not the point estimate to exceed 1)
     is what keeps layout and scheduling noise from being shipped as a speedup.
+    ``each_world`` (a winner's confirmation, measured with ``each_world``) also asks it
+    of every world's own interval: a program faster in one environment and not in another
+    is not faster.
     """
+    if each_world and any(low <= 1 + min_gain for _, low, _ in est.per_world):
+        return False
     return est.low > 1 + min_gain
 
 
@@ -316,7 +355,7 @@ class TimingRunFailed(SgccError):
     """A binary being timed did not behave as in its tests (crash, timeout, other output)."""
 
 
-def runner(sandbox, binary: Path, tests) -> Callable[[int], float]:
+def runner(sandbox, binary: Path, tests) -> Callable[[int, int], float]:
     """A run function for :func:`measure`: ``binary`` on every test input, CPU summed.
 
     ``sandbox`` is a :class:`sgcc.verify.sandbox.Sandbox`, ``tests`` a list of
@@ -339,10 +378,10 @@ def runner(sandbox, binary: Path, tests) -> Callable[[int], float]:
     if not cases:
         raise SgccError("nothing to time: no test inputs")
 
-    def run(env_pad: int) -> float:
+    def run(env_pad: int, world: int = 0) -> float:
         total = 0.0
         for test in cases:
-            result = sandbox.run(binary, test.stdin, env_pad=env_pad)
+            result = sandbox.run(binary, test.stdin, env_pad=env_pad, world=world)
             problem = None
             if result.timed_out or result.truncated or result.returncode < 0:
                 problem = result.describe()
@@ -353,7 +392,7 @@ def runner(sandbox, binary: Path, tests) -> Callable[[int], float]:
             if problem is not None:
                 raise TimingRunFailed(
                     f"{binary.name} failed while being timed on test {test.name} "
-                    f"(environment padding {env_pad} bytes): {problem}"
+                    f"(world {world + 1}, environment padding {env_pad} bytes): {problem}"
                 )
             total += result.cpu
         return total
