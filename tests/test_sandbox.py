@@ -19,8 +19,8 @@ import pytest
 
 from sgcc import proc
 from sgcc.errors import SgccError
-from sgcc.verify import isolate, isolation_level
-from sgcc.verify.sandbox import PAD_VARIABLE, Sandbox, TestCase, load_tests, pad_value
+from sgcc.verify import isolation_level
+from sgcc.verify.sandbox import Sandbox, TestCase, load_tests, pad_value
 
 IS_ROOT = os.geteuid() == 0
 

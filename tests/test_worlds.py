@@ -347,3 +347,35 @@ def test_shipped_binary_behaves_outside_the_box_as_gccs(tmp_path, gcc_program):
         env = {**os.environ, "PATH": f"{out.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
         assert subprocess.run(["/bin/sh", "-c", out.name], input=stdin, capture_output=True, env=env,
                               timeout=60).stdout == want
+
+
+# --------------------------------------------------------------------------- the rule, in numbers
+
+
+def _fake_runs(b_by_world: tuple[float, float]):
+    import random
+
+    rng = random.Random(5)
+    return (lambda pad, world=0: 1.0 * (1 + 0.01 * rng.random()),
+            lambda pad, world=0: b_by_world[world] * (1 + 0.01 * rng.random()))
+
+
+def test_confirmation_must_clear_the_gain_in_each_world():
+    """Twice as fast in one world, no faster in the other: the pooled interval clears the
+    gain, the confirmation (``each_world``) does not. Rounds alternate worlds; ``each_world``
+    gives each world full rounds."""
+    from sgcc.verify import timing
+
+    run_a, run_b = _fake_runs((0.5, 1.0))
+    est = timing.measure(run_a, run_b, rounds=10, min_sample_seconds=0.05, seed=1, lock=False, worlds=2,
+                         each_world=True)
+    assert est.rounds == 20 and sorted(est.worlds) == [0] * 10 + [1] * 10
+    assert est.worlds[:2] in ([0, 1], [1, 0])  # the worlds take turns within each block
+    (s0, low0, _), (s1, low1, high1) = est.per_world
+    assert low0 > 1.9 and 0.97 < s1 < 1.03 and high1 < 1.03
+    assert timing.decide(est, 0.03) and not timing.decide(est, 0.03, each_world=True)
+    # Faster in both worlds: confirmed.
+    run_a, run_b = _fake_runs((0.5, 0.6))
+    est = timing.measure(run_a, run_b, rounds=10, min_sample_seconds=0.05, seed=1, lock=False, worlds=2,
+                         each_world=True)
+    assert timing.decide(est, 0.03, each_world=True)

@@ -22,10 +22,11 @@ do) and that reports the CPU time of every process it reaped; ``unshare --fork``
 program pid 1. Nothing here needs root, setuid helpers or packages: a kernel that lets
 unprivileged users create user namespaces (the default on Debian and most distributions).
 
-What the program sees is the same for every run (tests, timing, baseline, candidates) and
-close to an ordinary user's shell: its own uid (root stays uid 0 *inside*, mapped to
-``nobody`` outside, with no capabilities), ``HOME`` an empty private directory which is also
-its cwd, ``argv[0]`` ``./prog``, a plain login environment. See ``docs/isolation.md``.
+What the program sees is its own uid (root stays uid 0 *inside*, mapped to ``nobody``
+outside, with no capabilities) and one synthetic world (:mod:`sgcc.verify.worlds`): the
+user name, ``HOME`` (an empty private directory), the working directory, the binary's path
+and ``argv[0]``, the environment and the host name differ from world to world, and none is
+the user's own. See ``docs/isolation.md``.
 """
 
 from __future__ import annotations

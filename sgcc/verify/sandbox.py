@@ -41,7 +41,8 @@ from pathlib import Path
 from sgcc import proc
 from sgcc.errors import SgccError
 from sgcc.fsutil import read_bounded
-from sgcc.verify import isolate, isolation_level, worlds as worldsmod
+from sgcc.verify import isolate, isolation_level
+from sgcc.verify import worlds as worldsmod
 
 #: Largest test file :func:`load_tests` accepts.
 MAX_TEST_FILE = 64 << 20

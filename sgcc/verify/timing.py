@@ -170,10 +170,10 @@ def measure(
     timing inputs with ``env_pad`` bytes of environment padding in world number ``world``
     and return the CPU seconds it used (see :func:`runner`). With ``worlds`` above 1, each
     round runs A and B in the same world, the worlds taking turns in a random order within
-    each block of ``worlds`` rounds, and the estimate also has one interval per world
-    (:attr:`Estimate.per_world`); ``each_world`` runs ``rounds`` rounds *in each* world
-    (a winner's confirmation: :func:`decide` with ``each_world`` asks every world's interval
-    to clear the gain). After one discarded warm-up run each, ``reps`` is calibrated so that a
+    each block of ``worlds`` rounds; ``each_world`` runs ``rounds`` rounds *in each* world
+    and gives the estimate one interval per world (:attr:`Estimate.per_world`): a winner's
+    confirmation, where :func:`decide` with ``each_world`` asks every world's interval to
+    clear the gain. After one discarded warm-up run each, ``reps`` is calibrated so that a
     sample (``reps`` consecutive runs, CPU summed) of either lasts at least
     ``min_sample_seconds``; then ``rounds`` rounds each take one sample of A and one of B,
     in a random order, every run with a fresh padding in 0..4096 bytes. See
@@ -253,7 +253,8 @@ def measure(
     speedup, low, high = _interval(samples_a, samples_b, confidence, boot_rng)
     used = world_of[:len(samples_a)] if worlds > 1 else []
     per_world = []
-    for w in range(worlds if worlds > 1 else 0):
+    # One interval per world where a decision needs them (a bootstrap costs about 0.1 s).
+    for w in range(worlds if worlds > 1 and each_world else 0):
         mine = [i for i, x in enumerate(used) if x == w]
         if len(mine) >= 2:
             per_world.append(_interval([samples_a[i] for i in mine], [samples_b[i] for i in mine], confidence,

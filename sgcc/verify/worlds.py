@@ -53,7 +53,9 @@ _PATH_HEADS = ("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "
                "/usr/bin:/bin", "/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games",
                "/usr/lib/ccache:/usr/local/bin:/usr/bin:/bin", "/opt/bin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
 def _extras(home: str, user: str, uid: int) -> dict[str, tuple[str, ...]]:
-    """Ordinary variables a login or desktop session may carry, with plausible values."""
+    """Ordinary variables a login or desktop session may carry, with plausible values (none
+    that changes what a program or a build it starts does: no ``MAKEFLAGS``, ``CC``, ``TZ``,
+    ``LC_*``; a project's test command may run make in the box)."""
     return {
         "TERM": ("xterm-256color", "screen-256color", "xterm", "dumb", "tmux-256color", "vt100"),
         "SHLVL": ("1", "2", "3", "4"),
@@ -70,7 +72,6 @@ def _extras(home: str, user: str, uid: int) -> dict[str, tuple[str, ...]]:
         "SSH_CLIENT": ("10.0.2.2 51324 22", "192.168.1.20 60022 22", "172.16.0.9 41000 22"),
         "SSH_AUTH_SOCK": (f"/tmp/ssh-XXXXb{uid % 97}Qz/agent.{1000 + uid % 8000}", f"/run/user/{uid}/keyring/ssh"),
         "DEBEMAIL": ("me@example.org", "dev@example.com", "x@example.net"),
-        "MAKEFLAGS": ("-j2", "-j4", "-j8", "-j16"),
         "CLICOLOR": ("1",),
         "MANPAGER": ("less -s", "most", "less"),
         "DISPLAY": (":0", ":1", "localhost:10.0"),
@@ -89,8 +90,6 @@ def _extras(home: str, user: str, uid: int) -> dict[str, tuple[str, ...]]:
         "JAVA_HOME": ("/usr/lib/jvm/java-17-openjdk-amd64", "/usr/lib/jvm/default-java"),
         "PYTHONDONTWRITEBYTECODE": ("1",),
         "VIRTUAL_ENV": (f"{home}/.venv", f"{home}/venvs/tools"),
-        "CC": ("gcc", "cc", "gcc-12"),
-        "CFLAGS": ("-O2 -g", "-O3", "-O2 -pipe"),
         "TMUX": (f"/tmp/tmux-{uid}/default,1234,0", f"/tmp/tmux-{uid}/default,2811,1"),
         "GIT_EDITOR": ("vim", "nano"),
         "NO_AT_BRIDGE": ("1",),
