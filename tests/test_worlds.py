@@ -369,7 +369,7 @@ def test_confirmation_must_clear_the_gain_in_each_world():
     run_a, run_b = _fake_runs((0.5, 1.0))
     est = timing.measure(run_a, run_b, rounds=10, min_sample_seconds=0.05, seed=1, lock=False, worlds=2,
                          each_world=True)
-    assert est.rounds == 20 and sorted(est.worlds) == [0] * 10 + [1] * 10
+    assert est.rounds == 12 and sorted(est.worlds) == [0] * 6 + [1] * 6  # shared, at least 6 each
     assert est.worlds[:2] in ([0, 1], [1, 0])  # the worlds take turns within each block
     (s0, low0, _), (s1, low1, high1) = est.per_world
     assert low0 > 1.9 and 0.97 < s1 < 1.03 and high1 < 1.03
@@ -379,3 +379,21 @@ def test_confirmation_must_clear_the_gain_in_each_world():
     est = timing.measure(run_a, run_b, rounds=10, min_sample_seconds=0.05, seed=1, lock=False, worlds=2,
                          each_world=True)
     assert timing.decide(est, 0.03, each_world=True)
+
+
+def test_the_budget_keeps_what_a_confirmation_over_the_worlds_costs():
+    from types import SimpleNamespace
+
+    from sgcc.engine.budget import Budget
+    from sgcc.verify import timing
+
+    assert timing.confirm_rounds(20, 2) == 20 and timing.confirm_rounds(8, 2) == 12
+    assert timing.confirm_rounds(20, 8) == 8 * timing.MIN_WORLD_ROUNDS
+    units = [SimpleNamespace(name="f")]
+    one, two = (Budget(100.0, None, units, {"f": 1.0}, confirm_factor=timing.confirm_rounds(8, n) / 8)
+                for n in (1, 2))
+    for b in (one, two):
+        b.begin_search()
+        b.record_timing(10.0)
+        b.winners = b.combinable = 1
+    assert one.reserve() == 10.0 and two.reserve() == 15.0

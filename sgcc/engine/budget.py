@@ -37,8 +37,11 @@ class Budget:
     refuses anything."""
 
     def __init__(self, seconds: float | None, candidates: int | None, units, weights: dict[str, float] | None,
-                 *, started: float | None = None, clock=time.perf_counter):
+                 *, started: float | None = None, clock=time.perf_counter, confirm_factor: float = 1.0):
         self.seconds, self.candidates = seconds, candidates
+        # A confirmation's rounds over a full timing's (its rounds are shared among the worlds,
+        # at least a few each: sgcc.verify.timing.confirm_rounds).
+        self.confirm_factor = confirm_factor
         self.clock = clock
         self.started = clock() if started is None else started
         names = [u.name for u in units]
@@ -75,6 +78,10 @@ class Budget:
         """What one full-length timing costs (the slowest so far; 0 before any)."""
         return max(self.timed, default=0.0)
 
+    def confirm_cost(self) -> float:
+        """What one confirmation (or a combination's timing) costs."""
+        return self.timing_cost() * self.confirm_factor
+
     def candidate_cost(self) -> float:
         """What one candidate typically costs: mean build-and-test plus mean timing (0 before any)."""
         build = self.build_cost()
@@ -87,7 +94,7 @@ class Budget:
             return 0.0
         # One re-measurement per function; a combination of several needs one more timing
         # (a whole-unit winner is never combined).
-        return (self.winners + (1 if self.combinable > 1 else 0)) * self.timing_cost()
+        return (self.winners + (1 if self.combinable > 1 else 0)) * self.confirm_cost()
 
     def search_seconds(self) -> float | None:
         """Seconds the search may use in all (None: unbounded)."""

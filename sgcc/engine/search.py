@@ -19,6 +19,7 @@ from sgcc.engine.pipeline import Pipeline, candidate_key
 from sgcc.engine.report import CandidateResult, Report
 from sgcc.engine.request import Program, Request
 from sgcc.stages import Stage
+from sgcc.verify import timing
 from sgcc.verify.timing import TimingRunFailed
 
 #: Most of the budget's seconds the profile may take (it runs at least one test).
@@ -134,7 +135,9 @@ class Search:
         req, program, report = self.req, self.program, self.report
         units = units_in_order(program, report)
         budget = self.budget = Budget(req.budget_seconds, req.budget_candidates, units, program.weights,
-                                      started=started)
+                                      started=started, confirm_factor=timing.confirm_rounds(
+                                          req.timing_rounds, len(getattr(self.sandbox, "worlds", ())) or 1)
+                                      / req.timing_rounds)
         budget.begin_search()
         report.budget = budget.describe()
         winners: dict[str, list[Winner]] = {}

@@ -32,7 +32,7 @@ def _affordable(budget, tried: int) -> bool:
     always run: the search kept a reserve for it)."""
     if budget is None or tried == 0 or budget.left() is None:
         return True
-    return budget.left() > budget.timing_cost()
+    return budget.left() > budget.confirm_cost()
 
 
 def confirm(pipeline: Pipeline, program: Program, winners: dict[str, list[Winner]], sandbox, tests,

@@ -12,8 +12,8 @@ time), clip each ratio at 1 and pick the best of N on those numbers. On a shared
 * gives every single run a fresh random environment size, because stack alignment alone
   moves timings by a few percent and would otherwise be "gained" or "lost" once for all;
 * spreads the rounds over the sandbox's worlds (:mod:`sgcc.verify.worlds`: other
-  environments, paths, ``argv[0]``), and a winner's confirmation runs full rounds in each
-  and must clear the minimum gain in each (``each_world``): a program fast only where it
+  environments, paths, ``argv[0]``), and a winner's confirmation must clear the minimum
+  gain on each world's rounds alone (``each_world``): a program fast only where it
   recognises its surroundings is not faster;
 * puts a bootstrap confidence interval on the ratio and accepts a candidate only if the
   *lower* end clears a minimum gain (:func:`decide`); the engine (:mod:`sgcc.engine`) then
@@ -49,6 +49,8 @@ MAX_REPS = 10000
 #: ``futile_below``: the first round after which a comparison may stop, and how often after.
 FUTILE_FIRST = 5
 FUTILE_EVERY = 3
+#: Fewest rounds a confirmation gives each world (:func:`measure` with ``each_world``).
+MIN_WORLD_ROUNDS = 6
 
 
 @dataclass
@@ -170,13 +172,15 @@ def measure(
     timing inputs with ``env_pad`` bytes of environment padding in world number ``world``
     and return the CPU seconds it used (see :func:`runner`). With ``worlds`` above 1, each
     round runs A and B in the same world, the worlds taking turns in a random order within
-    each block of ``worlds`` rounds; ``each_world`` runs ``rounds`` rounds *in each* world
-    and gives the estimate one interval per world (:attr:`Estimate.per_world`): a winner's
-    confirmation, where :func:`decide` with ``each_world`` asks every world's interval to
-    clear the gain. After one discarded warm-up run each, ``reps`` is calibrated so that a
-    sample (``reps`` consecutive runs, CPU summed) of either lasts at least
-    ``min_sample_seconds``; then ``rounds`` rounds each take one sample of A and one of B,
-    in a random order, every run with a fresh padding in 0..4096 bytes. See
+    each block of ``worlds`` rounds; ``each_world`` shares the rounds among the worlds (at
+    least :data:`MIN_WORLD_ROUNDS` each) and gives the estimate one interval per world
+    (:attr:`Estimate.per_world`): a winner's confirmation, where :func:`decide` with
+    ``each_world`` asks every world's interval to clear the gain.
+
+    After one discarded warm-up run each, ``reps`` is calibrated so that a sample (``reps``
+    consecutive runs, CPU summed) of either lasts at least ``min_sample_seconds``; then
+    ``rounds`` rounds each take one sample of A and one of B, in a random order, every run
+    with a fresh padding in 0..4096 bytes. See
     :class:`Estimate` for what the result means. ``seed`` makes the order and the padding
     (and the bootstrap) reproducible. ``lock=False`` skips :func:`timing_lock` (for callers
     already holding it or timing on purpose under load).
@@ -205,7 +209,7 @@ def measure(
     base = random.Random(seed)
     order_rng, pad_rng, boot_rng = (random.Random(base.getrandbits(64)) for _ in range(3))
     world_rng = random.Random(base.getrandbits(64))  # drawn after the others: their streams stay as they were
-    total = rounds * worlds if each_world else rounds
+    total = confirm_rounds(rounds, worlds) if each_world else rounds
     world_of: list[int] = []
     while len(world_of) < total:
         world_of += world_rng.sample(range(worlds), worlds)
@@ -251,10 +255,10 @@ def measure(
         round_seconds = time.perf_counter() - rounds_started
 
     speedup, low, high = _interval(samples_a, samples_b, confidence, boot_rng)
-    used = world_of[:len(samples_a)] if worlds > 1 else []
+    used = world_of[:len(samples_a)] if worlds > 1 or each_world else []
     per_world = []
     # One interval per world where a decision needs them (a bootstrap costs about 0.1 s).
-    for w in range(worlds if worlds > 1 and each_world else 0):
+    for w in range(worlds if each_world else 0):
         mine = [i for i, x in enumerate(used) if x == w]
         if len(mine) >= 2:
             per_world.append(_interval([samples_a[i] for i in mine], [samples_b[i] for i in mine], confidence,
@@ -277,6 +281,13 @@ def measure(
         worlds=used,
         per_world=per_world,
     )
+
+
+def confirm_rounds(rounds: int, worlds: int) -> int:
+    """Rounds of a confirmation over ``worlds`` worlds: ``rounds`` shared among them, at least
+    :data:`MIN_WORLD_ROUNDS` each (evidence from every world for about the time one world's
+    rounds took before worlds)."""
+    return max(math.ceil(rounds / worlds), MIN_WORLD_ROUNDS) * worlds
 
 
 def _calibrate(sample, run_a, run_b, min_sample_seconds: float, rng: random.Random) -> tuple[int, float]:
