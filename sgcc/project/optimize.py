@@ -429,7 +429,7 @@ class Project:
             return None
         self._note("timing the rebuilt project's workload against gcc's build (interleaved)")
         est = timing.measure(*runs, rounds=self.tmpl.timing_rounds, min_sample_seconds=self.tmpl.min_sample,
-                             seed=self.tmpl.seed)
+                             seed=self.tmpl.seed, worlds=len(sb.worlds))
         result = {**estimate_dict(est), "tests_passed": True, "significant": timing.decide(est, self.tmpl.min_gain)}
         if not result["significant"]:
             report.notes.append("the rebuilt project's workload is not significantly faster as a whole "
