@@ -179,19 +179,7 @@ class Report:
                          f"{rate}; per function: {per_fn}")
         b = self.budget
         if b.get("seconds") is not None or b.get("candidates") is not None:
-            limit = ", ".join(x for x in (f"{b['seconds']:g} s" if b.get("seconds") is not None else "",
-                                          f"{b['candidates']} candidates" if b.get("candidates") is not None
-                                          else "") if x)
-            line = f"sgcc: budget {limit}: {self.seconds:.0f} s in all, {b.get('timed', 0)} candidate(s) timed"
-            cut = b.get("cut") or {}
-            if cut.get("not_built") or cut.get("built_not_timed"):
-                line += (f"; cut {cut.get('not_built', 0)} offered but not built, "
-                         f"{cut.get('built_not_timed', 0)} built but not timed")
-            lines.append(line)
-            if cut.get("unsearched"):
-                lines.append(f"sgcc: budget: not searched: {', '.join(cut['unsearched'])}")
-            if cut.get("cut_short"):
-                lines.append(f"sgcc: budget: searched in part: {', '.join(cut['cut_short'])}")
+            lines += self._budget_lines(b)
         r = self.ranking
         if r.get("timed"):
             rho = "n/a (fewer than 3 timed or no spread)" if r.get("spearman") is None else f"{r['spearman']:+.2f}"
@@ -202,6 +190,35 @@ class Report:
         for note in self.notes:
             lines.append(f"sgcc: note: {note}")
         return "\n".join(lines)
+
+
+    def _budget_lines(self, b: dict) -> list[str]:
+        """What the budget allowed and where the run's time went: one figure for the whole
+        run, split into before, during and after the search (the note "search budget reached"
+        gives the moment the search stopped, which is not the run's end)."""
+        limit = " and ".join(x for x in (
+            f"{b['seconds']:g} s of wall time for the whole run" if b.get("seconds") is not None else "",
+            f"{b['candidates']} candidates built" if b.get("candidates") is not None else "") if x)
+        built = sum(c.id != "-" for c in self.candidates)
+        line = f"sgcc: budget {limit}: used {self.seconds:.0f} s in all"
+        if "search_seconds" in b:
+            before, search = b.get("before_search_seconds", 0.0), b["search_seconds"]
+            after = max(0.0, self.seconds - before - search)
+            line += (f" ({before:.1f} s before the search: baseline, tests, profile, generators; "
+                     f"{search:.1f} s searching; {after:.1f} s after: re-measuring winners, shipping)")
+        line += f", {built} candidate(s) built, {b.get('timed', 0)} timed"
+        cut = b.get("cut") or {}
+        if cut.get("not_built") or cut.get("built_not_timed"):
+            line += (f"; cut {cut.get('not_built', 0)} offered but not built, "
+                     f"{cut.get('built_not_timed', 0)} built but not timed")
+        lines = [line]
+        if cut.get("unsearched"):
+            lines.append(f"sgcc: budget: not searched: {', '.join(cut['unsearched'])} "
+                         "(the budget ran out before any candidate of theirs was built)")
+        if cut.get("cut_short"):
+            lines.append(f"sgcc: budget: searched in part: {', '.join(cut['cut_short'])} "
+                         "(some candidates built and tested, others cut by the budget)")
+        return lines
 
 
 def estimate_dict(est) -> dict:
