@@ -32,7 +32,7 @@ def config_command(as_json: bool) -> None:
         click.echo(json.dumps(data, indent=2))
         return
     width = max(len(k) for k, _, _ in items)
-    for key, value, source in items:
+    for key, _value, source in items:
         shown, why = explained[key]
         if why:  # a default that stands for something (0: all cores): what it is here, and why
             source = f"{source}: {why}"
