@@ -168,3 +168,75 @@ def test_budget_units_people_write_are_understood():
     assert parse_budget("1min") == parse_budget("1 minute") == parse_budget("60sec") == (60.0, None)
     assert parse_budget("2minutes,40") == (120.0, 40) and parse_budget("1.5hours") == (5400.0, None)
     assert parse_budget("3secs") == (3.0, None) and parse_budget("40") == (None, 40)
+
+
+# -- why a program shipped what it shipped (the summary and the main job's table) -----------------
+
+
+def _report(*results, generators=("replay",)):
+    return Report(source="p.c", flags=["-O3"], isa="x86-64", min_gain=0.03, candidates=list(results),
+                  generators=list(generators))
+
+
+def _timed(cid, speedup, low, stage=Stage.TIME, reason=""):
+    res = _result(cid, "f", stage, reason)
+    res.speedup, res.ci_low, res.ci_high = speedup, low, speedup + 0.1
+    return res
+
+
+@pytest.mark.parametrize("results, says", [
+    ((), "gcc's program: no candidates to try (generators: replay)"),
+    ((_result("-", "f", Stage.SKIPPED, "identical to gcc's unit"),),
+     "gcc's program: no candidate built (1 refused or skipped before building: identical to gcc's unit)"),
+    ((_result("c001", "f", Stage.ASSEMBLE, "bad register"),),
+     "gcc's program: none of 1 built candidate(s) compiled (stopped at assemble)"),
+    ((_result("c001", "f", Stage.TEST, "test a failed: wrong output"),),
+     "gcc's program: none of 1 compiled candidate(s) passed the tests (c001: test a failed: wrong output)"),
+    ((_timed("c001", 1.01, 0.98), _timed("c002", 1.02, 0.99)),
+     "gcc's program: 2 candidate(s) passed the tests, none proven faster (best c002: 1.020x, lower bound 0.990 "
+     "<= 1.030)"),
+    ((_result("c001", "f", Stage.TIME, "not timed: search budget reached"),),
+     "gcc's program: 1 candidate(s) passed the tests, none was timed (not timed: search budget reached)"),
+])
+def test_the_outcome_says_why_gccs_program_shipped(results, says):
+    """The main job's table showed `compiled False passed False` and never said why a passing
+    program shipped nothing (issue 28)."""
+    report = _report(*results)
+    assert report.outcome() == says
+    why = says.removeprefix("gcc's program: ").removesuffix(" (generators: replay)")
+    assert f"sgcc: shipped the baseline: {why}" in report.summary().splitlines()
+
+
+def test_the_outcome_of_a_winner_fresh_rounds_did_not_confirm():
+    res = _timed("c001", 1.437, 1.2, reason="not confirmed on fresh rounds (1.010x, lower bound 0.990)")
+    res.confirm = {"speedup": 1.01, "low": 0.99, "high": 1.03, "rounds": 20, "reps": 1}
+    assert _report(res).outcome() == ("gcc's program: c001 was faster at first (1.437x) but not confirmed on "
+                                      "fresh rounds (1.010x, lower bound 0.990)")
+
+
+def test_the_main_jobs_table_says_why_and_cuts_nothing():
+    from sgcc.lab.bench import render
+
+    honest = {"speedup": 1.0, "ci_low": 1.0, "ci_high": 1.0, "functions": [], "generators": {}}
+    long_fn = "count_palindromes_of_every_length"
+    rows = [
+        {"name": "inversions", "candidates": 0, "built": 0, "compiled": False, "passed": False, "speedup": 1.0,
+         "honest": honest, "seconds": 6.0, "outcome": "gcc's program: no candidates to try (generators: replay)"},
+        {"name": "palindromes", "candidates": 1, "built": 1, "compiled": True, "passed": True, "speedup": 1.5,
+         "honest": {**honest, "speedup": 1.4, "functions": [long_fn], "generators": {long_fn: "replay"}},
+         "seconds": 9.0, "outcome": f"shipped {long_fn} (replay)"},
+        {"name": "wrong", "candidates": 1, "built": 1, "compiled": True, "passed": False, "speedup": 1.0,
+         "honest": honest, "seconds": 3.0},  # a row of an older JSON file: no outcome
+    ]
+    result = {"problems": rows, "paper": {"problems": 3, "compile_pass": 66.7, "test_pass": 33.3, "p25": 1.0,
+                                          "p50": 1.0, "p75": 1.2, "average": 1.17},
+              "honest": {"shipped": 1, "problems": 3, "geomean": 1.1, "ci_low": 1.0, "ci_high": 1.4,
+                         "significant": 1, "significant_share": 33.3}, "search_seconds": 9.0}
+    lines = render(result).splitlines()
+    assert lines[0].split() == ["problem", "cands", "compiled", "passed", "papers", "shipped", "95%", "CI", "secs",
+                                "outcome"]
+    by = {line.split()[0]: line for line in lines[1:4]}
+    assert by["inversions"].split()[2:4] == ["-", "-"]  # nothing built: neither, and the outcome says why
+    assert by["inversions"].endswith("gcc's program: no candidates to try (generators: replay)")
+    assert by["palindromes"].endswith(f"shipped {long_fn} (replay)")  # never cut
+    assert by["wrong"].split()[2:4] == ["yes", "no"] and by["wrong"].endswith("gcc's program")

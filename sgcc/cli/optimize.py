@@ -100,7 +100,8 @@ class GccFlagsCommand(click.Command):
               help="Candidate generators: auto (default), replay, llm, variants, flags, pgo, layout; "
                    "'-NAME' removes one.")
 @click.option("--budget", metavar="BUDGET", default=None,
-              help="Search budget for the program: seconds ('300s', '5m'), candidates ('40') or both ('300s,40').")
+              help="Search budget, one word: wall-time seconds of the whole run ('300s', '5m', '5min', '1h'), "
+                   "candidates built ('40') or both ('300s,40').")
 @click.option("--model", metavar="PATH|NAME", default=None,
               help="GGUF model for the llm generator (see `sgcc models`).")
 @click.option("--endpoint", metavar="URL", default=None,

@@ -137,6 +137,18 @@ class Report:
                 f["seconds"] = round(f["seconds"], 3)
         return out
 
+    def outcome(self) -> str:
+        """One line: what was shipped, or why gcc's program was (no candidates, none built,
+        none compiled, none passed the tests, none proven faster, a winner not confirmed)."""
+        h = self.honest
+        if h["functions"]:
+            return "shipped " + ", ".join(f"{fn} ({h['generators'][fn]})" if fn in h["generators"] else fn
+                                          for fn in h["functions"])
+        why = _why_nothing_shipped(self.candidates, self.min_gain)
+        if not self.candidates and self.generators:
+            why += f" (generators: {', '.join(self.generators)})"
+        return f"gcc's program: {why}"
+
     def summary(self) -> str:
         """A few lines for stderr."""
         lines = [f"sgcc: {self.source}: {len(self.functions)} function(s), {self.tests} test(s), "
@@ -161,7 +173,7 @@ class Report:
             lines.append(f"sgcc: shipped {', '.join(named)}: {h['speedup']:.3f}x "
                          f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}] over the baseline (re-measured)")
         else:
-            lines.append("sgcc: shipped the baseline (no candidate proven correct and faster)")
+            lines.append(f"sgcc: shipped the baseline: {_why_nothing_shipped(self.candidates, self.min_gain)}")
         for c in self.candidates:
             if c.stage == Stage.ACCEPTED and c.changes:
                 by_fn = c.meta.get("changes_by_function") or {c.function: c.changes}
@@ -219,6 +231,41 @@ class Report:
             lines.append(f"sgcc: budget: searched in part: {', '.join(cut['cut_short'])} "
                          "(some candidates built and tested, others cut by the budget)")
         return lines
+
+
+def _why_nothing_shipped(candidates: list[CandidateResult], min_gain: float) -> str:
+    """Why no candidate was shipped, from how far the best ones got."""
+    from sgcc.stages import COMPILED, PASSED
+
+    if not candidates:
+        return "no candidates to try"
+    built = [c for c in candidates if c.id != "-"]
+    if not built:
+        reasons = sorted({c.reason for c in candidates})
+        return f"no candidate built ({len(candidates)} refused or skipped before building: {'; '.join(reasons[:2])})"
+    compiled = [c for c in built if c.stage in COMPILED]
+    if not compiled:
+        stages = sorted({str(c.stage) for c in built})
+        return f"none of {len(built)} built candidate(s) compiled (stopped at {', '.join(stages)})"
+    passed = [c for c in compiled if c.stage in PASSED]
+    if not passed:
+        first = compiled[0]
+        return f"none of {len(compiled)} compiled candidate(s) passed the tests ({first.id}: {first.reason})"
+    confirmed = [c for c in passed if c.confirm]
+    if confirmed:  # accepted once; fresh rounds did not confirm it, or the combination failed
+        best = max(confirmed, key=lambda c: c.confirm["speedup"])
+        if best.stage == Stage.ACCEPTED:
+            return f"{best.id} was proven faster, but the program combining the winners was not confirmed"
+        return f"{best.id} was faster at first ({best.speedup:.3f}x) but {best.reason}"
+    unconfirmed = [c for c in passed if c.stage == Stage.ACCEPTED]
+    if unconfirmed:  # accepted in the search, never re-measured
+        return f"{unconfirmed[0].id} was faster in the search, but no time was left to re-measure it"
+    timed = [c for c in passed if c.ci_low is not None]
+    if not timed:
+        return f"{len(passed)} candidate(s) passed the tests, none was timed ({passed[0].reason or 'no time left'})"
+    best = max(timed, key=lambda c: c.ci_low)
+    return (f"{len(passed)} candidate(s) passed the tests, none proven faster (best {best.id}: {best.speedup:.3f}x, "
+            f"lower bound {best.ci_low:.3f} <= {1 + min_gain:.3f})")
 
 
 def estimate_dict(est) -> dict:
