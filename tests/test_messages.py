@@ -240,3 +240,13 @@ def test_the_main_jobs_table_says_why_and_cuts_nothing():
     assert by["inversions"].endswith("gcc's program: no candidates to try (generators: replay)")
     assert by["palindromes"].endswith(f"shipped {long_fn} (replay)")  # never cut
     assert by["wrong"].split()[2:4] == ["yes", "no"] and by["wrong"].endswith("gcc's program")
+
+
+def test_bench_refuses_an_unknown_model_before_any_problem(sgcc_exe, tmp_path):
+    from tests.conftest import EXAMPLES
+
+    r = proc.run([sgcc_exe, "bench", str(EXAMPLES / "programs"), "--only", "popcount", "--generators", "llm",
+                  "--model", "no-such-model-name"], cwd=tmp_path, timeout=60)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "sgcc: error: no model named 'no-such-model-name'" in err, err
+    assert "sgcc bench: popcount" not in err and "Traceback" not in err
