@@ -150,6 +150,7 @@ def test_a_function_whose_candidates_were_tested_is_searched_in_part():
                                   "a budget is seconds ('300s', '5m', '5min', '1h')"),
     (["--budget", "5", "s"], "e.g. --budget 5s;"),
     (["nosuch.c"], "sgcc: error: 'nosuch.c' would go to gcc as an input file, and no such file exists"),
+    (["a" * 300], "would go to gcc as an input file, and no such file exists"),
     (["--budget", "1 fortnight"], "bad budget '1fortnight': use seconds ('300s', '5m', '5min', '1h')"),
     (["--budget", "nan s"], "budget 'nans' must be positive"),
 ])

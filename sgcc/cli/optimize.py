@@ -242,10 +242,12 @@ def _check_gcc_inputs(inputs: list[tuple[str, str]], budget: str | None) -> None
     """Refuse, before any work, a word that would reach gcc as an input file that does not
     exist: gcc would fail on it after sgcc had built nothing useful. ``--budget 1 minute``
     is the common case (the budget is one word: ``minute`` went to gcc)."""
+    import os
+
     from sgcc.config import BUDGET_FORMS, BUDGET_UNITS
 
     for word, before in inputs:
-        if Path(word).exists():
+        if os.path.exists(word):  # (False, not an error, for a name too long to exist)
             continue  # another source, an object, a library: gcc's to take
         if budget is not None and before == budget and word.lower() in {u for u, _ in BUDGET_UNITS}:
             raise SgccError(f"--budget {budget} {word}: the budget is one word, and '{word}' would go to gcc "
