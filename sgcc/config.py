@@ -100,23 +100,31 @@ def _budget(value: object) -> str:
     return str(value).replace(" ", "")
 
 
+#: Units of a budget's time: ``90s``, ``90sec``, ``5m``, ``5min``, ``5minutes``, ``1h``...
+BUDGET_UNITS = (("seconds", 1), ("second", 1), ("secs", 1), ("sec", 1), ("s", 1),
+                ("minutes", 60), ("minute", 60), ("mins", 60), ("min", 60), ("m", 60),
+                ("hours", 3600), ("hour", 3600), ("hrs", 3600), ("hr", 3600), ("h", 3600))
+#: What a budget may be, for messages.
+BUDGET_FORMS = "seconds ('300s', '5m', '5min', '1h'), a candidate count ('40') or both ('300s,40')"
+
+
 def parse_budget(text: str) -> tuple[float | None, int | None]:
     """(seconds, candidates) from a budget string; None where unbounded."""
     seconds = candidates = None
     for part in filter(None, str(text).replace(" ", "").lower().split(",")):
         try:
-            if part.endswith("s"):
-                seconds = float(part[:-1])
-            elif part.endswith("m"):
-                seconds = 60 * float(part[:-1])
-            elif part.endswith("h"):
-                seconds = 3600 * float(part[:-1])
+            # The longest unit that ends it ('2minutes' is minutes, not an 's').
+            unit = max(((u, n) for u, n in BUDGET_UNITS if part.endswith(u) and part[:-len(u)]),
+                       key=lambda un: len(un[0]), default=None)
+            if unit is not None:
+                seconds = unit[1] * float(part[:-len(unit[0])])
             else:
                 candidates = int(part)
         except ValueError:
-            raise ValueError(f"bad budget {part!r}: use seconds ('300s', '5m') or a candidate count ('40')") from None
-        if (seconds is not None and seconds <= 0) or (candidates is not None and candidates <= 0):
-            raise ValueError(f"budget {part!r} must be positive")
+            raise ValueError(f"bad budget {part!r}: use {BUDGET_FORMS}") from None
+        if (seconds is not None and not 0 < seconds < float("inf")) or (candidates is not None and candidates <= 0):
+            raise ValueError(f"budget {part!r} must be positive")  # and a number: not 'nan s', not 'inf s'
+
     return seconds, candidates
 
 

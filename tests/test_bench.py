@@ -80,8 +80,12 @@ def test_known_compile_and_pass_counts(bench_run):
     assert res["generators"]["replay"]["built"] == 4 and res["generators"]["replay"]["passed"] == 2
     assert "papers' row (4 problems): compile pass 75.0%  test pass 50.0%" in bench_run["stdout"]
     assert "sgcc's figures: shipped" in bench_run["stdout"]
-    # Where the wrong candidate stopped.
+    # Where the wrong candidate stopped, and the table says so (issue 28).
     assert by["wrong"]["stages"].get("test") == 1 and by["noasm"]["stages"].get("assemble") == 1
+    assert by["noasm"]["outcome"] == "gcc's program: none of 1 built candidate(s) compiled (stopped at assemble)"
+    assert by["wrong"]["outcome"].startswith("gcc's program: none of 1 compiled candidate(s) passed the tests (c001:")
+    assert any(line.startswith("noasm ") and line.endswith(by["noasm"]["outcome"])
+               for line in bench_run["stdout"].splitlines())
     # What changed: popcount's candidate replaces a bit loop by a SWAR sequence (no loop).
     assert by["wrong"]["changes"].get("control flow", 0) == 0  # never accepted, never classified
     if by["popcount"]["stages"].get("accepted"):

@@ -145,6 +145,32 @@ def test_statistics_merge_is_exact_when_a_merge_was_interrupted(tmp_path):
     assert stats.read(str(tmp_path))["counters"] == {}
 
 
+def test_counting_since_is_no_later_than_the_oldest_count(tmp_path):
+    """`sgcc stats` said "counting since" the first time it was run, while it counted the
+    verdicts an `sgcc optimize` had stored an hour before (issue 28)."""
+    import time
+
+    from sgcc.cache import stats
+
+    hour_ago = time.time() - 3600
+    stats.record(str(tmp_path), {"stores": 2})
+    (pending,) = (tmp_path / "stats.d").glob("*.n")
+    os.utime(pending, (hour_ago, hour_ago))
+    stats.record(str(tmp_path), {"eligible": 1})
+    got = stats.read(str(tmp_path))
+    assert got["counters"] == {"stores": 2, "eligible": 1}
+    since = time.mktime(time.strptime(got["since"], "%Y-%m-%dT%H:%M:%S"))
+    assert abs(since - hour_ago) < 2
+    stats.record(str(tmp_path), {"eligible": 1})
+    assert stats.read(str(tmp_path))["since"] == got["since"]  # later counts do not move it
+    # After --zero counting starts again at that moment, before anything else is counted.
+    before = time.time()
+    stats.zero(str(tmp_path))
+    got = stats.read(str(tmp_path))
+    assert got["counters"] == {}
+    assert time.mktime(time.strptime(got["since"], "%Y-%m-%dT%H:%M:%S")) >= int(before) - 1
+
+
 # -- the drop-in uses it --------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

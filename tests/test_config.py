@@ -76,3 +76,32 @@ def test_the_compile_path_resolves_through_the_same_layers(layers, monkeypatch, 
     (project / "sgcc.toml").write_text("cache_sise = '1G'\n")
     with pytest.raises(SgccError, match="unknown setting"):
         config.compile_settings()
+
+
+def test_sgcc_config_shows_what_each_default_stands_for(sgcc_exe, tmp_path):
+    """`sgcc config` printed 0 or nothing for defaults that mean all cores, the model's context or
+    gcc from PATH (issue 28): it shows the value in effect and what the default means."""
+    import json
+    import os
+    import shutil
+
+    from sgcc import proc
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_")}
+    env["SGCC_CONFIG"] = str(tmp_path / "none.toml")
+    env["SGCC_JOBS"] = "3"
+    r = proc.run([sgcc_exe, "config"], env=env, cwd=tmp_path, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = {line.split()[0]: line for line in r.stdout.decode().splitlines() if "  (" in line}
+    for key, line in lines.items():
+        assert line.split("  ", 1)[1].strip()[:1] not in ("(", ""), f"{key} shows no value: {line}"
+    assert lines["threads"].split()[1] == str(len(os.sched_getaffinity(0)))
+    assert "(default: 0 = all cores" in lines["threads"]
+    assert lines["compiler"].split()[1] == shutil.which("gcc") and "gcc from PATH" in lines["compiler"]
+    assert "at most 8192" in lines["context"] and "the model's own" in lines["context"]
+    assert lines["jobs"].split()[1:] == ["3", "(environment)"]  # a value given is shown as given
+    data = json.loads(proc.run([sgcc_exe, "config", "--json"], env=env, cwd=tmp_path, timeout=60).stdout)
+    assert data["threads"]["value"] == 0 and data["threads"]["source"] == "default"
+    assert data["threads"]["effective"] == len(os.sched_getaffinity(0))
+    assert data["compiler"]["effective"] == shutil.which("gcc")
+    assert "effective" not in data["jobs"] and "effective" not in data["min_gain"]

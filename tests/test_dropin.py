@@ -70,6 +70,9 @@ CASES = [
     ("assembly-input", "-O3 -c out.s", P),
     ("dump-aux-file", "-O3 -fstack-usage -c a.c", P),
     ("shared-lib", "-O3 -fPIC -shared b.c -o libb.so", P),
+    # `sgcc -h` alone is sgcc's help (test_h_alone_is_sgccs_help); with anything else, gcc's.
+    ("h-with-input", "-h a.c", P),
+    ("h-last", "-O3 -c a.c -h", E),
 ]
 
 TMPNAME = re.compile(rb"/tmp/cc[A-Za-z0-9]+\.[a-z]+")
@@ -176,6 +179,23 @@ def test_masquerade_matches_gcc(tmp_path, masquerade_bin, case_id):
     _assert_same(gcc, ours)
     assert f"] {expected}" in log and (" masquerade " in log or expected == P)
     assert "/usr/bin/gcc" in log or os.path.realpath("/usr/bin/gcc") in log
+
+
+def test_h_alone_is_sgccs_help(tmp_path, sgcc_exe, masquerade_bin):
+    """`sgcc -h`, listed by sgcc's help, went to gcc ("missing argument to '-h'", issue 28).
+    gcc gives `-h` alone no meaning, so sgcc takes that one command line; prefix use and
+    masquerading stay gcc's, as does every other command line with -h (CASES)."""
+    r = proc.run([sgcc_exe, "-h"], cwd=tmp_path, env=_base_env(), timeout=60)
+    out = r.stdout.decode()
+    assert r.returncode == 0 and r.stderr == b"" and out.startswith("Usage: sgcc ")
+    assert "optimize" in out and "sgcc --help` is gcc's help" in out
+    gcc, ours, _ = _run_both(tmp_path, ["-h"], [sgcc_exe, "gcc"], _base_env())
+    _assert_same(gcc, ours)
+    assert b"missing argument to" in ours["stderr"]
+    env = _base_env()
+    env["PATH"] = f"{masquerade_bin}{os.pathsep}{env['PATH']}"
+    gcc, ours, _ = _run_both(tmp_path, ["-h"], ["gcc"], env)
+    _assert_same(gcc, ours)
 
 
 def test_disable_is_pure_pass_through(tmp_path, sgcc_exe):

@@ -258,21 +258,32 @@ def test_cli_with_scripted_answers(tmp_path, sgcc_exe):
 
 
 @pytest.mark.parametrize("make, words", [
-    (lambda d: str(d / "missing" / "supercoder-7b.gguf"), "does not exist"),
+    (lambda d: str(d / "missing" / "supercoder-7b.gguf"), "model file {model} does not exist"),
     (lambda d: (d / "corrupt.gguf").write_bytes(b"\x7fELF" + b"\0" * 100) and str(d / "corrupt.gguf"),
-     "is not a GGUF file"),
+     "model file {model} is not a GGUF file"),
+    (lambda d: "no-such-model-name", "no model named 'no-such-model-name'"),
 ])
-def test_cli_with_a_bad_model_still_writes_gccs_program(tmp_path, sgcc_exe, make, words):
+def test_cli_refuses_a_bad_model_before_any_work(tmp_path, sgcc_exe, make, words):
+    """A model that is not there or not a model is known before anything is built: said at
+    once (it was said after the baseline had been built and tested, issue 28)."""
     model = make(tmp_path)
     r, out, data = _optimize_cli(sgcc_exe, tmp_path, "--model", model, "--samples", "3")
     err = r.stderr.decode()
     assert r.returncode == 1
     assert err.count("sgcc: error:") == 1 and "Traceback" not in err
-    assert f"sgcc: error: the llm generator could not run: model file {model} {words}" in err
+    assert f"sgcc: error: the llm generator cannot run: {words.format(model=model)}" in err
+    assert "building the baseline" not in err and not out.exists() and data is None
+
+
+def test_cli_with_an_endpoint_that_fails_still_writes_gccs_program(tmp_path, sgcc_exe):
+    """What fails only once the run has begun (no server at the endpoint) does not stop it."""
+    r, out, data = _optimize_cli(sgcc_exe, tmp_path, "--endpoint", "http://127.0.0.1:9", "--model", "m")
+    err = r.stderr.decode()
+    assert r.returncode == 1
+    assert err.count("sgcc: error:") == 1 and "Traceback" not in err
+    assert "sgcc: error: the llm generator could not run:" in err
     assert "was still written and passes every test" in err
     ref = tmp_path / "ref"
     proc.run(["gcc", "-O3", str(POPCOUNT / "popcount.c"), "-o", str(ref)], check=True)
     assert out.read_bytes() == ref.read_bytes()  # exactly gcc's program
-    assert any(words in n for n in data["notes"])
-    (skipped,) = [c for c in data["candidates"] if c["generator"] == "llm"]
-    assert skipped["stage"] == "skipped" and words in skipped["reason"]
+    assert any("could not run" in n for n in data["notes"])

@@ -97,7 +97,7 @@ def test_budget_is_wall_time_from_the_start_and_keeps_a_reserve():
     clock.now += 6.0  # 81 s elapsed + 20 s reserve > 100 s
     assert not budget.time_left("f", cost=1.0) and budget.exhausted
     assert abs(budget.left() - 19.0) < 1e-9
-    assert "before the search 30.0 s" in budget.spent_summary()
+    assert "stopped 81.0 s into the run, 30.0 s of them before it began" in budget.spent_summary()
 
 
 def test_building_stops_at_half_the_round():

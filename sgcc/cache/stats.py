@@ -68,14 +68,42 @@ def read(root: str) -> dict:
 
 
 def zero(root: str) -> None:
-    """Forget every count (entries are kept)."""
+    """Forget every count (entries are kept); counting starts again now."""
+    import json
+
     fd = _lock(root, wait=True)
     try:
         for name in _pending(root):
             _unlink(os.path.join(root, PENDING, name))
-        _unlink(os.path.join(root, "stats.json"))
+        path = os.path.join(root, "stats.json")
+        tmp = f"{path}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(_empty(None), fh, sort_keys=True)
+            os.replace(tmp, path)
+        except OSError:
+            _unlink(tmp)
+            _unlink(path)  # the next merge starts counting from the oldest count after this
     finally:
         _unlock(fd)
+
+
+def _empty(since: float | None) -> dict:
+    """No counts yet, counting since ``since`` (seconds since the epoch; None: now)."""
+    import time
+
+    return {"counters": {}, "passthrough": {}, "since": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(since))}
+
+
+def _oldest(directory: str, names: list[str]) -> float | None:
+    """When the oldest of the pending count files ``names`` was written (None: none can be read)."""
+    times = []
+    for name in names:
+        try:
+            times.append(os.stat(os.path.join(directory, name)).st_mtime)
+        except OSError:
+            pass
+    return min(times, default=None)
 
 
 def _pending(root: str) -> list[str]:
@@ -100,7 +128,6 @@ def _parse(text: str, counters: dict, passthrough: dict) -> None:
 
 def _merge(root: str, *, wait: bool) -> dict:
     import json
-    import time
 
     path = os.path.join(root, "stats.json")
     fd = _lock(root, wait=wait)
@@ -114,12 +141,16 @@ def _merge(root: str, *, wait: bool) -> dict:
                     and isinstance(stats.get("passthrough"), dict)):
                 raise ValueError("malformed")
         except (OSError, ValueError):
-            stats = {"counters": {}, "passthrough": {}, "since": time.strftime("%Y-%m-%dT%H:%M:%S")}
+            stats = None
         pending_dir = os.path.join(root, PENDING)
-        done = set(stats.get("merged") or [])
+        done = set((stats or {}).get("merged") or [])
         for name in done:  # counted by the last merge, which stopped before deleting them
             _unlink(os.path.join(pending_dir, name))
         names = [n for n in _pending(root) if n not in done]
+        if stats is None:
+            # Counting began with the oldest count waiting to be merged (an `sgcc optimize`
+            # that stored verdicts an hour before the first `sgcc stats`), not with this merge.
+            stats = _empty(_oldest(pending_dir, names))
         if not names:
             return stats
         for name in names:

@@ -1,8 +1,10 @@
 """The ``sgcc`` entry point: a tool command, or a gcc command line.
 
 ``sgcc <command> ...`` runs one of sgcc's own commands when ``<command>`` is one of the fixed
-words in :data:`COMMANDS` and sgcc was called by its own name; everything else is a gcc
-command line and goes to the drop-in (:mod:`sgcc.dropin.driver`). A file literally named like a
+words in :data:`COMMANDS` and sgcc was called by its own name; ``sgcc -h`` alone is sgcc's help
+(gcc gives ``-h`` alone no meaning: it fails with "missing argument to '-h'"); everything else
+is a gcc command line and goes to the drop-in (:mod:`sgcc.dropin.driver`), ``sgcc --help``
+included (gcc's help: sgcc is gcc on every gcc command line). A file literally named like a
 command word can still be compiled as ``./optimize`` or with prefix use (``sgcc gcc optimize``).
 
 Only this dispatch runs before the drop-in, so it imports nothing but ``os`` and ``sys``.
@@ -21,9 +23,14 @@ COMMANDS = frozenset(
 )
 
 
+#: sgcc's short help option: a command line of this word alone is sgcc's help. gcc has no
+#: use for it alone (``gcc -h`` is an error), and with anything else it stays gcc's.
+HELP_ALONE = "-h"
+
+
 def is_command(argv: list[str]) -> bool:
     """Whether ``argv`` asks for a tool command rather than a compile."""
-    if len(argv) < 2 or argv[1] not in COMMANDS:
+    if len(argv) < 2 or (argv[1] not in COMMANDS and argv[1:] != [HELP_ALONE]):
         return False
     base = os.path.basename(argv[0])
     # Masquerading as gcc/cc, sgcc must be gcc and nothing else.

@@ -24,15 +24,32 @@ from sgcc.lab.bench_cmd import bench
 from sgcc.lab.dataset_cmd import dataset
 
 
+class SgccGroup(click.Group):
+    """The command group, whose own help option is ``-h`` only: ``sgcc --help`` is a gcc
+    command line (gcc's help), so listing it as sgcc's would send a reader to gcc."""
+
+    def get_help_option_names(self, ctx: click.Context) -> list[str]:
+        return ["-h"]
+
+    def get_help_option(self, ctx: click.Context):
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.help = "Show this message and exit (`sgcc --help` is gcc's help, like every gcc command line)."
+        return option
+
+
 @click.group(
+    cls=SgccGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     invoke_without_command=False,
 )
 def cli() -> None:
     """sgcc: a gcc drop-in that makes C programs faster than gcc -O3 and never makes them wrong.
 
-    Any command line that does not start with one of the commands below is a gcc command
-    line: `sgcc -O3 -c foo.c`, `CC=sgcc make`, `CC="sgcc gcc" make`.
+    Any command line that does not start with one of the commands below (or is not `sgcc -h`
+    alone) is a gcc command line: `sgcc -O3 -c foo.c`, `CC=sgcc make`, `CC="sgcc gcc" make`,
+    `sgcc --help` and `sgcc --version` (gcc's). `sgcc help COMMAND` or `sgcc COMMAND -h`
+    shows a command's options.
     """
 
 

@@ -36,6 +36,7 @@ class GccFlagsCommand(click.Command):
             takes_value[name] = False
         ours: list[str] = []
         gcc: list[str] = []
+        inputs: list[tuple[str, str]] = []  # gcc's bare words (input files to gcc), each with the word before it
         source_seen = False
         i = 0
         while i < len(args):
@@ -65,8 +66,10 @@ class GccFlagsCommand(click.Command):
                 source_seen = True
             else:
                 gcc.append(word)
+                inputs.append((word, args[i - 2] if i >= 2 else ""))
         rest = super().parse_args(ctx, ours)
         ctx.params["gcc_flags"] = tuple(gcc)
+        ctx.meta["sgcc.gcc_inputs"] = inputs
         return rest
 
     def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
@@ -97,7 +100,8 @@ class GccFlagsCommand(click.Command):
               help="Candidate generators: auto (default), replay, llm, variants, flags, pgo, layout; "
                    "'-NAME' removes one.")
 @click.option("--budget", metavar="BUDGET", default=None,
-              help="Search budget for the program: seconds ('300s', '5m'), candidates ('40') or both ('300s,40').")
+              help="Search budget, one word: wall-time seconds of the whole run ('300s', '5m', '5min', '1h'), "
+                   "candidates built ('40') or both ('300s,40').")
 @click.option("--model", metavar="PATH|NAME", default=None,
               help="GGUF model for the llm generator (see `sgcc models`).")
 @click.option("--endpoint", metavar="URL", default=None,
@@ -157,6 +161,7 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, test_comm
     for path, what in ((output, "-o"), (report_path, "--report")):
         if path is not None:
             _check_writable(path, what)
+    _check_gcc_inputs(click.get_current_context().meta.get("sgcc.gcc_inputs", []), budget)
     flags = list(gcc_flags)
     if not any(f.startswith("-O") for f in flags):
         flags.insert(0, "-O3")
@@ -172,17 +177,24 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, test_comm
          "seed": seed, "cache": False if no_cache else None, "accept_isolation_risk": accept_isolation_risk},
         source=source or Path("-"), flags=flags, tests=tests or Path("-"), output=output or Path("-"),
         replay_dirs=candidates, refresh=refresh, cwd=project.resolve() if project is not None else None)
+    for gen in request.generators:
+        if gen.error is not None:
+            # Known before any work (no model of that name, no such file, not a GGUF file):
+            # said now, not after the baseline is built and tested.
+            raise SgccError(f"the {gen.name} generator cannot run: {gen.error.message}", hint=gen.error.hint)
     if project is not None:
         _optimize_project(project, cfg, request, build, binary, tests, test_command, bench, report_path, quiet,
                           no_cache)
         return
     progress = Progress(enabled=not quiet)
+    progress.tick(True)  # a terminal's clock keeps moving through long builds, tests and timings
     try:
         report = run_optimize(request, progress)
     finally:
         progress.done()
-    # A generator that could not run (a missing or corrupt model, an unreachable endpoint) did
-    # not stop the run: OUT holds gcc's program or what the others proved. Say so, and fail.
+    # A generator that could not run once the run had begun (a model llama.cpp cannot load, an
+    # unreachable endpoint) did not stop it: OUT holds gcc's program or what the others
+    # proved. Say so, and fail.
     failed = [g for g in request.generators if g.error is not None]
     for gen in failed:
         report.notes.append(f"the {gen.name} generator could not run: {gen.error.message}")
@@ -224,6 +236,26 @@ def _optimize_project(directory: Path, cfg, request, build, binary, tests, test_
         _write_report(report_path, report)
     if not quiet:
         click.echo(report.summary(), err=True)
+
+
+def _check_gcc_inputs(inputs: list[tuple[str, str]], budget: str | None) -> None:
+    """Refuse, before any work, a word that would reach gcc as an input file that does not
+    exist: gcc would fail on it after sgcc had built nothing useful. ``--budget 1 minute``
+    is the common case (the budget is one word: ``minute`` went to gcc)."""
+    import os
+
+    from sgcc.config import BUDGET_FORMS, BUDGET_UNITS
+
+    for word, before in inputs:
+        if os.path.exists(word):  # (False, not an error, for a name too long to exist)
+            continue  # another source, an object, a library: gcc's to take
+        if budget is not None and before == budget and word.lower() in {u for u, _ in BUDGET_UNITS}:
+            raise SgccError(f"--budget {budget} {word}: the budget is one word, and '{word}' would go to gcc "
+                            "as an input file", hint=f"write it as one word, e.g. --budget {budget}{word[0].lower()}"
+                                                     f"; a budget is {BUDGET_FORMS}")
+        raise SgccError(f"'{word}' would go to gcc as an input file, and no such file exists",
+                        hint="words that are not sgcc's options go to gcc (`sgcc optimize -h` lists sgcc's); "
+                             "quote an option's value that has spaces")
 
 
 def _check_writable(path: Path, what: str) -> None:

@@ -224,5 +224,5 @@ class Budget:
 
     def spent_summary(self) -> str:
         """What was spent, for the report's note."""
-        return (f"{self.elapsed():.1f} s of wall time (before the search {self.overhead:.1f} s), "
-                f"{sum(self.spent_n.values())} candidates")
+        return (f"the search stopped {self.elapsed():.1f} s into the run, {self.overhead:.1f} s of them before "
+                f"it began; {sum(self.spent_n.values())} candidates queued")

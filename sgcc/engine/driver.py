@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from sgcc.candidates import Context
-from sgcc.engine import select
+from sgcc.engine import inlining, select
 from sgcc.engine.baseline import build_baseline
 from sgcc.engine.figures import problem_figures
 from sgcc.engine.pipeline import Pipeline
@@ -114,7 +114,12 @@ class Engine:
             for gen in req.generators:
                 for cand in gen.unmatched(names):
                     res = CandidateResult(id="-", function=cand.function, generator=gen.name, origin=cand.origin)
-                    res.stop(Stage.CHECK, f"no function named {cand.function} in {req.source.name}")
+                    why = f"no function named {cand.function} in {req.source.name}"
+                    held = inlining.for_program(req, program).get(cand.function)
+                    if held:  # in the C source, but gcc left no unit of its own: say where its code is
+                        why += (f": {inlining.describe(cand.function, held)} and kept no copy of its own; "
+                                f"a candidate for {held[0][0]} replaces that code")
+                    res.stop(Stage.CHECK, why)
                     report.candidates.append(res)
 
             weigh(req, program, sandbox, all_tests, report, self.note)

@@ -137,6 +137,18 @@ class Report:
                 f["seconds"] = round(f["seconds"], 3)
         return out
 
+    def outcome(self) -> str:
+        """One line: what was shipped, or why gcc's program was (no candidates, none built,
+        none compiled, none passed the tests, none proven faster, a winner not confirmed)."""
+        h = self.honest
+        if h["functions"]:
+            return "shipped " + ", ".join(f"{fn} ({h['generators'][fn]})" if fn in h["generators"] else fn
+                                          for fn in h["functions"])
+        why = _why_nothing_shipped(self.candidates, self.min_gain)
+        if not self.candidates and self.generators:
+            why += f" (generators: {', '.join(self.generators)})"
+        return f"gcc's program: {why}"
+
     def summary(self) -> str:
         """A few lines for stderr."""
         lines = [f"sgcc: {self.source}: {len(self.functions)} function(s), {self.tests} test(s), "
@@ -161,7 +173,7 @@ class Report:
             lines.append(f"sgcc: shipped {', '.join(named)}: {h['speedup']:.3f}x "
                          f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}] over the baseline (re-measured)")
         else:
-            lines.append("sgcc: shipped the baseline (no candidate proven correct and faster)")
+            lines.append(f"sgcc: shipped the baseline: {_why_nothing_shipped(self.candidates, self.min_gain)}")
         for c in self.candidates:
             if c.stage == Stage.ACCEPTED and c.changes:
                 by_fn = c.meta.get("changes_by_function") or {c.function: c.changes}
@@ -179,19 +191,7 @@ class Report:
                          f"{rate}; per function: {per_fn}")
         b = self.budget
         if b.get("seconds") is not None or b.get("candidates") is not None:
-            limit = ", ".join(x for x in (f"{b['seconds']:g} s" if b.get("seconds") is not None else "",
-                                          f"{b['candidates']} candidates" if b.get("candidates") is not None
-                                          else "") if x)
-            line = f"sgcc: budget {limit}: {self.seconds:.0f} s in all, {b.get('timed', 0)} candidate(s) timed"
-            cut = b.get("cut") or {}
-            if cut.get("not_built") or cut.get("built_not_timed"):
-                line += (f"; cut {cut.get('not_built', 0)} offered but not built, "
-                         f"{cut.get('built_not_timed', 0)} built but not timed")
-            lines.append(line)
-            if cut.get("unsearched"):
-                lines.append(f"sgcc: budget: not searched: {', '.join(cut['unsearched'])}")
-            if cut.get("cut_short"):
-                lines.append(f"sgcc: budget: searched in part: {', '.join(cut['cut_short'])}")
+            lines += self._budget_lines(b)
         r = self.ranking
         if r.get("timed"):
             rho = "n/a (fewer than 3 timed or no spread)" if r.get("spearman") is None else f"{r['spearman']:+.2f}"
@@ -202,6 +202,70 @@ class Report:
         for note in self.notes:
             lines.append(f"sgcc: note: {note}")
         return "\n".join(lines)
+
+
+    def _budget_lines(self, b: dict) -> list[str]:
+        """What the budget allowed and where the run's time went: one figure for the whole
+        run, split into before, during and after the search (the note "search budget reached"
+        gives the moment the search stopped, which is not the run's end)."""
+        limit = " and ".join(x for x in (
+            f"{b['seconds']:g} s of wall time for the whole run" if b.get("seconds") is not None else "",
+            f"{b['candidates']} candidates built" if b.get("candidates") is not None else "") if x)
+        built = sum(c.id != "-" for c in self.candidates)
+        line = f"sgcc: budget {limit}: used {self.seconds:.0f} s in all"
+        if "search_seconds" in b:
+            before, search = b.get("before_search_seconds", 0.0), b["search_seconds"]
+            after = max(0.0, self.seconds - before - search)
+            line += (f" ({before:.1f} s before the search: baseline, tests, profile, generators; "
+                     f"{search:.1f} s searching; {after:.1f} s after: re-measuring winners, shipping)")
+        line += f", {built} candidate(s) built, {b.get('timed', 0)} timed"
+        cut = b.get("cut") or {}
+        if cut.get("not_built") or cut.get("built_not_timed"):
+            line += (f"; cut {cut.get('not_built', 0)} offered but not built, "
+                     f"{cut.get('built_not_timed', 0)} built but not timed")
+        lines = [line]
+        if cut.get("unsearched"):
+            lines.append(f"sgcc: budget: not searched: {', '.join(cut['unsearched'])} "
+                         "(the budget ran out before any candidate of theirs was built)")
+        if cut.get("cut_short"):
+            lines.append(f"sgcc: budget: searched in part: {', '.join(cut['cut_short'])} "
+                         "(some candidates built and tested, others cut by the budget)")
+        return lines
+
+
+def _why_nothing_shipped(candidates: list[CandidateResult], min_gain: float) -> str:
+    """Why no candidate was shipped, from how far the best ones got."""
+    from sgcc.stages import COMPILED, PASSED
+
+    if not candidates:
+        return "no candidates to try"
+    built = [c for c in candidates if c.id != "-"]
+    if not built:
+        reasons = sorted({c.reason for c in candidates})
+        return f"no candidate built ({len(candidates)} refused or skipped before building: {'; '.join(reasons[:2])})"
+    compiled = [c for c in built if c.stage in COMPILED]
+    if not compiled:
+        stages = sorted({str(c.stage) for c in built})
+        return f"none of {len(built)} built candidate(s) compiled (stopped at {', '.join(stages)})"
+    passed = [c for c in compiled if c.stage in PASSED]
+    if not passed:
+        first = compiled[0]
+        return f"none of {len(compiled)} compiled candidate(s) passed the tests ({first.id}: {first.reason})"
+    confirmed = [c for c in passed if c.confirm]
+    if confirmed:  # accepted once; fresh rounds did not confirm it, or the combination failed
+        best = max(confirmed, key=lambda c: c.confirm["speedup"])
+        if best.stage == Stage.ACCEPTED:
+            return f"{best.id} was proven faster, but the program combining the winners was not confirmed"
+        return f"{best.id} was faster at first ({best.speedup:.3f}x) but {best.reason}"
+    unconfirmed = [c for c in passed if c.stage == Stage.ACCEPTED]
+    if unconfirmed:  # accepted in the search, never re-measured
+        return f"{unconfirmed[0].id} was faster in the search, but no time was left to re-measure it"
+    timed = [c for c in passed if c.ci_low is not None]
+    if not timed:
+        return f"{len(passed)} candidate(s) passed the tests, none was timed ({passed[0].reason or 'no time left'})"
+    best = max(timed, key=lambda c: c.ci_low)
+    return (f"{len(passed)} candidate(s) passed the tests, none proven faster (best {best.id}: {best.speedup:.3f}x, "
+            f"lower bound {best.ci_low:.3f} <= {1 + min_gain:.3f})")
 
 
 def estimate_dict(est) -> dict:

@@ -61,6 +61,8 @@ class Program:
     cache_key: str | None = None
     cache_context: dict | None = None  # the context cache_key was made in (kept with winners, for audits)
     expose: object = None  # binary -> host directories its test runs see (a project's tree; Sandbox(expose=))
+    # function -> [(unit that holds its inlined code, "file:line")] (sgcc.engine.inlining); None: not asked yet
+    inlined: dict | None = None
 
     @property
     def defined(self) -> frozenset[str]:

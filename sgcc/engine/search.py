@@ -9,11 +9,11 @@ among them by weight (:mod:`sgcc.engine.budget`).
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from sgcc.candidates import WHOLE_UNIT, Attempt, Candidate
-from sgcc.engine import rank
+from sgcc.engine import inlining, rank
 from sgcc.engine.budget import BUDGET_REACHED, Budget
 from sgcc.engine.pipeline import Pipeline, candidate_key
 from sgcc.engine.report import CandidateResult, Report
@@ -55,9 +55,15 @@ def weigh(request: Request, program: Program, sandbox, tests, report: Report, no
                             "in file order")
         return
     program.weights = report.weights = weights
-    for unit in program.asm.units:
-        if weights.get(unit.name, 0.0) <= 0.0:
-            report.skipped_functions[unit.name] = "not executed by the tests"
+    cold = [u.name for u in program.asm.units if weights.get(u.name, 0.0) <= 0.0]
+    inlined = inlining.for_program(request, program) if cold else {}
+    for name in cold:
+        why = "not executed by the tests"
+        if inlined.get(name):
+            # Its code ran, inside the units gcc inlined it into: this copy is for other callers.
+            why += (f": {inlining.describe(name, inlined[name])}, where the tests run its code "
+                    f"(a candidate for that unit can speed it up); this copy of {name} serves other callers")
+        report.skipped_functions[name] = why
 
 
 def full_length(seconds: float, est, rounds: int) -> float:
@@ -71,6 +77,25 @@ def full_length(seconds: float, est, rounds: int) -> float:
         return seconds
     per_round = est.round_seconds / est.rounds
     return seconds + (rounds - est.rounds) * per_round
+
+
+def cuts(candidates, names: list[str], settled=frozenset(), searched: dict[str, bool] | None = None) -> dict:
+    """What the budget cut, from the candidates' results: how many were offered but not built
+    and built but not timed; the functions (of ``names``) of which no candidate was built
+    (``unsearched``: their candidates refused, or their generators never asked), and those
+    of which some were built but others cut (``cut_short``). A function whose candidates
+    were built and tested but not timed was searched in part, not "not searched"."""
+    searched = searched or {}
+    cut_reasons = (BUDGET_REACHED, f"not timed: {BUDGET_REACHED}")
+    cut = [c for c in candidates if c.reason in cut_reasons]
+    built = {c.function for c in candidates if c.id != "-"}  # built, and tested if it linked
+    cut_fns = {c.function for c in cut}
+    unsearched = [n for n in names if n not in settled and n not in built
+                  and (n in cut_fns or not searched.get(n, True))]
+    partly = [n for n in names if n in cut_fns and n in built]
+    return {"not_built": sum(c.reason == BUDGET_REACHED for c in cut),
+            "built_not_timed": sum(c.reason != BUDGET_REACHED for c in cut),
+            "unsearched": unsearched, "cut_short": partly}
 
 
 def units_in_order(program: Program, report: Report) -> list:
@@ -244,6 +269,7 @@ class Search:
         keeps the rest (a few hundred candidates must not spend it all on building); what
         the budget refuses goes to ``deferred``."""
         built: list[tuple] = []
+        total, done = len(batch), 0
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             while batch:
                 chunk: list[tuple[str, Candidate]] = []
@@ -253,9 +279,16 @@ class Search:
                         chunk.append((charge, cand))
                     else:
                         deferred.append((charge, cand))
-                evaluated = list(pool.map(
-                    lambda t: (t[0], t[1], *self.pipeline.evaluate(self.program, t[1], self.sandbox, self.tests)),
-                    chunk))
+                futures = [pool.submit(lambda t: (t[0], t[1], *self.pipeline.evaluate(self.program, t[1], self.sandbox,
+                                                                                      self.tests)), t) for t in chunk]
+                for future in as_completed(futures):
+                    # One line per candidate as it ends (a round of dozens takes minutes).
+                    _, _, res, binary = future.result()
+                    done += 1
+                    outcome = "passed the tests" if binary is not None else f"stopped at {res.stage}"
+                    self.note(f"built and tested {done}/{total}: {res.id} ({res.function}, {res.generator}) "
+                              f"{outcome}")
+                evaluated = [f.result() for f in futures]  # in the order offered
                 for charge, cand, res, binary in evaluated:
                     self.report.candidates.append(res)
                     seen[candidate_key(cand)] = res
@@ -303,7 +336,10 @@ class Search:
         todo = built[:fit]
         self.note(f"ranking {len(todo)} of {len(built)} candidates (valgrind)")
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            predicted = list(pool.map(lambda t: self.ranker.predict(t[3]), todo))
+            futures = [pool.submit(self.ranker.predict, t[3]) for t in todo]
+            for done, _ in enumerate(as_completed(futures), 1):
+                self.note(f"ranking {len(todo)} of {len(built)} candidates (valgrind): {done}/{len(todo)} counted")
+            predicted = [f.result() for f in futures]
         for (_, _, res, _), p in zip(todo, predicted):
             if p is not None:
                 res.meta["predicted"] = round(p, 4)
@@ -362,18 +398,7 @@ class Search:
     def _record_cuts(self, units, settled) -> None:
         """What the budget cut, in ``report.budget["cut"]``: candidates offered but never
         timed, and the functions it left unsearched or searched only in part."""
-        cut_reasons = (BUDGET_REACHED, f"not timed: {BUDGET_REACHED}")
-        cut = [c for c in self.report.candidates if c.reason in cut_reasons]
-        timed = {c.function for c in self.report.candidates if c.speedup is not None}
-        cut_fns = {c.function for c in cut}
-        # Unsearched: cut before anything of it was timed (its candidates refused, or its
-        # generators never asked because its share could not buy one).
-        unsearched = [u.name for u in units if u.name not in settled and u.name not in timed
-                      and (u.name in cut_fns or not self.searched.get(u.name, True))]
-        partly = [u.name for u in units if u.name in cut_fns and u.name in timed]
-        self.report.budget["cut"] = {"not_built": sum(c.reason == BUDGET_REACHED for c in cut),
-                                     "built_not_timed": sum(c.reason != BUDGET_REACHED for c in cut),
-                                     "unsearched": unsearched, "cut_short": partly}
+        self.report.budget["cut"] = cuts(self.report.candidates, [u.name for u in units], settled, self.searched)
         self.report.budget["timed"] = sum(c.speedup is not None for c in self.report.candidates)
         self.report.budget["search_seconds"] = round(self.budget.elapsed() - self.budget.overhead, 1)
         self.report.budget["before_search_seconds"] = round(self.budget.overhead, 1)

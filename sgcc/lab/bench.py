@@ -138,14 +138,20 @@ def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir
         request = make_request(problem, out)
         report = optimize(request)
     except SgccError as exc:
-        row.update({"error": exc.message, "compiled": False, "passed": False, "speedup": 1.0,
+        row.update({"error": exc.message, "outcome": f"error: {exc.message}", "compiled": False, "passed": False,
+                    "speedup": 1.0,
                     "honest": {"speedup": 1.0, "ci_low": 1.0, "ci_high": 1.0, "functions": [], "generators": {}},
                     "candidates": 0, "attempts": [], "generators": {}, "stages": {}, "search_seconds": 0.0,
                     "seconds": time.perf_counter() - started})
         return row
     failed = [f"{g.name}: {g.error.message}" for g in request.generators if g.error is not None]
     row.update(report.paper)  # the papers' per-problem figures (sgcc.engine.figures.problem_figures)
+    # Why it shipped what it did (nothing: no candidates, none passed, none proven faster...).
+    outcome = report.outcome() + (f"; {'; '.join(failed)}" if failed else "")
+    if not report.candidates and not problem.replay:
+        outcome += f" ({problem.name} has no directory of replay candidates)"
     row.update({"honest": report.honest, "candidates": len(report.candidates), "stages": report.stage_counts(),
+                "outcome": outcome, "built": sum(c.id != "-" for c in report.candidates),
                 "attempts": attempts(report.candidates),
                 "generators": generator_counts(report.candidates, set(report.shipped)),
                 # What the accepted candidates changed (sgcc.engine.explain), and per shipped function.
@@ -170,9 +176,8 @@ def run(problems: list[Problem], make_request: Callable, opts: Options, *, log=N
             row = run_problem(p, make_request, opts, workdir / "out")
             with lock:
                 log(f"sgcc bench: {p.name}: " + (f"error: {row['error']}" if "error" in row else
-                    f"{row['candidates']} candidate(s), compiled {row['compiled']}, passed {row['passed']}, "
-                    f"papers {row['speedup']:.3f}x, shipped {row['honest']['speedup']:.3f}x "
-                    f"({row['seconds']:.1f} s)"))
+                    f"{row['candidates']} candidate(s), papers {row['speedup']:.3f}x, "
+                    f"shipped {row['honest']['speedup']:.3f}x ({row['seconds']:.1f} s): {row['outcome']}"))
             return row
 
         (workdir / "out").mkdir()
@@ -285,19 +290,33 @@ def _f(v, fmt="{:.3f}", none="-") -> str:
     return none if v is None else fmt.format(v)
 
 
+def _outcome(row: dict) -> str:
+    """The row's outcome (rows of older JSON files have none: what they say is rebuilt)."""
+    if row.get("outcome"):
+        return row["outcome"]
+    if "error" in row:
+        return f"error: {row['error']}"
+    h = row["honest"]
+    return "shipped " + ", ".join(h["functions"]) if h["functions"] else "gcc's program"
+
+
 def render(result: dict) -> str:
     """The tables for people."""
     lines = []
     rows = result["problems"]
-    lines.append(f"{'problem':22} {'cands':>5} {'compiled':>8} {'passed':>6} {'papers':>7} {'shipped':>8} "
-                 f"{'95% CI':>17}  {'functions':24} {'secs':>6}")
+    # compiled/passed are the papers' per-problem figures; "-" where no candidate was built
+    # (the papers' row counts that problem as neither). The outcome, last and never cut,
+    # says what shipped or why gcc's program did.
+    width = max([22, *(len(r["name"]) for r in rows)])
+    lines.append(f"{'problem':{width}} {'cands':>5} {'compiled':>8} {'passed':>6} {'papers':>7} {'shipped':>8} "
+                 f"{'95% CI':>17} {'secs':>6}  outcome")
     for r in rows:
         h = r["honest"]
         ci = f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}]"
-        what = r.get("error", ", ".join(f"{fn} ({h.get('generators', {}).get(fn, '?')})"
-                                        for fn in h["functions"]) or "-")
-        lines.append(f"{r['name']:22} {r['candidates']:5d} {str(r['compiled']):>8} {str(r['passed']):>6} "
-                     f"{r['speedup']:7.3f} {h['speedup']:8.3f} {ci:>17}  {what[:24]:24} {r['seconds']:6.1f}")
+        built = r.get("built", r["candidates"])
+        compiled, passed = ("yes" if r["compiled"] else "no", "yes" if r["passed"] else "no") if built else ("-", "-")
+        lines.append(f"{r['name']:{width}} {r['candidates']:5d} {compiled:>8} {passed:>6} "
+                     f"{r['speedup']:7.3f} {h['speedup']:8.3f} {ci:>17} {r['seconds']:6.1f}  {_outcome(r)}")
     p, h = result["paper"], result["honest"]
     lines.append("")
     lines.append(f"papers' row ({p['problems']} problems): compile pass {_f(p['compile_pass'], '{:.1f}%')}  "

@@ -71,8 +71,13 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
     cfg = configmod.load(options)
     problems = benchmod.discover(dataset, only=list(only), candidates_dir=candidates_dir, isa=cfg.isa)
     workers = jobs or os.cpu_count() or 1
-    if jobs is None and cfg.model and not cfg.endpoint and "llm" in registry.resolve_names(
-            cfg.generators, have_model=True, have_replay=True):
+    local_llm = bool(cfg.model) and not cfg.endpoint and "llm" in registry.resolve_names(
+        cfg.generators, have_model=True, have_replay=True)
+    if local_llm and not str(cfg.model).startswith("fake:"):
+        from sgcc.llm import models
+
+        models.resolve(str(cfg.model))  # no such model, or no GGUF file: said before any problem runs
+    if jobs is None and local_llm:
         workers = 1  # each problem's engine loads the local model: one at a time, not one per core
     opts = benchmod.Options(jobs=workers, min_gain=cfg.min_gain, timing_rounds=cfg.timing_rounds,
                             min_sample=cfg.min_sample, test_timeout=cfg.test_timeout, seed=cfg.seed,
