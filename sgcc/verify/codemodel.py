@@ -149,6 +149,13 @@ class Unit:
             return ("code", (shndx, value))
         return ("data", (shndx, value))
 
+    def reloc_in(self, shndx: int, start: int, end: int) -> _Reloc | None:
+        """The first relocation that patches bytes ``[start, end)`` of ``shndx`` (an
+        instruction's), or None."""
+        sites = self.reloc_sites.get(shndx, [])
+        k = bisect.bisect_left(sites, start)
+        return self.reloc_by_site[(shndx, sites[k])] if k < len(sites) and sites[k] < end else None
+
     def code_name(self, place: tuple[int, int]) -> str:
         """A code address named as the function it starts or lies in (``f`` or ``f+0x12``)."""
         shndx, off = place
@@ -173,6 +180,8 @@ class Baseline:
         self.indirect_jump: set[str] = set()  # function groups with an indirect jump
         self.indirect_call: set[str] = set()
         self.label_taken: set[str] = set()  # groups that take addresses of their own labels
+        self.group_calls: dict[str, set[tuple[str, str]]] = {}  # per function group: its external calls
+        self._flow_facts: dict | None = None
         for shndx, code in unit.code.items():
             for insn in code.insns:
                 fn = unit.function_at(shndx, insn.address)
@@ -191,7 +200,11 @@ class Baseline:
                     sym = unit.symbol(r.symbol)
                     self.got.add(sym.name if sym is not None else "")
                 elif kind in ("call", "jump") and where == "external":
-                    self.calls.add((what, "plt" if r.type == R_PLT32 else "direct"))
+                    call = (what, "plt" if r.type == R_PLT32 else "direct")
+                    self.calls.add(call)
+                    fn = unit.function_at(shndx, r.offset)
+                    if fn is not None:
+                        self.group_calls.setdefault(unit.group_of(fn), set()).add(call)
                 elif kind not in ("call", "jump", "cond") and where == "code":
                     fn = unit.function_at(*what)
                     self.taken.add(unit.code_name(what))
@@ -235,6 +248,18 @@ class Baseline:
                         if imm is not None:
                             self.noreturn.add(unit.code_name((shndx, imm)))
 
+
+    def flow_facts(self) -> dict:
+        """Per function group of gcc's unit, what it reads (:class:`sgcc.verify.infoflow.Flow`
+        after a walk in record mode): the bound the information-flow rule holds an untrusted
+        candidate of the same name to. Walked once per baseline, on first need."""
+        if self._flow_facts is None:
+            from sgcc.verify.controlflow import validate
+
+            record: dict = {}
+            validate(self.unit, self, record=record)
+            self._flow_facts = record
+        return self._flow_facts
 
     def _resolved_references(self, unit: Unit, shndx: int, code) -> None:
         """Addresses gcc's code takes that need no relocation: ``lea f(%rip)`` to a static
