@@ -406,6 +406,15 @@ class Flow:
             sp = new.regs[RSP]
             # The callee's frame lies below the stack pointer: what was written there is its.
             written = {w for w in written if _stack(sp) and w[0] == sp[0] and w[1] >= sp[1]}
+            # A stack address passed to the callee (where gcc's function passes one: scanf's
+            # &n) is where the callee writes its result: the object is taken to reach up to
+            # the next place the function wrote itself, or its frame's top.
+            for g in ARGUMENTS:
+                v = frame.regs[g]
+                if v is not None and (v[0] == "entry" and v[1] < 0 or v[0].startswith("aligned@")):
+                    top = 0 if v[0] == "entry" else v[1] + 64
+                    above = [a for b, a, _c in written if b == v[0] and a > v[1]]
+                    written.add((v[0], v[1], min([top, *above])))
             for g in CALLER_SAVED:
                 if not _clean(frame.regs[g]) and frame.regs[g][0] != "junk":
                     regs[g] = DIRTY
