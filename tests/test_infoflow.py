@@ -200,6 +200,22 @@ def test_a_call_gcc_s_function_does_not_make_is_refused(program):
     assert "call" in _rules(program, body, "call_malloc")
 
 
+@pytest.mark.parametrize("name,body", [
+    ("pop", "\tpopq\t%rcx\n\tpopq\t%rdx\n\tsubq\t$16, %rsp\n\tpushq\t%rcx\n\taddq\t$8, %rsp\n"),
+    ("leave", "\tpushq\t%rbp\n\tleaq\t24(%rsp), %rbp\n\tleave\n\tmovq\t%rbp, %rdx\n"
+              "\tsubq\t$32, %rsp\n\tpopq\t%rbp\n"),
+])
+def test_reading_the_caller_s_stack_by_pop_or_leave_is_refused(program, name, body):
+    """Variations of class 1 without a memory operand: pop and leave read above the return
+    address too."""
+    assert "stack-arguments" in _rules(program, body + COUNT, f"above_{name}")
+
+
+def test_the_low_half_of_a_stack_address_is_refused(program):
+    body = "\tleal\t8(%rsp), %ecx\n\ttestl\t$4096, %ecx\n\tjne\t.Lh6\n" + COUNT
+    assert _rules(program, body, "lea32") == {"stack-address"}
+
+
 def test_a_frame_slot_written_then_read_passes(program):
     """Honest spills: its own frame, written before it is read, restored registers."""
     body = ("\tpushq\t%rbx\n\tsubq\t$16, %rsp\n\tmovq\t%rdi, 8(%rsp)\n\tmovq\t8(%rsp), %rbx\n\tmovq\t%rbx, %rdi\n"

@@ -174,6 +174,9 @@ class Flow:
                 exempt.add(dst)  # constant steps of a stack address (and realigning %rsp)
         for g in sorted(read - exempt):
             self._data_use(g, frame.regs[g], refuse)
+        if m.startswith("lea") and len(ops) == 2 and not full(ops[0]) and ops[1].mem.base in R.gpr \
+                and not _clean(frame.regs[R.gpr[ops[1].mem.base]]):
+            refuse("stack-address", "keeps part of a stack address as data")
         if stored is not None:
             src, dest = stored
             v = frame.regs[src]
@@ -230,6 +233,8 @@ class Flow:
                 refuse("return-slot", "passes the return address to a call")
             elif self.record:
                 self.facts.stack_to_calls = True
+            elif v[0] == "entry" and v[1] >= 0:
+                refuse("call-argument", f"passes its caller's part of the stack (%{_GPR64[g]}) to a call")
             elif not self.facts.stack_to_calls or v[0] == "dirty":
                 refuse("call-argument", f"passes a stack address in %{_GPR64[g]} to a call, which gcc's "
                                         "function does not (the callee could read past its frame)")
@@ -355,13 +360,20 @@ class Flow:
         """A read of ``size`` bytes at stack value ``at`` + ``disp`` (own frame)."""
         if self.record or at is None or not _stack(at) or at[0] == "dirty":
             return
+        if at[0] != "entry" and not self._aligned_below(at[0], at[1] + disp + size):
+            refuse("unbounded", "reaches above its frame from a realigned stack pointer")
+            return
         base, lo = at[0], at[1] + disp
         hi = lo + size
         st = frame.flow
         if base == "entry" and lo < 8 and hi > 0:
             return  # the return-address slot: the control-flow rules decide
         if base == "entry" and lo >= 8:
-            return  # incoming arguments: bounded where the access is decoded
+            # Incoming arguments (pop and leave reach them without a memory operand).
+            if hi - 8 > self.facts.arg_extent:
+                refuse("stack-arguments", f"reaches {hi - 8} bytes into its incoming stack arguments; gcc's "
+                                          f"function reads {self.facts.arg_extent}")
+            return
         if not _covered(st.written, base, lo, hi):
             refuse("uninitialised", "reads its stack frame where it has not written (what an earlier call or "
                                     "the caller left there)")
