@@ -216,6 +216,21 @@ def test_the_low_half_of_a_stack_address_is_refused(program):
     assert _rules(program, body, "lea32") == {"stack-address"}
 
 
+def test_a_slot_holding_different_stack_addresses_on_two_paths_is_not_clean(program):
+    """Two paths store different stack addresses in one slot: the model drops the slot, and
+    what is read back is still not clean data to dereference."""
+    body = ("\tsubq\t$8, %rsp\n\ttestl\t%esi, %esi\n\tje\t.La\n\tleaq\t8(%rsp), %rax\n\tmovq\t%rax, (%rsp)\n"
+            "\tjmp\t.Lb\n.La:\n\tleaq\t16(%rsp), %rax\n\tmovq\t%rax, (%rsp)\n.Lb:\n\tmovq\t(%rsp), %rcx\n"
+            "\tmovq\t64(%rcx), %rax\n\taddq\t$8, %rsp\n" + COUNT)
+    assert "unbounded" in _rules(program, body, "merged_slot")
+
+
+def test_a_unit_function_gcc_s_function_does_not_call_is_refused(program):
+    """Per function, inside the unit too: count_bits does not call main."""
+    body = "\tsubq\t$8, %rsp\n\tcall\tmain\n\taddq\t$8, %rsp\n" + COUNT
+    assert "call" in _rules(program, body, "call_main")
+
+
 def test_a_frame_slot_written_then_read_passes(program):
     """Honest spills: its own frame, written before it is read, restored registers."""
     body = ("\tpushq\t%rbx\n\tsubq\t$16, %rsp\n\tmovq\t%rdi, 8(%rsp)\n\tmovq\t8(%rsp), %rbx\n\tmovq\t%rbx, %rdi\n"

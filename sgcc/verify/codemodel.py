@@ -72,6 +72,11 @@ class Unit:
         self.target = obj.target
         self.reloc_in = obj.reloc_in
 
+    def aliases(self, name: str) -> set[str]:
+        """The function groups of every name whose extent is ``name``'s (``name`` included)."""
+        place = self.functions[name]
+        return {self.group_of(n) for n, ext in self.functions.items() if ext == place}
+
     def symbol(self, index: int):
         return self.symbols[index] if 0 < index < len(self.symbols) else None
 
@@ -141,6 +146,25 @@ class Baseline:
                 self.taken.add(unit.code_name(what))
             elif where == "external":
                 self.taken.add(what)
+        # Per function group, the functions of the unit it calls or tail-jumps to.
+        self.group_local_calls: dict[str, set[str]] = {}
+        for shndx, code in unit.code.items():
+            for insn in code.insns:
+                if branch_kind(insn) not in ("call", "jump", "cond"):
+                    continue
+                fn = unit.function_at(shndx, insn.address)
+                if fn is None:
+                    continue
+                r = unit.reloc_in(shndx, insn.address, insn.address + insn.size)
+                where, what = unit.target(r, insn.address + insn.size) if r is not None else ("code", None)
+                if what is None:
+                    imm = next((op.imm for op in insn.operands if op.type == registers().X.X86_OP_IMM), None)
+                    what = (shndx, imm) if imm is not None else None
+                if where == "code" and what is not None:
+                    callee = unit.function_at(*what)
+                    if callee is not None and unit.group_of(callee) != unit.group_of(fn):
+                        # Every name of the callee's entry (aliases: weak_alias = real_impl).
+                        self.group_local_calls.setdefault(unit.group_of(fn), set()).update(unit.aliases(callee))
         # A call gcc placed last in a function (or right before another function) does not return.
         for shndx, code in unit.code.items():
             for k, insn in enumerate(code.insns):

@@ -413,6 +413,14 @@ class Walk:
             add("branch", f"`{text}` at {where} transfers control to {tkind} data")
             return
         callee = self.entries.get(what)
+        if callee is not None and self.flow is not None and not self.inside(what):
+            # Untrusted code calls only the unit's functions gcc's same function calls (and
+            # private copies it brought, which are walked and held to the rule themselves).
+            target = unit.group_of(callee)
+            names = unit.aliases(callee)
+            if names & self.base_names and self.group in self.base_names \
+                    and not names & baseline.group_local_calls.get(self.group, set()):
+                add("call", f"`{text}` at {where} reaches {target}, which gcc's function does not call")
         if kind == "call" and callee is not None:
             if callee not in baseline.noreturn and not _never_returns(unit, baseline, callee):
                 self.fall(place, end, after, text, where, callee)

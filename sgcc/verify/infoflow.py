@@ -235,7 +235,9 @@ class Flow:
                 self.facts.stack_to_calls = True
             elif v[0] == "entry" and v[1] >= 0:
                 refuse("call-argument", f"passes its caller's part of the stack (%{_GPR64[g]}) to a call")
-            elif not self.facts.stack_to_calls or v[0] == "dirty":
+            elif v[0] == "dirty":
+                refuse("call-argument", f"passes a stack address whose offset the model lost (%{_GPR64[g]}) to a call")
+            elif not self.facts.stack_to_calls:
                 refuse("call-argument", f"passes a stack address in %{_GPR64[g]} to a call, which gcc's "
                                         "function does not (the callee could read past its frame)")
 
@@ -441,6 +443,22 @@ class Flow:
                     if src is not None and src.type == X.X86_OP_REG and src.reg in R.gpr \
                             and not _clean(frame.regs[R.gpr[src.reg]]):
                         tainted.add((v[0], lo, lo + (op.size or 8)))
+        # A whole slot read back where the model lost what it holds (two paths stored different
+        # values) is not clean: it may be a stack address or a caller's register.
+        loaded = None
+        if m in _POP and ops and ops[0].type == X.X86_OP_REG:
+            loaded = (R.gpr.get(ops[0].reg), frame.regs[RSP])
+        elif m.startswith("leave"):
+            loaded = (RBP, frame.regs[RBP])
+        elif m in ("mov", "movq") and len(ops) == 2 and ops[0].type == X.X86_OP_REG and ops[0].reg in R.full \
+                and ops[1].type == X.X86_OP_MEM and ops[1].mem.index == 0 and ops[1].mem.base in R.gpr:
+            base = frame.regs[R.gpr[ops[1].mem.base]]
+            loaded = (R.gpr[ops[0].reg], base if base is None else (base[0], base[1] + ops[1].mem.disp))
+        if loaded is not None and loaded[0] is not None and _stack(loaded[1]):
+            g, addr = loaded
+            if (addr, regs[g]) not in frame.slots and any(
+                    b == addr[0] and a < addr[1] + 8 and addr[1] < c for b, a, c in st.tainted):
+                regs[g] = DIRTY
         if m in ("mov", "movl", "movq", "movabs") and len(ops) == 2 and ops[0].type == X.X86_OP_REG \
                 and ops[1].type == X.X86_OP_IMM and ops[0].reg in R.gpr:
             name = insn.reg_name(ops[0].reg)
