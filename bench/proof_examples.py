@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """How many of the honest hand-written example candidates the static stages accept.
 
-Every candidate under ``examples/programs/*/candidates*/`` and ``examples/bitstats/candidates``
-(``bad/`` ones are left out: they are meant to fail) is substituted into gcc's ``-O3``
+Every candidate under ``examples/programs/*/candidates*/``, ``examples/dataset/*/candidates/``
+and ``examples/bitstats/candidates`` (``bad/``, ``wrong_output`` and ``does_not_assemble`` ones
+are left out: they are meant to fail) is substituted into gcc's ``-O3``
 assembly of its program, as the engine does, and put through the stages that decide from
 the text and the object alone: the text screen, the assembler, the object checks and the
 control-flow proof, once with today's rules for trusted generators and once as an
@@ -34,6 +35,11 @@ def candidates():
             for path in sorted((prog / sub).rglob("*.s")) if (prog / sub).is_dir() else ():
                 fn = path.parent.name if path.parent.name != sub else path.stem
                 yield src, fn, path, sub.endswith("native")
+    # The dataset's hand-written candidates, less those written to fail.
+    for path in sorted((ROOT / "examples" / "dataset").glob("*/candidates/*/*.s")):
+        if path.stem not in ("wrong_output", "does_not_assemble"):
+            prog = path.parents[2]
+            yield prog / f"{prog.name}.c", path.parent.name, path, False
     bits = ROOT / "examples" / "bitstats"
     for path in sorted((bits / "candidates").glob("*.s")):
         src = next(c for c in sorted((bits / "src").glob("*.c")) if f" {path.stem}(" in c.read_text())
