@@ -190,10 +190,12 @@ def untrusted_units(cand: Candidate) -> frozenset:
     return frozenset() if cand.trusted else frozenset(cand.replacements())
 
 
-def candidate_key(cand: Candidate) -> tuple[str, str]:
-    """What makes two candidates the same: the units they replace and their texts."""
+def candidate_key(cand: Candidate) -> tuple[str, str, bool]:
+    """What makes two candidates the same: the units they replace, their texts, and whether
+    gcc wrote them (a cached winner re-offered as untrusted and refused by the information-flow
+    rule is still tried when a trusted generator proposes the same text)."""
     text = cand.text + "".join(f"\0{k}\0{v}" for k, v in sorted(cand.also.items()))
-    return cand.function, hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+    return cand.function, hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest(), cand.trusted
 
 
 def changes(program: Program, cand_obj: Path, replacements: dict) -> dict[str, list[str]]:
