@@ -298,3 +298,45 @@ def test_environment_tell_offered_by_replay_is_refused_and_gcc_s_program_ships(t
             assert (got.returncode, got.stdout) == (want.returncode, want.stdout), t.name
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+ARGS8 = r"""#include <stdio.h>
+__attribute__((noinline)) long sum8(long a, long b, long c, long d, long e, long f, long g, long h)
+{ return a + b + c + d + e + f + g + h; }
+int main(void) { long x; if (scanf("%ld", &x) != 1) return 1;
+  printf("%ld\n", sum8(x, 1, 2, 3, 4, 5, 6, 7)); return 0; }
+"""
+
+
+@pytest.fixture(scope="module")
+def args8(tmp_path_factory):
+    d = tmp_path_factory.mktemp("args8")
+    (d / "p.c").write_text(ARGS8)
+    proc.run(["gcc", "-O2", "-fstack-protector-all", "-S", "p.c", "-o", "base.s"], cwd=d, check=True)
+    proc.run(["gcc", "-c", "base.s", "-o", "base.o"], cwd=d, check=True)
+    return d
+
+
+def _sum8(d: Path, body: str, name: str) -> set[str]:
+    text = (d / "base.s").read_text()
+    pattern = re.compile(r"(^sum8:\n)(.*?)(^\t\.size\tsum8, )", re.S | re.M)
+    (d / f"{name}.s").write_text(pattern.sub(lambda m: m.group(1) + body + m.group(3), text, count=1))
+    proc.run(["gcc", "-c", f"{name}.s", "-o", f"{name}.o"], cwd=d, check=True)
+    assert controlflow.check(d / f"{name}.o", d / "base.o") == []  # control: the trusted rules pass it
+    return {p.rule for p in controlflow.check(d / f"{name}.o", d / "base.o", frozenset({"sum8"}))}
+
+
+def test_stack_arguments_within_gcc_s_extent_pass_and_beyond_are_refused(args8):
+    """gcc's sum8 reads its 7th and 8th arguments at 8(%rsp) and 16(%rsp): so may a candidate;
+    24(%rsp) is the caller's frame."""
+    honest = ("\taddq\t%rsi, %rdi\n\taddq\t%rcx, %rdx\n\tleaq\t(%rdi,%rdx), %rax\n\taddq\t%r8, %rax\n"
+              "\taddq\t%r9, %rax\n\taddq\t8(%rsp), %rax\n\taddq\t16(%rsp), %rax\n\tret\n")
+    assert _sum8(args8, honest, "in_extent") == set()
+    beyond = honest.replace("\tret\n", "\taddq\t24(%rsp), %rax\n\tret\n")
+    assert _sum8(args8, beyond, "beyond_extent") == {"stack-arguments"}
+
+
+def test_thread_local_reads_only_where_gcc_s_function_reads(args8):
+    """The stack protector's %fs:40 is gcc's; %fs:0 (the thread's own pointer) is not."""
+    body = "\tmovq\t%fs:0, %rax\n\tret\n"
+    assert "segment" in _sum8(args8, body, "fs0")
