@@ -192,7 +192,7 @@ class Flow:
         if m == "std":
             refuse("direction", "reverses string instructions, which the model follows upwards only")
         loads = [op for op in ops if op.type == X.X86_OP_MEM and op.access & 1 and not m.startswith("lea")]
-        if loads and m not in _POP and not m.startswith("leave"):
+        if loads and m not in _POP and m not in _PUSH and not m.startswith("leave"):
             if RSP in written:
                 refuse("stack-pointer", "loads the stack pointer from memory")
             elif RBP in written and any(self._stack_based(frame, op) for op in loads):
@@ -297,7 +297,18 @@ class Flow:
                 return
             size *= count
         off = v[1] + mem.disp
-        self._frame_access(frame, insn, v[0], off, size, bool(op.access & 1), refuse)
+        self._frame_access(frame, insn, v[0], off, size, self._reads(insn, op), refuse)
+
+    def _reads(self, insn, op) -> bool:
+        """Whether ``insn`` reads memory operand ``op``. capstone marks the destination of some
+        vector stores (``vmovdqa %ymm0,(%rsp)``) as read too; a move only writes it."""
+        m = insn.mnemonic
+        if op is insn.operands[0] or (insn.operands and insn.operands[0].type == op.type
+                                      and insn.operands[0].mem.disp == op.mem.disp
+                                      and insn.operands[0].mem.base == op.mem.base):
+            if m.startswith(("mov", "vmov")) and not self._is_string(insn) and len(insn.operands) == 2:
+                return False
+        return bool(op.access & 1)
 
     def _is_string(self, insn) -> bool:
         X = self.R.X
@@ -419,7 +430,14 @@ class Flow:
         elif m.startswith("call"):
             sp = new.regs[RSP]
             # The callee's frame lies below the stack pointer: what was written there is its.
-            written = {w for w in written if _stack(sp) and w[0] == sp[0] and w[1] >= sp[1]}
+            # (After realignment the stack pointer is at or below entry + o + k: the part of
+            # the frame written before the alignment, above that, stays the function's.)
+            floor = None
+            if _stack(sp) and sp[0].startswith("aligned@") and ":" in sp[0]:
+                floor = int(sp[0].rsplit(":", 1)[1]) + sp[1]
+            written = {w for w in written if _stack(sp) and (w[0] == sp[0] and w[1] >= sp[1]
+                                                             or w[0] == "entry" and floor is not None
+                                                             and w[1] >= floor)}
             # A stack address passed to the callee (where gcc's function passes one: scanf's
             # &n) is where the callee writes its result: the object is taken to reach up to
             # the next place the function wrote itself, or its frame's top.
