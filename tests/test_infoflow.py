@@ -231,6 +231,21 @@ def test_a_unit_function_gcc_s_function_does_not_call_is_refused(program):
     assert "call" in _rules(program, body, "call_main")
 
 
+def test_a_stack_address_returned_by_memset_is_not_clean(args8):
+    """memset returns its first argument: given a stack buffer, a stack address, whose bits
+    are a tell. (sum8's gcc passes no stack address to a call; main's does, so main is the
+    function offered here.)"""
+    text = (args8 / "base.s").read_text()
+    body = ("\tsubq\t$40, %rsp\n\tleaq\t8(%rsp), %rdi\n\tmovl\t$16, %edx\n\txorl\t%esi, %esi\n"
+            "\tcall\tmemset@PLT\n\tandl\t$4095, %eax\n\taddq\t$40, %rsp\n\tret\n")
+    pattern = re.compile(r"(^main:\n)(.*?)(^\t\.size\tmain, )", re.S | re.M)
+    (args8 / "ms.s").write_text(pattern.sub(lambda m: m.group(1) + body + m.group(3), text, count=1))
+    proc.run(["gcc", "-c", "ms.s", "-o", "ms.o"], cwd=args8, check=True)
+    assert controlflow.check(args8 / "ms.o", args8 / "base.o") == []  # control
+    rules = {p.rule for p in controlflow.check(args8 / "ms.o", args8 / "base.o", frozenset({"main"}))}
+    assert "unbounded" in rules or "stack-address" in rules, rules
+
+
 def test_a_frame_slot_written_then_read_passes(program):
     """Honest spills: its own frame, written before it is read, restored registers."""
     body = ("\tpushq\t%rbx\n\tsubq\t$16, %rsp\n\tmovq\t%rdi, 8(%rsp)\n\tmovq\t8(%rsp), %rbx\n\tmovq\t%rbx, %rdi\n"

@@ -361,7 +361,7 @@ class Walk:
             self.add("indirect", f"`{text}` at {where}: gcc's code has no {kind.replace('-', ' ')} here")
         elif kind == "indirect-call":
             if self.flow is not None:
-                after = self.flow.after_external_call(after)
+                after = self.flow.after_external_call(after, st, None)
             self.fall(place, end, after, text, where, "a function pointer")
         elif after not in self.jump_states:
             # A switch through a table, a computed goto, or a tail call through a pointer
@@ -400,7 +400,7 @@ class Walk:
                 add("call", f"`{text}` at {where} reaches {what} ({form}), which gcc's{mine} code does not call so")
             elif kind == "call":
                 if self.flow is not None:
-                    after = self.flow.after_external_call(after)
+                    after = self.flow.after_external_call(after, st, what)
                 if what not in baseline.noreturn:
                     self.fall(place, end, after, text, where, what)
             elif kind == "jump":

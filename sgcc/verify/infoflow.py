@@ -47,6 +47,13 @@ RETURNS = (0, 2)  # rax rdx
 #: What an external call leaves in the caller-saved registers it does not return in.
 CLOBBERED = (1, 6, 7, 8, 9, 10, 11)
 RBP = 5
+#: C library routines whose result points into one of their arguments.
+RETURNS_AN_ARGUMENT = frozenset("""
+    memcpy memmove memset mempcpy strcpy strncpy stpcpy stpncpy strcat strncat memchr memrchr rawmemchr
+    strchr strrchr strchrnul strstr strcasestr strpbrk strtok strtok_r index rindex fgets gets
+    __memcpy_chk __memmove_chk __memset_chk __mempcpy_chk __strcpy_chk __stpcpy_chk __strncpy_chk
+    __strcat_chk __strncat_chk __fgets_chk __gets_chk
+""".split())
 _ZERO_IDIOMS = frozenset({"xor", "sub", "sbb", "pxor", "vpxor", "xorps", "xorpd", "vxorps", "vxorpd", "pcmpeqb",
                           "pcmpeqd", "pcmpeqw", "pcmpeqq", "vpcmpeqd", "vpcmpeqb"})
 _STRING = frozenset(f"{op}{w}" for op in ("movs", "stos", "cmps", "scas", "lods", "ins", "outs") for w in "bwdq")
@@ -496,12 +503,18 @@ class Flow:
                 regs[g] = frame.regs[g] if frame.regs[g][0] == "junk" else DIRTY
         return Frame(tuple(regs), new.slots, FlowState(frozenset(written), frozenset(tainted)))
 
-    def after_external_call(self, frame: Frame) -> Frame:
+    def after_external_call(self, frame: Frame, before: Frame | None = None, name: str | None = None) -> Frame:
         """After a call into the C library: the registers it does not return in hold what it
-        left there, which may depend on anything it read (the environment included)."""
+        left there, which may depend on anything it read (the environment included). A
+        routine that returns a pointer into its arguments (``memset``, ``fgets``...) returns
+        a stack address when it was given one: not clean data. An unknown callee (a
+        function pointer) is assumed to be such a routine."""
         regs = list(frame.regs)
         for g in CLOBBERED:
             regs[g] = ("junk", g)
+        if before is not None and (name is None or name in RETURNS_AN_ARGUMENT) \
+                and any(_stack(before.regs[g]) for g in ARGUMENTS):
+            regs[0] = DIRTY
         return Frame(tuple(regs), frame.slots, frame.flow)
 
 
