@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import os
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from sgcc.errors import SgccError
 
-__all__ = ["Decoded", "FunctionSymbol", "ObjectFile", "disassemble", "read_object"]
+__all__ = ["Decoded", "FunctionSymbol", "ObjectFile", "Reloc", "disassemble", "read_object"]
 
 #: Symbol types that mark code: functions and indirect functions (gas may write the latter
 #: as STT_LOOS, the value STT_GNU_IFUNC shares).
@@ -52,6 +53,29 @@ class Decoded:
     undecodable: int | None = None  # offset of the first byte capstone could not decode
     data: bytes = b""
     addrs: list[int] = field(default_factory=list)  # instruction start offsets, ascending
+
+
+_COLD = re.compile(r"^(.*)\.cold(?:\.\d+)?$")
+
+# x86-64 relocation types the proofs tell apart.
+R_64, R_PC32, R_GOT32, R_PLT32, R_GOTPCREL, R_32, R_32S, R_PC64 = 1, 2, 3, 4, 9, 10, 11, 24
+R_GOTPCRELX, R_REX_GOTPCRELX = 41, 42
+GOT_RELOCS = frozenset({R_GOT32, R_GOTPCREL, R_GOTPCRELX, R_REX_GOTPCRELX})
+PC_RELOCS = frozenset({R_PC32, R_PLT32, R_PC64})
+ABS_RELOCS = frozenset({R_64, R_32, R_32S})
+
+
+class Reloc:
+    """One relocation, decoded: the section it patches, where, its type, symbol index and
+    addend (:attr:`ObjectFile.relocs`)."""
+
+    __slots__ = ("section", "offset", "type", "symbol", "addend")
+
+    def __init__(self, section: int, offset: int, rtype: int, symbol: int, addend: int):
+        self.section, self.offset, self.type, self.symbol, self.addend = section, offset, rtype, symbol, addend
+
+    def __repr__(self) -> str:
+        return f"Reloc({self.section}, {self.offset:#x}, type {self.type}, sym {self.symbol}, {self.addend:+})"
 
 
 @dataclass(frozen=True)
@@ -202,17 +226,44 @@ class ObjectFile:
         return self._code_by_index.get(shndx)
 
     @cached_property
+    def extents(self) -> dict[str, tuple[int, int, int]]:
+        """The one model of where functions lie: name -> (section, start, end) for every
+        named ``STT_FUNC`` symbol in a code section. The end is the symbol's size or, for a
+        symbol without one (hand-written assembly without ``.size``), the next symbol of the
+        section or its end. The first symbol of a name wins."""
+        code = {d.index: d.size for d in self.code}
+        starts: dict[int, list[int]] = {}
+        for sym in self.symbols:
+            shndx = sym["st_shndx"]
+            if isinstance(shndx, int) and shndx in code:
+                starts.setdefault(shndx, []).append(sym["st_value"])
+        for values in starts.values():
+            values.sort()
+        out: dict[str, tuple[int, int, int]] = {}
+        for fn in self.functions:
+            if fn.type != "STT_FUNC" or not fn.name or fn.shndx not in code:
+                continue
+            if fn.size:
+                end = fn.value + fn.size
+            else:
+                later = starts[fn.shndx]
+                k = bisect.bisect_right(later, fn.value)
+                end = later[k] if k < len(later) else code[fn.shndx]
+            out.setdefault(fn.name, (fn.shndx, fn.value, end))
+        return out
+
+    @cached_property
     def _function_index(self) -> dict[int, tuple[list[int], list[tuple[int, int, int, str]]]]:
         index: dict[int, tuple[list[int], list[tuple[int, int, int, str]]]] = {}
-        sized = [(f.shndx, f.value, f.value + f.size, f.name) for f in self.functions if f.size]
-        for fn in sorted(sized, key=lambda f: (f[0], f[1], -f[2])):
+        for fn in sorted((s, a, b, n) for n, (s, a, b) in self.extents.items()):
             starts, fns = index.setdefault(fn[0], ([], []))
             starts.append(fn[1])
             fns.append(fn)
         return index
 
     def function_at(self, shndx: int, offset: int) -> str | None:
-        """The name of the innermost sized function symbol covering ``offset`` in ``shndx``."""
+        """The function (:attr:`extents`) covering ``offset`` in section ``shndx``; where
+        extents overlap (aliases, a symbol inside another), the one that starts last."""
         entry = self._function_index.get(shndx)
         if entry is None:
             return None
@@ -223,6 +274,67 @@ class ObjectFile:
             if fns[j][1] <= offset < fns[j][2]:
                 return fns[j][3]
         return None
+
+    def group_of(self, name: str) -> str:
+        """A function and its ``.cold`` parts (``f.cold``, ``f.cold.1``) are one unit of
+        control flow: the name of the function ``name`` belongs to."""
+        m = _COLD.match(name)
+        return m.group(1) if m and m.group(1) in self.extents else name
+
+    # -- relocations, decoded ---------------------------------------------------------------
+
+    @cached_property
+    def relocs(self) -> list[Reloc]:
+        """Every relocation of a section that exists, decoded once (:class:`Reloc`)."""
+        out = []
+        for target, relocs in self.relocations:
+            if not 0 < target < len(self.sections):
+                raise SgccError(f"{self.path.name}: relocation section for a missing section")
+            out.extend(Reloc(target, *r) for r in relocs)
+        return out
+
+    @cached_property
+    def _reloc_sites(self) -> dict[int, tuple[list[int], dict[int, Reloc]]]:
+        sites: dict[int, tuple[list[int], dict[int, Reloc]]] = {}
+        for r in self.relocs:
+            offsets, by = sites.setdefault(r.section, ([], {}))
+            if r.offset not in by:
+                offsets.append(r.offset)
+                by[r.offset] = r
+        for offsets, _by in sites.values():
+            offsets.sort()
+        return sites
+
+    def reloc_in(self, shndx: int, start: int, end: int) -> Reloc | None:
+        """The first relocation that patches bytes ``[start, end)`` of section ``shndx``
+        (an instruction's), or None."""
+        entry = self._reloc_sites.get(shndx)
+        if entry is None:
+            return None
+        offsets, by = entry
+        k = bisect.bisect_left(offsets, start)
+        return by[offsets[k]] if k < len(offsets) and offsets[k] < end else None
+
+    def target(self, r: Reloc, place_end: int | None = None) -> tuple[str, object]:
+        """Where relocation ``r`` points: ``("code", (section, offset))``, ``("external",
+        name)``, ``("data", (section, offset))`` or ``("absolute", value)``.
+
+        ``place_end`` is the end of the instruction holding a PC-relative field: the CPU adds
+        the field to it, so the target is ``S + A + (end - P)``."""
+        sym = self.symbols[r.symbol] if 0 < r.symbol < len(self.symbols) else None
+        if sym is None:
+            return ("absolute", r.addend)
+        shndx = sym["st_shndx"]
+        value = sym["st_value"] + r.addend
+        if r.type in PC_RELOCS and place_end is not None:
+            value += place_end - r.offset
+        if shndx == "SHN_UNDEF":
+            return ("external", sym.name)
+        if not isinstance(shndx, int):
+            return ("absolute", value)
+        if self.decoded(shndx) is not None:
+            return ("code", (shndx, value))
+        return ("data", (shndx, value))
 
     def insns(self, shndx: int, start: int, end: int, syntax: str = "intel") -> list:
         """The instructions decoded from ``start`` in executable section ``shndx``, up to

@@ -52,6 +52,10 @@ class Candidate:
         """Every unit this candidate replaces, ``function`` first."""
         return {self.function: self.text, **self.also}
     invalid: str = ""
+    #: Set by the engine from its generator's :attr:`Generator.trusted` (gcc's own code);
+    #: False for everything else (a model's answer, a file, a cache entry), whose units are
+    #: also held to the information-flow rule (sgcc.verify.infoflow).
+    trusted: bool = False
 
 
 @dataclass

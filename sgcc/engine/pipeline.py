@@ -46,8 +46,10 @@ class Pipeline:
         return cid, path
 
     def build_candidate(self, program: Program, replacements: dict[str, str], where: Path,
-                        result: CandidateResult) -> Path | None:
-        """Substitute, assemble, check and link; return the binary or None (result says why)."""
+                        result: CandidateResult, untrusted: frozenset | None = None) -> Path | None:
+        """Substitute, assemble, check and link; return the binary or None (result says why).
+        ``untrusted``: the replaced units an untrusted generator wrote, which the control-flow
+        proof also holds to the information-flow rule; None (the default): all of them."""
         from sgcc.verify import assembler, controlflow, objcheck, textscreen
 
         for name, text in replacements.items():
@@ -76,7 +78,9 @@ class Pipeline:
         if not verdict.ok:
             result.stop(Stage.CHECK, verdict.reason, verdict.detail)
             return None
-        verdict = controlflow.verdict(obj, program.obj)
+        if untrusted is None:
+            untrusted = frozenset(replacements)
+        verdict = controlflow.verdict(obj, program.obj, True if WHOLE_UNIT in untrusted else untrusted)
         if not verdict.ok:
             result.stop(Stage.CONTROL, verdict.reason, verdict.detail)
             return None
@@ -134,7 +138,8 @@ class Pipeline:
         if candidate.invalid:  # the generator knows it is no assembly (a model's answer without any)
             result.stop(Stage.CHECK, candidate.invalid)
         else:
-            binary = self.build_candidate(program, candidate.replacements(), where, result)
+            binary = self.build_candidate(program, candidate.replacements(), where, result,
+                                          untrusted=untrusted_units(candidate))
         if binary is not None:
             outcome = sandbox.check(binary, tests)
             result.tests_passed, result.tests_total = outcome.passed, outcome.total
@@ -184,10 +189,17 @@ class Pipeline:
             res.meta["changes_by_function"] = per_fn
 
 
-def candidate_key(cand: Candidate) -> tuple[str, str]:
-    """What makes two candidates the same: the units they replace and their texts."""
+def untrusted_units(cand: Candidate) -> frozenset:
+    """The units of ``cand`` the information-flow rule applies to: all, unless gcc wrote them."""
+    return frozenset() if cand.trusted else frozenset(cand.replacements())
+
+
+def candidate_key(cand: Candidate) -> tuple[str, str, bool]:
+    """What makes two candidates the same: the units they replace, their texts, and whether
+    gcc wrote them (a cached winner re-offered as untrusted and refused by the information-flow
+    rule is still tried when a trusted generator proposes the same text)."""
     text = cand.text + "".join(f"\0{k}\0{v}" for k, v in sorted(cand.also.items()))
-    return cand.function, hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+    return cand.function, hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest(), cand.trusted
 
 
 def changes(program: Program, cand_obj: Path, replacements: dict) -> dict[str, list[str]]:

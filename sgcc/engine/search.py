@@ -216,7 +216,10 @@ class Search:
                         continue
                     past = history.setdefault((gen.name, unit.name), [])
                     t0 = time.perf_counter()
-                    proposals.append(list(gen.propose(program, unit, round_no, past)))
+                    proposed = list(gen.propose(program, unit, round_no, past))
+                    for cand in proposed:
+                        cand.trusted = gen.trusted  # the engine's word, never the generator's candidate
+                    proposals.append(proposed)
                     budget.spend(unit.name, time.perf_counter() - t0)
                 # Take the generators' candidates in turn (each lists its most promising
                 # first), so that a tight budget is shared among them, not spent on the first.

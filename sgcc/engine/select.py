@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from sgcc.candidates import WHOLE_UNIT
-from sgcc.engine.pipeline import Pipeline, changes
+from sgcc.engine.pipeline import Pipeline, changes, untrusted_units
 from sgcc.engine.report import CandidateResult, Report, estimate_dict
 from sgcc.engine.request import Program
 from sgcc.engine.search import Winner
@@ -146,9 +146,11 @@ def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], 
         res = CandidateResult(id="combined", function="+".join(r.function for r, _, _ in attempt),
                               generator="+".join(sorted({r.generator for r, _, _ in attempt})))
         replacements: dict[str, str] = {}
+        untrusted: set[str] = set()
         for _, _, c in attempt:
             replacements.update(c.replacements())
-        binary = pipeline.build_candidate(program, replacements, where, res)
+            untrusted |= untrusted_units(c)
+        binary = pipeline.build_candidate(program, replacements, where, res, untrusted=frozenset(untrusted))
         if binary is None:
             entry["outcome"] = f"refused at {res.stage}: {res.reason}"
             report.notes.append(f"combination {res.function} refused at {res.stage}: {res.reason}")

@@ -69,21 +69,21 @@ class ClobberAnalysis:
         for dec in obj.code:
             if obj.sections[dec.index]["sh_type"] == "SHT_PROGBITS":
                 self.code[dec.index] = dec.data
-        # relocations by (section index, offset) -> symbol name (or section-relative target)
+        # relocations by (section index, offset) -> symbol name (or section-relative target),
+        # from the reader's one decoding (sgcc.asm.obj.ObjectFile.relocs)
         self.relocs: dict[tuple[int, int], tuple[str, int, int]] = {}
-        for target, relocs in obj.relocations:
-            if target in self.code:
-                for offset, _rtype, symidx, addend in relocs:
-                    sym = self.symbols[symidx] if self.symbols else None
-                    name = sym.name if sym is not None else ""
-                    shndx = sym["st_shndx"] if sym is not None else "SHN_UNDEF"
-                    sec_of = shndx if isinstance(shndx, int) else -1
-                    self.relocs[(target, offset)] = (name, sec_of, addend)
+        for r in obj.relocs:
+            if r.section in self.code:
+                sym = self.symbols[r.symbol] if self.symbols else None
+                name = sym.name if sym is not None else ""
+                shndx = sym["st_shndx"] if sym is not None else "SHN_UNDEF"
+                sec_of = shndx if isinstance(shndx, int) else -1
+                self.relocs[(r.section, r.offset)] = (name, sec_of, r.addend)
+        # Function groups (a function and its .cold parts) from the reader's one model of
+        # extents: name -> [(section, start, size)].
         self.functions: dict[str, list[tuple[int, int, int]]] = {}
-        for fn in obj.functions:
-            if fn.type == "STT_FUNC":
-                parent = fn.name[: fn.name.index(".cold")] if ".cold" in fn.name else fn.name
-                self.functions.setdefault(parent, []).append((fn.shndx, fn.value, fn.size))
+        for name, (shndx, start, end) in obj.extents.items():
+            self.functions.setdefault(obj.group_of(name), []).append((shndx, start, end - start))
 
     def instructions(self, shndx: int) -> dict[int, object]:
         """The linear disassembly of code section ``shndx``, by address."""
@@ -91,11 +91,9 @@ class ClobberAnalysis:
         return {i.address: i for i in dec.insns} if dec is not None else {}
 
     def function_at(self, shndx: int, address: int) -> str | None:
-        for name, ranges in self.functions.items():
-            for sec, start, size in ranges:
-                if sec == shndx and start <= address < start + max(size, 1):
-                    return name
-        return None
+        """The function group (:meth:`sgcc.asm.obj.ObjectFile.group_of`) covering ``address``."""
+        fn = self._obj.function_at(shndx, address)
+        return self._obj.group_of(fn) if fn is not None else None
 
     def direct(self, name: str, assumed: bool = False) -> tuple[set[str], set[str], bool]:
         """Registers ``name`` writes itself, functions it calls here, and whether it calls out.

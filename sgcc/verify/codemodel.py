@@ -8,9 +8,10 @@ the instruction-set check and the proof share one parse. Used by :mod:`sgcc.veri
 from __future__ import annotations
 
 import bisect
-import re
 from pathlib import Path
 
+# The relocation types and their decoding live in the object reader: one model for every proof.
+from sgcc.asm.obj import ABS_RELOCS, GOT_RELOCS, PC_RELOCS, R_PLT32  # noqa: F401 - re-exported
 from sgcc.errors import SgccError
 from sgcc.verify.stackframe import registers
 
@@ -21,15 +22,6 @@ NORETURN = frozenset(
     __fortify_fail __chk_fail longjmp siglongjmp _longjmp __longjmp_chk err errx verr verrx
     __cxa_throw __cxa_rethrow _Unwind_Resume pthread_exit thrd_exit __libc_fatal""".split()
 )
-
-_COLD = re.compile(r"^(.*)\.cold(?:\.\d+)?$")
-
-# x86-64 relocation types (the ones the analysis tells apart).
-R_64, R_PC32, R_GOT32, R_PLT32, R_GOTPCREL, R_32, R_32S, R_PC64 = 1, 2, 3, 4, 9, 10, 11, 24
-R_GOTPCRELX, R_REX_GOTPCRELX = 41, 42
-GOT_RELOCS = frozenset({R_GOT32, R_GOTPCREL, R_GOTPCRELX, R_REX_GOTPCRELX})
-PC_RELOCS = frozenset({R_PC32, R_PLT32, R_PC64})
-ABS_RELOCS = frozenset({R_64, R_32, R_32S})
 
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
 
@@ -52,17 +44,11 @@ def covering(dec, offset: int):
     return None
 
 
-class _Reloc:
-    __slots__ = ("section", "offset", "type", "symbol", "addend")
-
-    def __init__(self, section: int, offset: int, rtype: int, symbol: int, addend: int):
-        self.section, self.offset, self.type, self.symbol, self.addend = section, offset, rtype, symbol, addend
-
-
 class Unit:
-    """What the validator knows of one relocatable object: code, symbols, relocations, read
-    through the one object reader (:func:`sgcc.asm.obj.read_object`), so the object checks,
-    the instruction-set check and this proof share one parse."""
+    """What the validator knows of one relocatable object: code, symbols, relocations and
+    function extents, all from the one object reader (:func:`sgcc.asm.obj.read_object`), so
+    the object checks, the instruction-set check, the register check and this proof share one
+    parse and one model (extents, ``.cold`` grouping, relocation targets)."""
 
     def __init__(self, path: Path):
         from sgcc.asm.obj import read_object
@@ -70,84 +56,29 @@ class Unit:
         obj = read_object(path)
         if not obj.relocatable:
             raise SgccError(f"{Path(path).name} is not a relocatable object")
+        self.obj = obj
         self.path = Path(path)
         self.sections = obj.sections
         self.symbols = obj.symbols
         self.code = {dec.index: dec for dec in obj.code}
-        self.relocs: list[_Reloc] = []
-        for target, relocs in obj.relocations:
-            if not 0 < target < len(self.sections):
-                raise SgccError(f"{self.path.name}: relocation section for a missing section")
-            self.relocs.extend(_Reloc(target, *r) for r in relocs)
-        self._functions()
-        self.relocs_at: dict[int, list[_Reloc]] = {}
+        self.relocs = obj.relocs
+        self.functions: dict[str, tuple[int, int, int]] = obj.extents  # name -> (section, start, end)
+        self.relocs_at: dict[int, list] = {}
         for r in self.relocs:
             self.relocs_at.setdefault(r.section, []).append(r)
-        self.reloc_sites = {s: sorted(r.offset for r in rs) for s, rs in self.relocs_at.items()}
         self.reloc_by_site = {(r.section, r.offset): r for r in self.relocs}
+        self.function_at = obj.function_at
+        self.group_of = obj.group_of
+        self.target = obj.target
+        self.reloc_in = obj.reloc_in
 
-    # -- functions ------------------------------------------------------------------------
-
-    def _functions(self) -> None:
-        """Function extents per code section: a symbol's size, or up to the next symbol."""
-        starts: dict[int, set[int]] = {}
-        named = []
-        for sym in self.symbols:
-            shndx = sym["st_shndx"]
-            if not isinstance(shndx, int) or shndx not in self.code:
-                continue
-            starts.setdefault(shndx, set()).add(sym["st_value"])
-            if sym["st_info"]["type"] == "STT_FUNC" and sym.name:
-                named.append(sym)
-        self.functions: dict[str, tuple[int, int, int]] = {}  # name -> (section, start, end)
-        for sym in named:
-            shndx, start, size = sym["st_shndx"], sym["st_value"], sym["st_size"]
-            if size:
-                end = start + size
-            else:
-                later = sorted(s for s in starts[shndx] if s > start)
-                end = later[0] if later else self.code[shndx].size
-            self.functions.setdefault(sym.name, (shndx, start, end))
-        self._extents = sorted((s, a, b, n) for n, (s, a, b) in self.functions.items())
-
-    def function_at(self, shndx: int, offset: int) -> str | None:
-        best = None
-        for s, a, b, n in self._extents:
-            if s == shndx and a <= offset < b:
-                if best is None or a > self.functions[best][1]:
-                    best = n
-        return best
-
-    def group_of(self, name: str) -> str:
-        """A function and its ``.cold`` parts are one unit of control flow."""
-        m = _COLD.match(name)
-        return m.group(1) if m and m.group(1) in self.functions else name
-
-    # -- symbols and relocations ------------------------------------------------------------
+    def aliases(self, name: str) -> set[str]:
+        """The function groups of every name whose extent is ``name``'s (``name`` included)."""
+        place = self.functions[name]
+        return {self.group_of(n) for n, ext in self.functions.items() if ext == place}
 
     def symbol(self, index: int):
         return self.symbols[index] if 0 < index < len(self.symbols) else None
-
-    def target(self, r: _Reloc, place_end: int | None = None) -> tuple[str, object]:
-        """Where relocation ``r`` points: ``("code", (section, offset))``, ``("external",
-        name)``, ``("data", (section, offset))`` or ``("absolute", value)``.
-
-        ``place_end`` is the end of the instruction holding a PC-relative field: the CPU adds
-        the field to it, so the target is ``S + A + (end - P)``."""
-        sym = self.symbol(r.symbol)
-        if sym is None:
-            return ("absolute", r.addend)
-        shndx = sym["st_shndx"]
-        value = sym["st_value"] + r.addend
-        if r.type in PC_RELOCS and place_end is not None:
-            value += place_end - r.offset
-        if shndx == "SHN_UNDEF":
-            return ("external", sym.name)
-        if not isinstance(shndx, int):
-            return ("absolute", value)
-        if shndx in self.code:
-            return ("code", (shndx, value))
-        return ("data", (shndx, value))
 
     def code_name(self, place: tuple[int, int]) -> str:
         """A code address named as the function it starts or lies in (``f`` or ``f+0x12``)."""
@@ -173,6 +104,8 @@ class Baseline:
         self.indirect_jump: set[str] = set()  # function groups with an indirect jump
         self.indirect_call: set[str] = set()
         self.label_taken: set[str] = set()  # groups that take addresses of their own labels
+        self.group_calls: dict[str, set[tuple[str, str]]] = {}  # per function group: its external calls
+        self._flow_facts: dict | None = None
         for shndx, code in unit.code.items():
             for insn in code.insns:
                 fn = unit.function_at(shndx, insn.address)
@@ -191,7 +124,11 @@ class Baseline:
                     sym = unit.symbol(r.symbol)
                     self.got.add(sym.name if sym is not None else "")
                 elif kind in ("call", "jump") and where == "external":
-                    self.calls.add((what, "plt" if r.type == R_PLT32 else "direct"))
+                    call = (what, "plt" if r.type == R_PLT32 else "direct")
+                    self.calls.add(call)
+                    fn = unit.function_at(shndx, r.offset)
+                    if fn is not None:
+                        self.group_calls.setdefault(unit.group_of(fn), set()).add(call)
                 elif kind not in ("call", "jump", "cond") and where == "code":
                     fn = unit.function_at(*what)
                     self.taken.add(unit.code_name(what))
@@ -209,6 +146,25 @@ class Baseline:
                 self.taken.add(unit.code_name(what))
             elif where == "external":
                 self.taken.add(what)
+        # Per function group, the functions of the unit it calls or tail-jumps to.
+        self.group_local_calls: dict[str, set[str]] = {}
+        for shndx, code in unit.code.items():
+            for insn in code.insns:
+                if branch_kind(insn) not in ("call", "jump", "cond"):
+                    continue
+                fn = unit.function_at(shndx, insn.address)
+                if fn is None:
+                    continue
+                r = unit.reloc_in(shndx, insn.address, insn.address + insn.size)
+                where, what = unit.target(r, insn.address + insn.size) if r is not None else ("code", None)
+                if what is None:
+                    imm = next((op.imm for op in insn.operands if op.type == registers().X.X86_OP_IMM), None)
+                    what = (shndx, imm) if imm is not None else None
+                if where == "code" and what is not None:
+                    callee = unit.function_at(*what)
+                    if callee is not None and unit.group_of(callee) != unit.group_of(fn):
+                        # Every name of the callee's entry (aliases: weak_alias = real_impl).
+                        self.group_local_calls.setdefault(unit.group_of(fn), set()).update(unit.aliases(callee))
         # A call gcc placed last in a function (or right before another function) does not return.
         for shndx, code in unit.code.items():
             for k, insn in enumerate(code.insns):
@@ -236,6 +192,18 @@ class Baseline:
                             self.noreturn.add(unit.code_name((shndx, imm)))
 
 
+    def flow_facts(self) -> dict:
+        """Per function group of gcc's unit, what it reads (:class:`sgcc.verify.infoflow.Flow`
+        after a walk in record mode): the bound the information-flow rule holds an untrusted
+        candidate of the same name to. Walked once per baseline, on first need."""
+        if self._flow_facts is None:
+            from sgcc.verify.controlflow import validate
+
+            record: dict = {}
+            validate(self.unit, self, record=record)
+            self._flow_facts = record
+        return self._flow_facts
+
     def _resolved_references(self, unit: Unit, shndx: int, code) -> None:
         """Addresses gcc's code takes that need no relocation: ``lea f(%rip)`` to a static
         function in the same section is resolved by the assembler, so only the instruction's
@@ -243,11 +211,9 @@ class Baseline:
         library, as Lua's ``lua_pcallk`` passes ``f_call``). The candidate walk resolves such
         operands the same way, so both sides must count them or gcc's own code is refused."""
         X = registers().X
-        sites = unit.reloc_sites.get(shndx, [])
         for insn in code.insns:
             end = insn.address + insn.size
-            lo = bisect.bisect_left(sites, insn.address)
-            if lo < len(sites) and sites[lo] < end:
+            if unit.reloc_in(shndx, insn.address, end) is not None:
                 continue  # a relocation names the place; counted above
             if branch_kind(insn) in ("call", "jump", "cond"):
                 continue

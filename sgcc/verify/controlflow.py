@@ -44,6 +44,7 @@ from sgcc.verify.codemodel import (
     branch_kind,
     covering,
 )
+from sgcc.verify.infoflow import Facts, Flow
 from sgcc.verify.names import DEFAULT_ALLOWED_EXTERNALS
 from sgcc.verify.stackframe import Frame, registers, step
 
@@ -68,8 +69,15 @@ class Problem:
 
 # --------------------------------------------------------------------------------- the proof
 
-def validate(candidate: Unit, baseline: Baseline) -> list[Problem]:
-    """Every broken rule in ``candidate`` (empty: proven), at most a few per rule."""
+def validate(candidate: Unit, baseline: Baseline, untrusted=frozenset(), *, record: dict | None = None
+             ) -> list[Problem]:
+    """Every broken rule in ``candidate`` (empty: proven), at most a few per rule.
+
+    ``untrusted``: the functions an untrusted generator wrote (or True: every function),
+    whose groups are also held to the information-flow rule (:mod:`sgcc.verify.infoflow`)
+    against what gcc's same function reads. ``record`` (a dict): walk every group in record
+    mode instead and fill it with each group's :class:`~sgcc.verify.infoflow.Facts` (used on
+    gcc's own object, once per baseline)."""
     problems: list[Problem] = []
     unit = candidate
     base_unit = baseline.unit
@@ -144,8 +152,14 @@ def validate(candidate: Unit, baseline: Baseline) -> list[Problem]:
         groups.setdefault(unit.group_of(name), []).append(name)
     entries = {(s, a): n for n, (s, a, _b) in unit.functions.items()}
     for group, members in sorted(groups.items()):
-        _walk(unit, baseline, group, members, entries, table_targets.get(group, set()),
-              construct_in_base, add)
+        flow = None
+        if record is not None:
+            flow = record[group] = Flow(None)
+        elif untrusted is True or any(m in untrusted for m in members) or group in untrusted:
+            facts = baseline.flow_facts().get(group) if group in base_groups else None
+            flow = Flow(facts.facts if facts is not None else Facts.permissive())
+        Walk(unit, baseline, group, members, entries, table_targets.get(group, set()), construct_in_base,
+             add, flow).run()
         _hidden_system_calls(unit, baseline, group, members, add)
     return problems
 
@@ -191,49 +205,124 @@ def _hidden_system_calls(unit: Unit, baseline: Baseline, group: str, members, ad
                       f"({found} such byte pairs, gcc's function has {allowed})")
 
 
-def _walk(unit: Unit, baseline: Baseline, group: str, members: list[str], entries, table_targets,
-          construct_in_base, add) -> None:
-    """Follow every path of one function group from its entry, carrying the stack state, to a
-    fixed point: where two paths meet with different states, the differing part becomes
-    UNKNOWN (and a ``ret`` that needs it is refused)."""
-    X = registers().X
-    ranges: dict[int, list[tuple[int, int]]] = {}
-    for name in members:
-        shndx, start, end = unit.functions[name]
-        ranges.setdefault(shndx, []).append((start, end))
-    base_names = set(baseline.unit.functions)
+class Walk:
+    """One function group followed from its entry, carrying the stack state, to a fixed
+    point: where two paths meet with different states, the differing part becomes UNKNOWN
+    (and a ``ret`` that needs it is refused). With ``flow`` (an untrusted candidate's group,
+    :class:`sgcc.verify.infoflow.Flow`) every instruction is held to the information-flow
+    rule too, and calls to externals to those gcc's same function calls."""
 
-    def inside(place) -> bool:
+    def __init__(self, unit: Unit, baseline: Baseline, group: str, members: list[str], entries,
+                 table_targets, construct_in_base, add, flow=None):
+        self.unit, self.baseline, self.group, self.entries = unit, baseline, group, entries
+        self.construct_in_base, self.add, self.flow = construct_in_base, add, flow
+        self.ranges: dict[int, list[tuple[int, int]]] = {}
+        for name in members:
+            shndx, start, end = unit.functions[name]
+            self.ranges.setdefault(shndx, []).append((start, end))
+        self.base_names = set(baseline.unit.functions)
+        self.entry_name = group if group in unit.functions else members[0]
+        self.state: dict[tuple[int, int], Frame] = {}
+        self.work: list[tuple[tuple[int, int], Frame]] = []
+        self.jump_states: set[Frame] = set()  # stack states at this group's indirect jumps
+        self.targets = set(table_targets)  # places its tables (and its own label addresses) reach
+
+    # -- the graph ------------------------------------------------------------------------
+
+    def inside(self, place) -> bool:
         shndx, off = place
-        return any(a <= off < b for a, b in ranges.get(shndx, []))
+        return any(a <= off < b for a, b in self.ranges.get(shndx, []))
 
-    entry_name = group if group in unit.functions else members[0]
-    shndx0, start0, _ = unit.functions[entry_name]
-    state: dict[tuple[int, int], Frame] = {}
-    work: list[tuple[tuple[int, int], Frame]] = [((shndx0, start0), Frame.entry())]
-    jump_states: set[Frame] = set()  # stack states at this group's indirect jumps
-    targets = set(table_targets)  # places its tables (and its own label addresses) reach
+    def reach(self, place, st) -> None:
+        self.work.append((place, st))
 
-    def reach(place, st) -> None:
-        work.append((place, st))
+    def add_target(self, place) -> None:
+        if place not in self.targets:
+            self.targets.add(place)
+            for st in self.jump_states:
+                self.reach(place, st)
 
-    def add_target(place) -> None:
-        if place not in targets:
-            targets.add(place)
-            for st in jump_states:
-                reach(place, st)
-
-    def fall(place, end, st, text, where, after_call) -> None:
+    def fall(self, place, end, st, text, where, after_call) -> None:
         nxt = (place[0], end)
-        if inside(nxt):
-            reach(nxt, st)
+        if self.inside(nxt):
+            self.reach(nxt, st)
         elif after_call is None:
-            add("fall-through", f"`{text}` at {where} falls off the end of {group}")
+            self.add("fall-through", f"`{text}` at {where} falls off the end of {self.group}")
         else:
-            add("fall-through", f"{group} falls off its end after calling {after_call}, which returns")
+            self.add("fall-through", f"{self.group} falls off its end after calling {after_call}, which returns")
 
-    def reference(dest_kind, what, reloc, text, where) -> None:
+    def leaves(self, st: Frame, text: str, where: str, what: str, tail: bool) -> None:
+        """A ``ret`` or tail jump: the stack must be back at its entry height (and, for
+        untrusted code, the caller's registers restored)."""
+        if not st.returns_safely():
+            if what == "ret":
+                self.add("ret", f"`{text}` at {where} with the stack {st.height()}, not proven to return to its caller")
+            else:
+                self.add("ret", f"{what} `{text}` at {where} with the stack {st.height()}")
+        if self.flow is not None:
+            self.flow.at_exit(st, text, where, self.add, tail)
+
+    # -- the walk -------------------------------------------------------------------------
+
+    def run(self) -> None:
+        unit = self.unit
+        X = registers().X
+        shndx0, start0, _ = unit.functions[self.entry_name]
+        self.reach((shndx0, start0), self.flow.entry() if self.flow is not None else Frame.entry())
+        steps = 0
+        while self.work:
+            place, st = self.work.pop()
+            seen = self.state.get(place)
+            if seen is not None:
+                merged = seen.merge(st)
+                if merged == seen:
+                    continue
+                st = merged
+            self.state[place] = st
+            steps += 1
+            if steps > MAX_INSNS:
+                self.add("size", f"{self.group} is too large to analyse")
+                return
+            shndx, off = place
+            code = unit.code[shndx]
+            k = at(code, off)
+            if k is None:
+                self.add("branch", f"{unit.code_name(place)} is reached but is not the start of an instruction")
+                continue
+            insn = code.insns[k]
+            where = unit.code_name(place)
+            text = f"{insn.mnemonic} {insn.op_str}".strip()
+            kind = branch_kind(insn)
+            end = off + insn.size
+            after = step(st, insn, where, self.add, self.flow)
+            reloc = unit.reloc_in(shndx, off, end)
+
+            if kind not in ("call", "jump", "cond"):
+                if reloc is not None:
+                    self.reference(*unit.target(reloc, end), reloc, text, where)
+                else:
+                    for op in insn.operands:
+                        if op.type == X.X86_OP_MEM and op.mem.base == X.X86_REG_RIP:
+                            # Resolved by the assembler: a place in this very section.
+                            self.reference("code", (shndx, end + op.mem.disp), None, text, where)
+
+            if X.X86_GRP_INT in insn.groups or X.X86_GRP_PRIVILEGE in insn.groups:
+                # System calls, traps into the kernel, privileged instructions: no C function has them.
+                self.add("instruction", f"`{text}` at {where} enters the kernel")
+            elif kind is None:
+                self.fall(place, end, after, text, where, None)
+            elif kind == "stop":
+                pass
+            elif kind == "ret":
+                self.leaves(st, text, where, "ret", False)
+            elif kind in ("indirect-jump", "indirect-call"):
+                self.indirect(place, insn, kind, end, after, st, text, where)
+            else:
+                self.direct(place, insn, kind, reloc, end, after, st, text, where)
+
+    def reference(self, dest_kind, what, reloc, text, where) -> None:
         """A non-branch operand that names a place: only addresses gcc's code takes too."""
+        unit, baseline, group, add = self.unit, self.baseline, self.group, self.add
         if reloc is not None and reloc.type in GOT_RELOCS:
             sym = unit.symbol(reloc.symbol)
             name = sym.name if sym is not None else "?"
@@ -251,141 +340,105 @@ def _walk(unit: Unit, baseline: Baseline, group: str, members: list[str], entrie
         fn = unit.function_at(*what)
         if fn is not None and unit.group_of(fn) == group and unit.functions[fn][1] != what[1]:
             # The address of its own label: a computed goto, as in gcc's function.
-            if not construct_in_base(group, baseline.label_taken):
+            if not self.construct_in_base(group, baseline.label_taken):
                 add("address", f"`{text}` at {where} takes the address of its own code ({label})")
             elif at(unit.code[what[0]], what[1]) is None:
                 add("address", f"`{text}` at {where} refers into the middle of an instruction")
             else:
-                add_target(what)
+                self.add_target(what)
             return
         if fn is not None and unit.functions[fn][1] == what[1]:
             if fn in baseline.taken or label in baseline.taken:
                 return
-            if fn not in base_names and construct_in_base(group, baseline.taken):
+            if fn not in self.base_names and self.construct_in_base(group, baseline.taken):
                 return  # a private copy's address, where gcc's code takes function addresses
         add("address", f"`{text}` at {where} takes the address of {label}, which gcc's code does not")
 
-    steps = 0
-    while work:
-        place, st = work.pop()
-        seen = state.get(place)
-        if seen is not None:
-            merged = seen.merge(st)
-            if merged == seen:
-                continue
-            st = merged
-        state[place] = st
-        steps += 1
-        if steps > MAX_INSNS:
-            add("size", f"{group} is too large to analyse")
-            return
-        shndx, off = place
-        code = unit.code[shndx]
-        k = at(code, off)
-        if k is None:
-            add("branch", f"{unit.code_name(place)} is reached but is not the start of an instruction")
-            continue
-        insn = code.insns[k]
-        where = unit.code_name(place)
-        text = f"{insn.mnemonic} {insn.op_str}".strip()
-        kind = branch_kind(insn)
-        end = off + insn.size
-        after = step(st, insn, where, add)
-        sites = unit.reloc_sites.get(shndx, [])
-        lo = bisect.bisect_left(sites, off)
-        reloc = unit.reloc_by_site[(shndx, sites[lo])] if lo < len(sites) and sites[lo] < end else None
+    def indirect(self, place, insn, kind, end, after, st, text, where) -> None:
+        """A call or jump through a register or memory: only where gcc's function has one."""
+        kinds = self.baseline.indirect_jump if kind == "indirect-jump" else self.baseline.indirect_call
+        if not self.construct_in_base(self.group, kinds):
+            self.add("indirect", f"`{text}` at {where}: gcc's code has no {kind.replace('-', ' ')} here")
+        elif kind == "indirect-call":
+            if self.flow is not None:
+                after = self.flow.after_external_call(after, st, None)
+            self.fall(place, end, after, text, where, "a function pointer")
+        elif after not in self.jump_states:
+            # A switch through a table, a computed goto, or a tail call through a pointer
+            # (then the stack must be at its entry height, as for any tail jump).
+            self.jump_states.add(after)
+            for target in sorted(self.targets):
+                self.reach(target, after)
+            if not self.targets:
+                self.leaves(st, text, where, "indirect tail jump", True)
 
-        if kind not in ("call", "jump", "cond"):
-            if reloc is not None:
-                reference(*unit.target(reloc, end), reloc, text, where)
+    def direct(self, place, insn, kind, reloc, end, after, st, text, where) -> None:
+        """A direct call, jump or conditional jump: its target from the relocation, or from
+        the displacement the assembler resolved."""
+        unit, baseline, add = self.unit, self.baseline, self.add
+        X = registers().X
+        if reloc is not None:
+            tkind, what = unit.target(reloc, end)
+        else:
+            imm = next((op.imm for op in insn.operands if op.type == X.X86_OP_IMM), None)
+            if imm is None:
+                add("branch", f"`{text}` at {where} has no target")
+                return
+            tkind, what = "code", (place[0], imm)
+        if tkind == "external":
+            form = "plt" if reloc.type == R_PLT32 else "direct"
+            # gcc itself may call the block and string routines where its -O3 code did not (a
+            # memset instead of inline stores): the same ones the object check lets a candidate import.
+            # An untrusted candidate may call only what gcc's *same* function calls.
+            calls = baseline.calls
+            if self.flow is not None and self.group in baseline.group_calls:
+                calls = baseline.group_calls[self.group]
+            elif self.flow is not None and self.group in self.base_names:
+                calls = set()
+            if (what, form) not in calls and what not in DEFAULT_ALLOWED_EXTERNALS:
+                mine = " function" if calls is not baseline.calls else ""
+                add("call", f"`{text}` at {where} reaches {what} ({form}), which gcc's{mine} code does not call so")
+            elif kind == "call":
+                if self.flow is not None:
+                    after = self.flow.after_external_call(after, st, what)
+                if what not in baseline.noreturn:
+                    self.fall(place, end, after, text, where, what)
+            elif kind == "jump":
+                self.leaves(st, text, where, "tail jump", True)
             else:
-                for op in insn.operands:
-                    if op.type == X.X86_OP_MEM and op.mem.base == X.X86_REG_RIP:
-                        # Resolved by the assembler: a place in this very section.
-                        reference("code", (shndx, end + op.mem.disp), None, text, where)
-
-        if X.X86_GRP_INT in insn.groups or X.X86_GRP_PRIVILEGE in insn.groups:
-            # System calls, traps into the kernel, privileged instructions: no C function has them.
-            add("instruction", f"`{text}` at {where} enters the kernel")
-        elif kind is None:
-            fall(place, end, after, text, where, None)
-        elif kind == "stop":
-            pass
-        elif kind == "ret":
-            if not st.returns_safely():
-                add("ret", f"`{text}` at {where} with the stack {st.height()}, not proven to return to its caller")
-        elif kind in ("indirect-jump", "indirect-call"):
-            kinds = baseline.indirect_jump if kind == "indirect-jump" else baseline.indirect_call
-            if not construct_in_base(group, kinds):
-                add("indirect", f"`{text}` at {where}: gcc's code has no {kind.replace('-', ' ')} here")
-            elif kind == "indirect-call":
-                fall(place, end, after, text, where, "a function pointer")
-            elif after not in jump_states:
-                # A switch through a table, a computed goto, or a tail call through a pointer
-                # (then the stack must be at its entry height, as for any tail jump).
-                jump_states.add(after)
-                for target in sorted(targets):
-                    reach(target, after)
-                if not targets and not st.returns_safely():
-                    add("ret", f"indirect tail jump `{text}` at {where} with the stack {st.height()}")
-        else:
-            _direct(unit, baseline, group, place, insn, kind, reloc, end, after, st, text, where, entries,
-                    inside, reach, fall, add)
-
-
-def _direct(unit, baseline, group, place, insn, kind, reloc, end, after, st, text, where, entries, inside,
-            reach, fall, add) -> None:
-    """A direct call, jump or conditional jump: its target from the relocation, or from the
-    displacement the assembler resolved."""
-    X = registers().X
-    if reloc is not None:
-        tkind, what = unit.target(reloc, end)
-    else:
-        imm = next((op.imm for op in insn.operands if op.type == X.X86_OP_IMM), None)
-        if imm is None:
-            add("branch", f"`{text}` at {where} has no target")
+                self.leaves(st, text, where, "conditional tail jump", True)
+                self.fall(place, end, after, text, where, None)
             return
-        tkind, what = "code", (place[0], imm)
-    if tkind == "external":
-        form = "plt" if reloc.type == R_PLT32 else "direct"
-        # gcc itself may call the block and string routines where its -O3 code did not (a
-        # memset instead of inline stores): the same ones the object check lets a candidate import.
-        if (what, form) not in baseline.calls and what not in DEFAULT_ALLOWED_EXTERNALS:
-            add("call", f"`{text}` at {where} reaches {what} ({form}), which gcc's code does not call so")
-        elif kind == "call":
-            if what not in baseline.noreturn:
-                fall(place, end, after, text, where, what)
-        elif kind == "jump":
-            if not st.returns_safely():
-                add("ret", f"tail jump `{text}` at {where} with the stack {st.height()}")
-        else:
-            if not st.returns_safely():
-                add("ret", f"conditional tail jump `{text}` at {where} with the stack {st.height()}")
-            fall(place, end, after, text, where, None)
-        return
-    if tkind != "code":
-        add("branch", f"`{text}` at {where} transfers control to {tkind} data")
-        return
-    callee = entries.get(what)
-    if kind == "call" and callee is not None:
-        if callee not in baseline.noreturn and not _never_returns(unit, baseline, callee):
-            fall(place, end, after, text, where, callee)
-        return
-    if inside(what):
-        if kind == "call":
-            add("call", f"`{text}` at {where} calls into its own body")
+        if tkind != "code":
+            add("branch", f"`{text}` at {where} transfers control to {tkind} data")
             return
-        reach(what, after)
+        callee = self.entries.get(what)
+        if callee is not None and self.flow is not None and not self.inside(what):
+            # Untrusted code calls only the unit's functions gcc's same function calls (and
+            # private copies it brought, which are walked and held to the rule themselves).
+            target = unit.group_of(callee)
+            names = unit.aliases(callee)
+            if names & self.base_names and self.group in self.base_names \
+                    and not names & baseline.group_local_calls.get(self.group, set()):
+                add("call", f"`{text}` at {where} reaches {target}, which gcc's function does not call")
+        if kind == "call" and callee is not None:
+            if callee not in baseline.noreturn and not _never_returns(unit, baseline, callee):
+                self.fall(place, end, after, text, where, callee)
+            return
+        if self.inside(what):
+            if kind == "call":
+                add("call", f"`{text}` at {where} calls into its own body")
+                return
+            self.reach(what, after)
+            if kind == "cond":
+                self.fall(place, end, after, text, where, None)
+            return
+        if callee is None:
+            add("branch", f"`{text}` at {where} reaches {unit.code_name(what)}, inside another function")
+            return
+        self.leaves(st, text, where, "tail jump" if kind == "jump" else "conditional tail jump", True)
         if kind == "cond":
-            fall(place, end, after, text, where, None)
-        return
-    if callee is None:
-        add("branch", f"`{text}` at {where} reaches {unit.code_name(what)}, inside another function")
-        return
-    if not st.returns_safely():
-        add("ret", f"tail jump `{text}` at {where} with the stack {st.height()}")
-    if kind == "cond":
-        fall(place, end, after, text, where, None)
+            self.fall(place, end, after, text, where, None)
 
 
 def _never_returns(unit: Unit, baseline: Baseline, name: str) -> bool:
@@ -431,14 +484,15 @@ def _is_function(base_unit: Unit, name: str, baseline: Baseline) -> bool:
 _BASELINES: dict[tuple, Baseline] = {}
 
 
-def verdict(candidate_obj: Path, baseline_obj: Path):
+def verdict(candidate_obj: Path, baseline_obj: Path, untrusted=frozenset()):
     """The proof as a stage verdict (:data:`sgcc.stages.Stage.CONTROL`): the first broken rule
-    as the reason, up to 20 as the detail. An object the reader cannot parse is refused."""
+    as the reason, up to 20 as the detail. An object the reader cannot parse is refused.
+    ``untrusted``: as for :func:`validate`."""
     from sgcc.stages import Stage
     from sgcc.verify.verdict import Verdict
 
     try:
-        problems = check(candidate_obj, baseline_obj)
+        problems = check(candidate_obj, baseline_obj, untrusted)
     except SgccError as exc:
         return Verdict(False, Stage.CONTROL, exc.message)
     if problems:
@@ -446,8 +500,9 @@ def verdict(candidate_obj: Path, baseline_obj: Path):
     return Verdict(True, Stage.CONTROL)
 
 
-def check(candidate_obj: Path, baseline_obj: Path) -> list[Problem]:
-    """Validate the control flow of ``candidate_obj`` against gcc's ``baseline_obj``."""
+def check(candidate_obj: Path, baseline_obj: Path, untrusted=frozenset()) -> list[Problem]:
+    """Validate the control flow of ``candidate_obj`` against gcc's ``baseline_obj`` (and,
+    for the functions in ``untrusted``, the information flow: :func:`validate`)."""
     st = Path(baseline_obj).stat()
     key = (str(baseline_obj), st.st_size, st.st_mtime_ns, st.st_ino)
     base = _BASELINES.get(key)
@@ -456,4 +511,4 @@ def check(candidate_obj: Path, baseline_obj: Path) -> list[Problem]:
         if len(_BASELINES) > 16:
             _BASELINES.pop(next(iter(_BASELINES)))
         _BASELINES[key] = base
-    return validate(Unit(Path(candidate_obj)), base)
+    return validate(Unit(Path(candidate_obj)), base, untrusted)

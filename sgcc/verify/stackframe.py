@@ -59,6 +59,9 @@ def registers() -> _Regs:
 
 
 UNKNOWN = None
+#: A value only untrusted code's walk has: different on different paths, and at least one
+#: of them not clean (a stack address, a callee-saved register's incoming value...).
+DIRTY = ("dirty", 0)
 
 
 class Frame:
@@ -73,26 +76,36 @@ class Frame:
     say where they land; isolation and the tests are the layers for them.
     """
 
-    __slots__ = ("regs", "slots")
+    __slots__ = ("regs", "slots", "flow")
 
-    def __init__(self, regs: tuple, slots: frozenset):
-        self.regs, self.slots = regs, slots
+    def __init__(self, regs: tuple, slots: frozenset, flow=None):
+        # ``flow``: the information-flow state of an untrusted candidate
+        # (:class:`sgcc.verify.infoflow.FlowState`), None for gcc's code.
+        self.regs, self.slots, self.flow = regs, slots, flow
 
     @classmethod
-    def entry(cls) -> Frame:
-        regs = [UNKNOWN] * 16
+    def entry(cls, flow=None, regs=None) -> Frame:
+        if regs is None:
+            regs = [UNKNOWN] * 16
+        regs = list(regs)
         regs[RSP] = ENTRY
-        return cls(tuple(regs), frozenset({(ENTRY, RETURN_ADDRESS)}))
+        return cls(tuple(regs), frozenset({(ENTRY, RETURN_ADDRESS)}), flow)
 
     def __eq__(self, other) -> bool:
-        return self.regs == other.regs and self.slots == other.slots
+        return self.regs == other.regs and self.slots == other.slots and self.flow == other.flow
 
     def __hash__(self) -> int:
-        return hash((self.regs, self.slots))
+        return hash((self.regs, self.slots, self.flow))
 
     def merge(self, other: Frame) -> Frame:
-        regs = tuple(a if a == b else UNKNOWN for a, b in zip(self.regs, other.regs))
-        return Frame(regs, self.slots & other.slots)
+        if self.flow is None:
+            regs = tuple(a if a == b else UNKNOWN for a, b in zip(self.regs, other.regs))
+            return Frame(regs, self.slots & other.slots)
+        # Untrusted code: a register that differs between paths is not "unknown, so harmless"
+        # but DIRTY (it may hold a stack address or the caller's state); only two clean
+        # values merge to clean.
+        regs = tuple(a if a == b else _merge_untrusted(a, b) for a, b in zip(self.regs, other.regs))
+        return Frame(regs, self.slots & other.slots, self.flow.merge(other.flow))
 
     @property
     def rsp(self):
@@ -107,6 +120,18 @@ class Frame:
     def returns_safely(self) -> bool:
         """rsp is back at entry and the slot there still holds the return address."""
         return self.rsp == ENTRY and (ENTRY, RETURN_ADDRESS) in self.slots
+
+
+def _merge_untrusted(a, b):
+    """Two different values of one register where paths meet, in untrusted code: clean data
+    (None, or a constant) stays clean; clean data and what the caller left stays the caller's
+    ("junk", not to be read); anything else may be a stack address or the caller's state."""
+    kinds = {v[0] if v is not None else None for v in (a, b)}
+    if kinds <= {None, "imm"}:
+        return UNKNOWN
+    if kinds <= {None, "imm", "junk"}:
+        return a if a is not None and a[0] == "junk" else b
+    return DIRTY
 
 
 def _add(value, delta):
@@ -133,8 +158,18 @@ _PUSH = frozenset({"push", "pushq", "pushw", "pushf", "pushfq", "pushfw"})
 _POP = frozenset({"pop", "popq", "popw", "popf", "popfq", "popfw"})  # not popcnt
 
 
-def step(frame: Frame, insn, where: str, add) -> Frame:
-    """The frame after ``insn``; reports accesses to the return-address slot through ``add``."""
+def step(frame: Frame, insn, where: str, add, flow=None) -> Frame:
+    """The frame after ``insn``; reports accesses to the return-address slot through ``add``.
+    ``flow`` (:class:`sgcc.verify.infoflow.Flow`, untrusted code only) checks the
+    information-flow rule first and carries its state on."""
+    if flow is None:
+        return _step(frame, insn, where, add)
+    flow.check(frame, insn, where, add)
+    after = _step(frame, insn, where, add)
+    return flow.after(frame, after, insn)
+
+
+def _step(frame: Frame, insn, where: str, add) -> Frame:
     R = registers()
     X = R.X
     m = insn.mnemonic
@@ -224,7 +259,10 @@ def step(frame: Frame, insn, where: str, add) -> Frame:
                 new[dst] = _add(regs[dst], src.imm if m.startswith("add") else -src.imm)
             elif m in ("and", "andq") and src.type == X.X86_OP_IMM and dst == RSP and regs[RSP] is not UNKNOWN:
                 # Realignment: rsp is somewhere at or below where it was; name that place.
-                new[dst] = (f"aligned@{insn.address:x}", 0)
+                # The name carries the entry-relative height it was aligned from (the
+                # aligned place is at or below it), when that is known.
+                height = f":{regs[RSP][1]}" if regs[RSP][0] == "entry" else ""
+                new[dst] = (f"aligned@{insn.address:x}{height}", 0)
     for reg_id in writes:
         r = R.gpr.get(reg_id)
         if r is not None:

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""How many of the honest hand-written example candidates the static stages accept.
+
+Every candidate under ``examples/programs/*/candidates*/``, ``examples/dataset/*/candidates/``
+and ``examples/bitstats/candidates`` (``bad/``, ``wrong_output`` and ``does_not_assemble`` ones
+are left out: they are meant to fail) is substituted into gcc's ``-O3``
+assembly of its program, as the engine does, and put through the stages that decide from
+the text and the object alone: the text screen, the assembler, the object checks and the
+control-flow proof, once with today's rules for trusted generators and once as an
+untrusted candidate (``--generators replay``: the information-flow rule of
+sgcc.verify.infoflow too). Prints each candidate's outcome and the two counts.
+
+    python bench/proof_examples.py
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sgcc.asm.units import AsmFile  # noqa: E402
+from sgcc.verify import assembler, controlflow, isa, objcheck, textscreen  # noqa: E402
+
+
+def candidates():
+    """(program source, function, candidate file, native?) for every honest example candidate."""
+    for prog in sorted((ROOT / "examples" / "programs").iterdir()):
+        src = prog / f"{prog.name}.c"
+        for sub in ("candidates", "candidates-native"):
+            for path in sorted((prog / sub).rglob("*.s")) if (prog / sub).is_dir() else ():
+                fn = path.parent.name if path.parent.name != sub else path.stem
+                yield src, fn, path, sub.endswith("native")
+    # The dataset's hand-written candidates, less those written to fail.
+    for path in sorted((ROOT / "examples" / "dataset").glob("*/candidates/*/*.s")):
+        if path.stem not in ("wrong_output", "does_not_assemble"):
+            prog = path.parents[2]
+            yield prog / f"{prog.name}.c", path.parent.name, path, False
+    bits = ROOT / "examples" / "bitstats"
+    for path in sorted((bits / "candidates").glob("*.s")):
+        src = next(c for c in sorted((bits / "src").glob("*.c")) if f" {path.stem}(" in c.read_text())
+        yield src, path.stem, path, False
+
+
+def verdict(src: Path, fn: str, cand: Path, native: bool, work: Path) -> tuple[str, str]:
+    """The outcome for trusted rules and for untrusted ones: "ok" or the refusal."""
+    flags = ["-O3"] + (["-march=native"] if native else [])
+    base_s = work / "base.s"
+    subprocess.run(["gcc", *flags, "-S", str(src), "-o", str(base_s), "-I", str(src.parent)], check=True)
+    base = AsmFile.parse(base_s.read_text())
+    if fn not in {u.name for u in base.units}:
+        return ("no such function", "no such function")
+    text = cand.read_text()
+    v = textscreen.screen_text(text, may_define=frozenset(u.name for u in base.units))
+    if not v.ok:
+        return (f"check: {v.reason}",) * 2
+    (work / "cand.s").write_text(base.join({fn: text}))
+    for name in ("base", "cand"):
+        v = assembler.assemble(work / f"{name}.s", work / f"{name}.o", flags=flags)
+        if not v.ok:
+            return (f"assemble: {v.reason}",) * 2
+    target = isa.native_target("gcc") if native else isa.target_from_flags("gcc", flags)
+    v = objcheck.check_object(work / "cand.o", work / "base.o", isa=target)
+    if not v.ok:
+        return (f"check: {v.reason}",) * 2
+    out = []
+    for untrusted in (frozenset(), frozenset({fn})):
+        v = controlflow.verdict(work / "cand.o", work / "base.o", untrusted)
+        out.append("ok" if v.ok else f"control: {v.reason}")
+    return tuple(out)
+
+
+def main() -> int:
+    counts = [0, 0]
+    total = 0
+    with tempfile.TemporaryDirectory(prefix="sgcc-proof-ex-") as tmp:
+        for src, fn, cand, native in candidates():
+            total += 1
+            trusted, untrusted = verdict(src, fn, cand, native, Path(tmp))
+            counts[0] += trusted == "ok"
+            counts[1] += untrusted == "ok"
+            print(f"{cand.relative_to(ROOT)}: trusted rules {trusted}; untrusted {untrusted}")
+    print(f"{total} honest candidates: {counts[0]} accepted under the trusted rules, "
+          f"{counts[1]} as untrusted (information-flow rule)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,531 @@
+"""The information-flow rule for untrusted candidates: they read only what gcc's function reads.
+
+The shipped program runs outside the box, so a test in the box is worth only as much as the
+proof that the candidate cannot tell the box from real use. A model's answer or a replayed
+file (a generator not marked ``trusted``) is therefore proven, on the assembled object, to
+read nothing beyond what gcc's *same* function reads. This is a positive rule, checked per
+instruction as the control-flow walk (:mod:`sgcc.verify.controlflow`) follows every path with
+the stack model of :mod:`sgcc.verify.stackframe`:
+
+* **Registers.** It may read the argument registers gcc's function reads on entry (its
+  live-in set, measured by walking gcc's function with this same model). Every other
+  caller-saved register holds what the caller (or the C library, after a call) left there:
+  reading it is refused (``entry-register``). The incoming callee-saved registers (``rbx``,
+  ``rbp``, ``r12``-``r15``) carry the caller's state: they may be copied, pushed and popped,
+  stored whole into its own frame, and must hold their incoming value again at every
+  ``ret`` and tail jump; any other use, as data or as an address, is refused
+  (``callee-saved``).
+* **The stack.** A stack address may be used only as an address the model bounds: its own
+  frame below the return-address slot, at places it has written before (what an earlier
+  call left there is not its to read: ``uninitialised``), and the incoming stack arguments
+  only within the extent gcc's function reads (``stack-arguments``). An index register on a
+  stack-derived base, a string instruction from one, or a stack address whose offset the
+  model lost (different on two paths) is refused (``stack-index``, ``unbounded``). A stack
+  address may not be used as data, stored outside its own frame or returned
+  (``stack-address``), nor passed to a call unless gcc's function passes one too
+  (``call-argument``). ``%rsp``/``%rbp`` are loaded from memory only by ``pop``/``leave``
+  (``stack-pointer``); a slot holding a stack address or a caller's register may be read
+  back only whole (``stack-slot``).
+* **Elsewhere.** Memory reached through clean pointers (its arguments, what it loads
+  through them, its symbols) is the program's own data, as in gcc's function; segment
+  (``%fs``) accesses only at the displacements gcc's function uses (``segment``); and calls
+  only to the externals gcc's same function calls (checked by the walk).
+
+What this cannot prove, and which layer covers it, is in ``docs/proof.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sgcc.verify.stackframe import _GPR64, _POP, _PUSH, DIRTY, RSP, Frame, registers
+
+CALLEE_SAVED = (3, 5, 12, 13, 14, 15)  # rbx rbp r12 r13 r14 r15
+CALLER_SAVED = (0, 1, 2, 6, 7, 8, 9, 10, 11)  # rax rcx rdx rsi rdi r8-r11
+ARGUMENTS = (7, 6, 2, 1, 8, 9)  # rdi rsi rdx rcx r8 r9
+RETURNS = (0, 2)  # rax rdx
+#: What an external call leaves in the caller-saved registers it does not return in.
+CLOBBERED = (1, 6, 7, 8, 9, 10, 11)
+RBP = 5
+#: C library routines whose result points into one of their arguments.
+RETURNS_AN_ARGUMENT = frozenset("""
+    memcpy memmove memset mempcpy strcpy strncpy stpcpy stpncpy strcat strncat memchr memrchr rawmemchr
+    strchr strrchr strchrnul strstr strcasestr strpbrk strtok strtok_r index rindex fgets gets
+    __memcpy_chk __memmove_chk __memset_chk __mempcpy_chk __strcpy_chk __stpcpy_chk __strncpy_chk
+    __strcat_chk __strncat_chk __fgets_chk __gets_chk
+""".split())
+_ZERO_IDIOMS = frozenset({"xor", "sub", "sbb", "pxor", "vpxor", "xorps", "xorpd", "vxorps", "vxorpd", "pcmpeqb",
+                          "pcmpeqd", "pcmpeqw", "pcmpeqq", "vpcmpeqd", "vpcmpeqb"})
+_STRING = frozenset(f"{op}{w}" for op in ("movs", "stos", "cmps", "scas", "lods", "ins", "outs") for w in "bwdq")
+
+
+@dataclass(frozen=True)
+class FlowState:
+    """The part of the frame only the flow rule needs: which ranges of its own frame the
+    function has written (``(base, lo, hi)``, relative to a stack base) and which may hold a
+    value that is not clean (a stack address, a caller's register, the return address)."""
+
+    written: frozenset = frozenset()
+    tainted: frozenset = frozenset()
+
+    def merge(self, other: FlowState) -> FlowState:
+        return FlowState(self.written & other.written, self.tainted | other.tainted)
+
+
+@dataclass
+class Facts:
+    """What gcc's function reads, measured on gcc's object by walking it with this rule in
+    record mode: the bound for the candidate of the same name."""
+
+    live_in: set = field(default_factory=set)  # caller-saved registers read before written
+    arg_extent: int = 0  # bytes of incoming stack arguments read, past the return address
+    segments: set = field(default_factory=set)  # (segment register, displacement) read
+    stack_to_calls: bool = False  # passes a stack address to a call
+
+    @classmethod
+    def permissive(cls) -> Facts:
+        """For a private copy (no namesake in gcc's unit): its arguments, nothing on the stack."""
+        return cls(live_in=set(ARGUMENTS) | {0})
+
+
+def _clean(v) -> bool:
+    """Clean data: an argument, what was loaded through clean pointers, a constant."""
+    return v is None or v[0] == "imm"
+
+
+def _stack(v) -> bool:
+    return v is not None and (v[0] == "entry" or v[0].startswith("aligned@") or v[0] == "dirty")
+
+
+class Flow:
+    """The rule for one function group. ``facts`` None: record mode, for gcc's own function
+    (nothing is refused; what it reads is recorded in :attr:`facts`)."""
+
+    def __init__(self, facts: Facts | None):
+        self.record = facts is None
+        self.facts = Facts() if facts is None else facts
+        self.R = registers()
+
+    # -- states -------------------------------------------------------------------------
+
+    def entry(self) -> Frame:
+        regs: list = [None] * 16
+        for r in CALLER_SAVED:
+            if r not in self.facts.live_in or self.record:
+                regs[r] = ("junk", r)
+        for r in CALLEE_SAVED:
+            regs[r] = ("cs", r)
+        ret = frozenset({("entry", 0, 8)})
+        return Frame.entry(FlowState(ret, ret), regs)
+
+    # -- the rule, before an instruction --------------------------------------------------
+
+    def check(self, frame: Frame, insn, where: str, add) -> None:
+        """Report every use ``insn`` makes of something the rule does not let it read."""
+        R, X = self.R, self.R.X
+        m = insn.mnemonic
+        ops = insn.operands
+        text = f"`{m} {insn.op_str}`".replace(" `", "`") + f" at {where}"
+
+        def refuse(rule: str, what: str) -> None:
+            if not self.record:
+                add(rule, f"{text} {what}")
+
+        if m.startswith(("nop", "endbr")):
+            return  # padding: its operands are never read
+
+        try:
+            reads, writes = insn.regs_access()
+        except Exception:  # noqa: BLE001 - capstone cannot say: nothing can be proven
+            refuse("decode", "has operands the analysis cannot read")
+            return
+        exempt: set[int] = set()
+        for op in ops:
+            if op.type == X.X86_OP_MEM:
+                for reg in (op.mem.base, op.mem.index):
+                    if reg in R.gpr:
+                        exempt.add(R.gpr[reg])
+                self._memory(frame, insn, op, refuse)
+        read = {R.gpr[r] for r in reads if r in R.gpr}
+        written = {R.gpr[r] for r in writes if r in R.gpr}
+        if m in _PUSH or m in _POP or m.startswith(("call", "ret", "leave")):
+            exempt.add(RSP)
+        if m.startswith("leave"):
+            exempt.add(RBP)
+            self._frame_read(frame, frame.regs[RBP], 0, 8, True, refuse)
+        if m in _POP:
+            self._frame_read(frame, frame.regs[RSP], 0, 2 if m in ("popw", "popfw") else 8, True, refuse)
+            if ops and ops[0].type == X.X86_OP_REG and R.gpr.get(ops[0].reg) == RSP:
+                refuse("stack-pointer", "loads %rsp from the stack")
+        if len(ops) == 2 and ops[0].type == ops[1].type == X.X86_OP_REG and ops[0].reg == ops[1].reg \
+                and m in _ZERO_IDIOMS:
+            read = set()  # xor %eax,%eax reads nothing
+        full = lambda op: op.type == X.X86_OP_REG and op.reg in R.full  # noqa: E731
+        stored = None  # the register whose whole value a store writes to memory
+        if m in ("mov", "movq") and len(ops) == 2 and full(ops[1]):
+            src = R.gpr[ops[1].reg]
+            if full(ops[0]):
+                exempt.add(src)  # a copy: the value goes on, and its uses are checked there
+            elif ops[0].type == X.X86_OP_MEM and ops[0].size == 8:
+                exempt.add(src)
+                stored = (src, ops[0])
+        elif m in ("push", "pushq") and ops and full(ops[0]):
+            exempt.add(R.gpr[ops[0].reg])
+            stored = (R.gpr[ops[0].reg], None)
+        elif m in ("add", "addq", "sub", "subq", "and", "andq") and len(ops) == 2 and full(ops[0]) \
+                and ops[1].type == X.X86_OP_IMM:
+            dst = R.gpr[ops[0].reg]
+            v = frame.regs[dst]
+            if v is not None and (v[0] == "entry" or v[0].startswith("aligned@")) \
+                    and (not m.startswith("and") or dst == RSP):
+                exempt.add(dst)  # constant steps of a stack address (and realigning %rsp)
+        for g in sorted(read - exempt):
+            self._data_use(g, frame.regs[g], refuse)
+        if m.startswith("lea") and len(ops) == 2 and not full(ops[0]) and ops[1].mem.base in R.gpr \
+                and not _clean(frame.regs[R.gpr[ops[1].mem.base]]):
+            refuse("stack-address", "keeps part of a stack address as data")
+        if stored is not None:
+            src, dest = stored
+            v = frame.regs[src]
+            if not _clean(v):
+                ok = self._own_frame(frame, dest) if dest is not None else _stack(frame.regs[RSP]) \
+                    and frame.regs[RSP][0] != "dirty"
+                if not ok and v[0] == "junk":
+                    self._data_use(src, v, refuse)
+                elif not ok:
+                    rule, what = ("callee-saved", f"the caller's %{_GPR64[v[1]]}") if v[0] == "cs" else \
+                        ("return-slot", "the return address") if v[0] == "ret" else ("stack-address", "a stack address")
+                    refuse(rule, f"stores {what} outside its own frame")
+        if m == "std":
+            refuse("direction", "reverses string instructions, which the model follows upwards only")
+        loads = [op for op in ops if op.type == X.X86_OP_MEM and op.access & 1 and not m.startswith("lea")]
+        if loads and m not in _POP and m not in _PUSH and not m.startswith("leave"):
+            if RSP in written:
+                refuse("stack-pointer", "loads the stack pointer from memory")
+            elif RBP in written and any(self._stack_based(frame, op) for op in loads):
+                # %rbp loaded from clean memory is clean data (gcc uses it as any register): it
+                # can then satisfy neither `leave` nor the rule that %rbp is back at `ret`. From
+                # its own stack it could restore a frame pointer the model did not follow.
+                refuse("stack-pointer", "loads the frame pointer from the stack other than by pop or leave")
+        if m.startswith("call"):
+            self.arguments(frame, refuse)
+
+    def _data_use(self, g: int, v, refuse) -> None:
+        if _clean(v):
+            return
+        kind = v[0]
+        name = "%" + _GPR64[g]
+        if kind == "junk":
+            if self.record:
+                self.facts.live_in.add(v[1])  # where the value came from (a copy of %rdi is %rdi's)
+            else:
+                refuse("entry-register", f"reads {name}, which holds what its caller or a call left there, "
+                                         "not an argument gcc's function reads")
+        elif kind == "cs":
+            refuse("callee-saved", f"uses the caller's %{_GPR64[v[1]]} (a callee-saved register) as data")
+        elif kind == "ret":
+            refuse("return-slot", "uses the return address as data")
+        else:
+            refuse("stack-address", f"uses a stack address ({name}) as data")
+
+    def arguments(self, frame: Frame, refuse) -> None:
+        """At a call or tail jump: what the argument registers may carry to the callee."""
+        for g in ARGUMENTS:
+            v = frame.regs[g]
+            if _clean(v) or v[0] == "junk":
+                continue
+            if v[0] == "cs":
+                refuse("callee-saved", f"passes the caller's %{_GPR64[v[1]]} to a call")
+            elif v[0] == "ret":
+                refuse("return-slot", "passes the return address to a call")
+            elif self.record:
+                self.facts.stack_to_calls = True
+            elif v[0] == "entry" and v[1] >= 0:
+                refuse("call-argument", f"passes its caller's part of the stack (%{_GPR64[g]}) to a call")
+            elif v[0] == "dirty":
+                refuse("call-argument", f"passes a stack address whose offset the model lost (%{_GPR64[g]}) to a call")
+            elif not self.facts.stack_to_calls:
+                refuse("call-argument", f"passes a stack address in %{_GPR64[g]} to a call, which gcc's "
+                                        "function does not (the callee could read past its frame)")
+
+    def at_exit(self, frame: Frame, text: str, where: str, add, tail: bool) -> None:
+        """At ``ret`` or a tail jump: the caller's registers back, no stack address handed out."""
+        if self.record:
+            return
+        for r in CALLEE_SAVED:
+            if frame.regs[r] != ("cs", r):
+                add("callee-saved", f"`{text}` at {where} leaves %{_GPR64[r]} other than its caller's value")
+        if tail:
+            self.arguments(frame, lambda rule, what: add(rule, f"`{text}` at {where} {what}"))
+            return
+        for r in RETURNS:
+            v = frame.regs[r]
+            if not _clean(v) and v[0] != "junk":
+                add("stack-address", f"`{text}` at {where} returns a stack address or a caller's register "
+                                     f"in %{_GPR64[r]}")
+
+    # -- memory ------------------------------------------------------------------------
+
+    def _memory(self, frame: Frame, insn, op, refuse) -> None:
+        R = self.R
+        mem = op.mem
+        m = insn.mnemonic
+        if mem.segment != 0:
+            key = (mem.segment, mem.disp)
+            if self.record:
+                self.facts.segments.add(key)
+            elif key not in self.facts.segments:
+                refuse("segment", "reads thread-local memory gcc's function does not read")
+            return
+        v = frame.regs[R.gpr[mem.base]] if mem.base in R.gpr else None
+        iv = frame.regs[R.gpr[mem.index]] if mem.index in R.gpr else None
+        if mem.index in R.gpr and not _clean(iv):
+            self._address_use(mem.index, iv, refuse, index=True)
+            return
+        if mem.base not in R.gpr or _clean(v):
+            return
+        if v[0] in ("cs", "junk", "ret"):
+            self._address_use(mem.base, v, refuse, index=False)
+            return
+        if mem.index != 0:
+            refuse("stack-index", "indexes a stack address by a register (the model cannot bound where it lands)")
+            return
+        if v[0] == "dirty":
+            refuse("unbounded", "uses a stack address whose offset differs between paths")
+            return
+        if m.startswith(("lea", "nop")):
+            return  # no access; the address is followed exactly
+        size = op.size or 8
+        if self._is_string(insn):
+            count = self._string_count(frame, insn)
+            if count is None:
+                refuse("stack-index", "runs a string instruction from a stack address for a count the model "
+                                      "does not know")
+                return
+            size *= count
+        off = v[1] + mem.disp
+        self._frame_access(frame, insn, v[0], off, size, self._reads(insn, op), refuse)
+
+    def _reads(self, insn, op) -> bool:
+        """Whether ``insn`` reads memory operand ``op``. capstone marks the destination of some
+        vector stores (``vmovdqa %ymm0,(%rsp)``) as read too; a move only writes it."""
+        m = insn.mnemonic
+        if op is insn.operands[0] or (insn.operands and insn.operands[0].type == op.type
+                                      and insn.operands[0].mem.disp == op.mem.disp
+                                      and insn.operands[0].mem.base == op.mem.base):
+            if m.startswith(("mov", "vmov")) and not self._is_string(insn) and len(insn.operands) == 2:
+                return False
+        return bool(op.access & 1)
+
+    def _is_string(self, insn) -> bool:
+        X = self.R.X
+        return insn.mnemonic.split()[-1] in _STRING and not any(
+            o.type == X.X86_OP_REG and self.R.gpr.get(o.reg) is None for o in insn.operands)  # not SSE movsd
+
+    def _string_count(self, frame: Frame, insn) -> int | None:
+        """How many elements a string instruction moves: 1, or a constant %rcx under ``rep``
+        (upwards: the ABI says the direction flag is clear, and ``std`` is refused)."""
+        if not insn.mnemonic.startswith("rep"):
+            return 1
+        rcx = frame.regs[1]
+        return rcx[1] if rcx is not None and rcx[0] == "imm" and 0 <= rcx[1] <= 1 << 20 else None
+
+    def _address_use(self, reg_id: int, v, refuse, index: bool) -> None:
+        name = "%" + _GPR64[self.R.gpr[reg_id]]
+        if v[0] == "cs":
+            refuse("callee-saved", f"uses the caller's %{_GPR64[v[1]]} (a callee-saved register) as an address")
+        elif v[0] == "junk":
+            if self.record:
+                self.facts.live_in.add(v[1])
+            else:
+                refuse("entry-register", f"uses {name}, which its caller did not pass, as an address")
+        elif v[0] == "ret":
+            refuse("return-slot", "uses the return address as an address")
+        elif index:
+            refuse("stack-index", f"uses a stack address ({name}) as an index")
+        else:
+            refuse("unbounded", f"uses {name} as an address the model cannot bound")
+
+    def _frame_access(self, frame: Frame, insn, base: str, off: int, size: int, is_read: bool, refuse) -> None:
+        m = insn.mnemonic
+        if base == "entry":
+            lo, hi = off, off + size
+            if lo < 8 and hi > 0:
+                if not (m in _PUSH or m in _POP):
+                    refuse("return-slot", "touches the return-address slot")
+                return
+            if lo >= 8:
+                if self.record:
+                    self.facts.arg_extent = max(self.facts.arg_extent, hi - 8)
+                elif hi - 8 > self.facts.arg_extent:
+                    refuse("stack-arguments", f"reaches {hi - 8} bytes into its incoming stack arguments; gcc's "
+                                              f"function reads {self.facts.arg_extent}")
+                return
+        elif not self._aligned_below(base, off + size):
+            refuse("unbounded", "reaches above its frame from a realigned stack pointer")
+            return
+        if is_read:
+            whole = size == 8 and (m in ("mov", "movq") or m in _PUSH) and len(insn.operands) >= 1 \
+                and (m in _PUSH or insn.operands[0].type == self.R.X.X86_OP_REG and insn.operands[0].reg in self.R.full)
+            self._frame_read(frame, (base, off), 0, size, whole, refuse)
+
+    def _aligned_below(self, base: str, hi: int) -> bool:
+        """Whether ``[..., hi)`` relative to a realigned stack pointer lies in its own frame:
+        the aligned place is at or below the entry-relative height it was aligned from."""
+        if not base.startswith("aligned@") or ":" not in base:
+            return False
+        return int(base.rsplit(":", 1)[1]) + hi <= 0
+
+    def _frame_read(self, frame: Frame, at, disp: int, size: int, whole: bool, refuse) -> None:
+        """A read of ``size`` bytes at stack value ``at`` + ``disp`` (own frame)."""
+        if self.record or at is None or not _stack(at) or at[0] == "dirty":
+            return
+        if at[0] != "entry" and not self._aligned_below(at[0], at[1] + disp + size):
+            refuse("unbounded", "reaches above its frame from a realigned stack pointer")
+            return
+        base, lo = at[0], at[1] + disp
+        hi = lo + size
+        st = frame.flow
+        if base == "entry" and lo < 8 and hi > 0:
+            return  # the return-address slot: the control-flow rules decide
+        if base == "entry" and lo >= 8:
+            # Incoming arguments (pop and leave reach them without a memory operand).
+            if hi - 8 > self.facts.arg_extent:
+                refuse("stack-arguments", f"reaches {hi - 8} bytes into its incoming stack arguments; gcc's "
+                                          f"function reads {self.facts.arg_extent}")
+            return
+        if not _covered(st.written, base, lo, hi):
+            refuse("uninitialised", "reads its stack frame where it has not written (what an earlier call or "
+                                    "the caller left there)")
+        elif not whole and any(b == base and a < hi and lo < c for b, a, c in st.tainted):
+            refuse("stack-slot", "reads part of a slot that holds a stack address or a caller's register")
+
+    def _stack_based(self, frame: Frame, op) -> bool:
+        v = frame.regs[self.R.gpr[op.mem.base]] if op.mem.base in self.R.gpr else None
+        return not _clean(v)
+
+    def _own_frame(self, frame: Frame, op) -> bool:
+        """Whether memory operand ``op`` is a bounded place of its own frame."""
+        R = self.R
+        mem = op.mem
+        if mem.segment != 0 or mem.index != 0 or mem.base not in R.gpr:
+            return False
+        v = frame.regs[R.gpr[mem.base]]
+        if not _stack(v) or v[0] == "dirty":
+            return False
+        hi = v[1] + mem.disp + (op.size or 8)
+        return hi <= 0 if v[0] == "entry" else self._aligned_below(v[0], hi)
+
+    # -- the state, after an instruction ------------------------------------------------
+
+    def after(self, frame: Frame, new: Frame, insn) -> Frame:
+        """``new`` (what :func:`stackframe._step` made of ``frame``) with the flow state on."""
+        R, X = self.R, self.R.X
+        st = frame.flow
+        written, tainted = set(st.written), set(st.tainted)
+        regs = list(new.regs)
+        m = insn.mnemonic
+        ops = insn.operands
+        if m in _PUSH:
+            top = new.regs[RSP]
+            if _stack(top) and top[0] != "dirty":
+                size = 2 if m in ("pushw", "pushfw") else 8
+                written.add((top[0], top[1], top[1] + size))
+                value = dict(new.slots).get(top)
+                if ops and ops[0].type == X.X86_OP_MEM or not _clean(value):
+                    tainted.add((top[0], top[1], top[1] + size))
+        elif m.startswith("call"):
+            sp = new.regs[RSP]
+            # The callee's frame lies below the stack pointer: what was written there is its.
+            # (After realignment the stack pointer is at or below entry + o + k: the part of
+            # the frame written before the alignment, above that, stays the function's.)
+            floor = None
+            if _stack(sp) and sp[0].startswith("aligned@") and ":" in sp[0]:
+                floor = int(sp[0].rsplit(":", 1)[1]) + sp[1]
+            written = {w for w in written if _stack(sp) and (w[0] == sp[0] and w[1] >= sp[1]
+                                                             or w[0] == "entry" and floor is not None
+                                                             and w[1] >= floor)}
+            # A stack address passed to the callee (where gcc's function passes one: scanf's
+            # &n) is where the callee writes its result: the object is taken to reach up to
+            # the next place the function wrote itself, or its frame's top.
+            for g in ARGUMENTS:
+                v = frame.regs[g]
+                if v is not None and (v[0] == "entry" and v[1] < 0 or v[0].startswith("aligned@")):
+                    top = 0 if v[0] == "entry" else v[1] + 64
+                    above = [a for b, a, _c in written if b == v[0] and a > v[1]]
+                    written.add((v[0], v[1], min([top, *above])))
+            for g in CALLER_SAVED:
+                if not _clean(frame.regs[g]) and frame.regs[g][0] != "junk":
+                    regs[g] = DIRTY
+        else:
+            count = self._string_count(frame, insn) if self._is_string(insn) else 1
+            for op in ops:
+                if op.type == X.X86_OP_MEM and op.access & 2 and self._own_frame(frame, op) and count is not None:
+                    v = frame.regs[R.gpr[op.mem.base]]
+                    lo = v[1] + op.mem.disp
+                    written.add((v[0], lo, lo + (op.size or 8) * count))
+                    src = ops[1] if len(ops) == 2 else None
+                    if src is not None and src.type == X.X86_OP_REG and src.reg in R.gpr \
+                            and not _clean(frame.regs[R.gpr[src.reg]]):
+                        tainted.add((v[0], lo, lo + (op.size or 8)))
+        # A whole slot read back where the model lost what it holds (two paths stored different
+        # values) is not clean: it may be a stack address or a caller's register.
+        loaded = None
+        if m in _POP and ops and ops[0].type == X.X86_OP_REG:
+            loaded = (R.gpr.get(ops[0].reg), frame.regs[RSP])
+        elif m.startswith("leave"):
+            loaded = (RBP, frame.regs[RBP])
+        elif m in ("mov", "movq") and len(ops) == 2 and ops[0].type == X.X86_OP_REG and ops[0].reg in R.full \
+                and ops[1].type == X.X86_OP_MEM and ops[1].mem.index == 0 and ops[1].mem.base in R.gpr:
+            base = frame.regs[R.gpr[ops[1].mem.base]]
+            loaded = (R.gpr[ops[0].reg], base if base is None else (base[0], base[1] + ops[1].mem.disp))
+        if loaded is not None and loaded[0] is not None and _stack(loaded[1]):
+            g, addr = loaded
+            if (addr, regs[g]) not in frame.slots and any(
+                    b == addr[0] and a < addr[1] + 8 and addr[1] < c for b, a, c in st.tainted):
+                regs[g] = DIRTY
+        if m in ("mov", "movl", "movq", "movabs") and len(ops) == 2 and ops[0].type == X.X86_OP_REG \
+                and ops[1].type == X.X86_OP_IMM and ops[0].reg in R.gpr:
+            name = insn.reg_name(ops[0].reg)
+            if ops[0].reg in R.full or name.startswith("e") or name.endswith("d"):
+                regs[R.gpr[ops[0].reg]] = ("imm", ops[1].imm & 0xFFFFFFFF if ops[0].reg not in R.full else ops[1].imm)
+        # A write of 8 or 16 bits keeps the rest of the register: what was not clean stays so.
+        try:
+            _reads, writes = insn.regs_access()
+        except Exception:  # noqa: BLE001 - refused in check
+            writes = ()
+        for reg_id in writes:
+            g = R.gpr.get(reg_id)
+            if g is None or reg_id in R.full or g == RSP:
+                continue
+            name = insn.reg_name(reg_id)
+            if not (name.startswith("e") or name.endswith("d")) and not _clean(frame.regs[g]):
+                regs[g] = frame.regs[g] if frame.regs[g][0] == "junk" else DIRTY
+        return Frame(tuple(regs), new.slots, FlowState(frozenset(written), frozenset(tainted)))
+
+    def after_external_call(self, frame: Frame, before: Frame | None = None, name: str | None = None) -> Frame:
+        """After a call into the C library: the registers it does not return in hold what it
+        left there, which may depend on anything it read (the environment included). A
+        routine that returns a pointer into its arguments (``memset``, ``fgets``...) returns
+        a stack address when it was given one: not clean data. An unknown callee (a
+        function pointer) is assumed to be such a routine."""
+        regs = list(frame.regs)
+        for g in CLOBBERED:
+            regs[g] = ("junk", g)
+        if before is not None and (name is None or name in RETURNS_AN_ARGUMENT) \
+                and any(_stack(before.regs[g]) for g in ARGUMENTS):
+            regs[0] = DIRTY
+        return Frame(tuple(regs), frame.slots, frame.flow)
+
+
+def _covered(ranges, base: str, lo: int, hi: int) -> bool:
+    """Whether the union of ``ranges`` on ``base`` covers ``[lo, hi)``."""
+    spans = sorted((a, c) for b, a, c in ranges if b == base and c > lo and a < hi)
+    at = lo
+    for a, c in spans:
+        if a > at:
+            return False
+        at = max(at, c)
+        if at >= hi:
+            return True
+    return at >= hi
