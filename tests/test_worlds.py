@@ -139,10 +139,18 @@ def _legacy_world(uid: int) -> worldsmod.World:
                            hostname=socket.gethostname(), env=env, pad_at=len(env), pad=0)
 
 
-def _optimize(tmp_path: Path, cands: Path, tag: str, **kw):
+class _WorldsAlone(ReplayGenerator):
+    """Replay with the static information-flow rule out of the way (marked trusted), so that
+    these tests show what the worlds alone refuse. The real, untrusted replay generator is
+    refused earlier still, at ``control`` (the last assertion of the first attack test)."""
+
+    trusted = True
+
+
+def _optimize(tmp_path: Path, cands: Path, tag: str, generator=_WorldsAlone, **kw):
     out = tmp_path / f"out-{tag}"
     req = Request(source=POPCOUNT / "popcount.c", flags=["-O3"], tests=POPCOUNT / "tests", output=out,
-                  generators=[ReplayGenerator(cands)], **{**FAST, **kw})
+                  generators=[generator(cands)], **{**FAST, **kw})
     return optimize(req), out
 
 
@@ -270,6 +278,14 @@ def test_box_fingerprint_tell_ships_without_worlds_and_is_refused_with_them(tmp_
     (cand,) = report.candidates
     assert cand.stage == "accepted" and report.shipped == [cand.id], (cand.stage, cand.reason)
     assert _differs_outside(out, gcc_program, tmp_path / "shell-fixed")
+
+    # Defence in depth: offered as what it is (an untrusted replay), the static information-flow
+    # rule refuses it before any run, even in the old fixed box (it reads envp, which gcc's main
+    # never reads).
+    report, out = _optimize(tmp_path, cands, "untrusted", generator=ReplayGenerator)
+    (cand,) = report.candidates
+    assert cand.stage == "control" and "entry-register" in cand.reason, (cand.stage, cand.reason)
+    assert not report.shipped
 
 
 def _knows_world0(tmp_path: Path, outside: str, seed: int) -> Path:
