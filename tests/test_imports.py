@@ -25,7 +25,7 @@ from sgcc.cache import store as cache
 
 SRC = Path(__file__).parent / "dropin_src"
 
-LEAN = {"sgcc", "sgcc.cli", "sgcc.dropin", "sgcc.dropin.driver", "sgcc.dropin.compiler", "sgcc.dropin.gccargs",
+LEAN = {"sgcc", "sgcc.cli", "sgcc.dropin", "sgcc.dropin.driver", "sgcc.dropin.compiler", "sgcc.gcc", "sgcc.gcc.args",
         "sgcc.errors", "sgcc.config", "sgcc.cache", "sgcc.cache.stats"}
 DIRECT = LEAN | {"sgcc.cache.keys", "sgcc.cache.store"}
 REPEATED_HIT = DIRECT | {"sgcc.dropin.assemble", "sgcc.cache.trust", "sgcc.fsutil"}

@@ -31,8 +31,8 @@ import sys
 
 from sgcc import config
 from sgcc.dropin import compiler as compilermod
-from sgcc.dropin import gccargs
 from sgcc.errors import SgccError, log
+from sgcc.gcc import args as gccargs
 
 
 def _truthy(value: str | None) -> bool:

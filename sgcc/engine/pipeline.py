@@ -16,9 +16,9 @@ from pathlib import Path
 
 from sgcc import proc
 from sgcc.candidates import WHOLE_UNIT, Candidate
-from sgcc.dropin import gccargs
 from sgcc.engine.report import CandidateResult
 from sgcc.engine.request import Program, Request
+from sgcc.gcc import args as gccargs
 from sgcc.stages import Stage
 
 

@@ -319,8 +319,8 @@ class Project:
     def _search(self, rel: str, group: list[Compile], searched: Compile, binaries: set[str], weights: dict,
                 seconds: float, built_tree: Path, engine_tests: Path, base_binary: Path, sb) -> dict:
         from sgcc.asm.units import AsmFile
-        from sgcc.dropin import gccargs
         from sgcc.engine import Program, optimize, target_for
+        from sgcc.gcc import args as gccargs
         from sgcc.proc import run
 
         c = searched
@@ -359,7 +359,7 @@ class Project:
         under every mode's key, with that mode's own baseline and context."""
         from sgcc.asm.units import AsmFile
         from sgcc.cache import store as cache
-        from sgcc.dropin import gccargs
+        from sgcc.gcc import args as gccargs
 
         if not self.tmpl.cache_dir:
             return
