@@ -276,18 +276,9 @@ class Config:
 
 
 def _user_file() -> str:
-    override = os.environ.get("SGCC_CONFIG")
-    if override:
-        return override
-    import sys
+    from sgcc import dirs
 
-    if os.name == "posix" and sys.platform != "darwin":
-        # What platformdirs.user_config_dir("sgcc") says on Linux, without its import.
-        base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
-        return os.path.join(base, "sgcc", "config.toml")
-    import platformdirs
-
-    return os.path.join(platformdirs.user_config_dir("sgcc"), "config.toml")
+    return dirs.config_file()
 
 
 def _project_file(start: str | None = None) -> str | None:
@@ -394,9 +385,9 @@ def load(cli: dict[str, object] | None = None, *, cwd=None) -> Config:
 def _effective_cache_dir(value: str) -> str:
     if value:
         return os.path.abspath(value)
-    from sgcc.cache import store as cache
+    from sgcc import dirs
 
-    return os.path.abspath(cache.default_root())
+    return os.path.abspath(dirs.cache_root())
 
 
 def cache_dir(cfg: Config) -> str:

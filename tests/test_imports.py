@@ -26,13 +26,13 @@ from sgcc.cache import store as cache
 SRC = Path(__file__).parent / "dropin_src"
 
 LEAN = {"sgcc", "sgcc.cli", "sgcc.dropin", "sgcc.dropin.driver", "sgcc.dropin.compiler", "sgcc.gcc", "sgcc.gcc.args",
-        "sgcc.errors", "sgcc.config", "sgcc.cache", "sgcc.cache.stats"}
+        "sgcc.dirs", "sgcc.errors", "sgcc.config", "sgcc.cache", "sgcc.cache.stats"}
 DIRECT = LEAN | {"sgcc.cache.keys", "sgcc.cache.store"}
 REPEATED_HIT = DIRECT | {"sgcc.dropin.assemble", "sgcc.cache.trust", "sgcc.fsutil"}
 HIT = REPEATED_HIT | {"sgcc.asm", "sgcc.asm.units", "sgcc.asm.lex", "sgcc.asm.splitter"}
 #: What a compile adds when ``remote_storage`` is set: the layer and the lean Redis client
 #: (never redis-py, ~160 ms, nor socket, ~10 ms).
-REMOTE = {"sgcc.cache.remote", "sgcc.cache.redis_backend", "sgcc.cache.resp"}
+REMOTE = {"sgcc.cache.compose", "sgcc.cache.remote", "sgcc.cache.redis_backend", "sgcc.cache.resp"}
 #: Never on any compile path (each costs milliseconds, or pulls in a command's machinery).
 NEVER = {"dataclasses", "tempfile", "pathlib", "typing", "tomllib", "click", "platformdirs", "filelock", "subprocess",
          "hashlib", "shutil"}

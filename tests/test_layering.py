@@ -37,7 +37,7 @@ def test_entry_dispatch_imports_nothing_but_os_and_sys():
 
 PACKAGES = ("cli", "lab", "project", "engine", "candidates", "llm", "dropin", "config", "cache", "verify", "asm",
             "gcc")
-SHARED = ("errors", "fsutil", "proc", "stages", "progress")
+SHARED = ("errors", "fsutil", "proc", "stages", "progress", "dirs")
 
 
 def _table() -> dict[str, set[str]]:

@@ -40,9 +40,10 @@ and it names the very key it is read under: a signed entry of another unit or co
 under this key (in a shared directory, or served by a remote) is refused and counted as
 ``untrusted``.
 
-**Remote.** A :class:`Store` may have a remote layer behind it (:mod:`sgcc.cache.remote`,
-the ``remote_storage`` setting): a local miss asks it, a validated remote entry fills this
-directory as it came, and :meth:`Store.update` stores there too unless it is read-only.
+**Remote.** A :class:`Store` may have a remote layer behind it (:mod:`sgcc.cache.remote`),
+handed to it by the caller (:mod:`sgcc.cache.compose`; this module reads no configuration):
+a local miss asks it, a validated remote entry fills this directory as it came, and
+:meth:`Store.update` stores there too unless it is read-only.
 
 Kept lean: imported by the drop-in compile; json is imported only to read or write an entry.
 """
@@ -53,6 +54,10 @@ import os
 
 from sgcc.cache import keys
 from sgcc.cache import stats as statsmod
+
+TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows this name
+if TYPE_CHECKING:
+    from sgcc.cache.remote import Layer
 
 #: 2: entries carry an HMAC by a trusted key (sgcc.cache.trust); schema-1 entries (a bare
 #: checksum anyone can recompute) are never used.
@@ -80,29 +85,13 @@ def winners(root: str, context_id: str) -> frozenset[str]:
 
 
 def default_root() -> str:
-    """``$SGCC_CACHE_DIR``, else the platform's user cache directory for sgcc.
+    """``$SGCC_CACHE_DIR``, else the platform's user cache directory for sgcc (:mod:`sgcc.dirs`)."""
+    from sgcc import dirs
 
-    On Linux this is what ``platformdirs.user_cache_dir("sgcc")`` returns (computed here
-    without importing it, which would cost every compile ~8 ms).
-    """
-    env = os.environ.get("SGCC_CACHE_DIR")
-    if env:
-        return env
-    if os.name == "posix" and not _is_macos():
-        base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.expanduser("~/.cache")
-        return os.path.join(base, "sgcc")
-    import platformdirs
-
-    return platformdirs.user_cache_dir("sgcc")
+    return dirs.cache_root()
 
 
-def _is_macos() -> bool:
-    import sys
-
-    return sys.platform == "darwin"
-
-
-class CacheError(Exception):
+class CacheError(ValueError):
     """An entry cannot be read (corrupt, truncated, wrong schema)."""
 
 
@@ -168,17 +157,18 @@ class Store:
     """One cache directory."""
 
     def __init__(self, root: str | os.PathLike | None = None, max_bytes: int = DEFAULT_MAX_BYTES, *,
-                 signing_key: str = "", trusted_keys: str = "", remote=None):
-        """``remote``: a :class:`sgcc.cache.remote.Layer` (whose counters its owner records),
-        False for none, or None for the one the configuration names (``remote_storage``,
-        looked up on the first local miss or store; its counters are recorded here)."""
+                 signing_key: str = "", trusted_keys: str = "", remote: Layer | None = None,
+                 record_remote: bool = True):
+        """``remote``: the remote layer behind this directory (:func:`sgcc.cache.compose.remote_layer`),
+        or None for none. ``record_remote``: whether this store adds the layer's counters to its
+        statistics as it uses it (the drop-in records them itself, with the compile's own)."""
         self.root = os.fspath(root) if root is not None else default_root()
         self.max_bytes = max_bytes
         self._key_settings = (signing_key, trusted_keys)
         self._keyring = None
         self.untrusted = ""  # why the last entry read was ignored, if it was
-        self._remote = remote
-        self._owns_remote = False
+        self.remote = remote
+        self._record_counts = record_remote
 
     @property
     def keyring(self):
@@ -237,35 +227,20 @@ class Store:
 
     # -- the remote layer (sgcc.cache.remote) -------------------------------------------------
 
-    def remote(self):
-        """The remote layer behind this directory, or None."""
-        if self._remote is None:
-            self._remote, self._owns_remote = False, True
-            from sgcc import config
-
-            try:
-                settings = config.compile_settings()
-            except Exception:  # a bad setting is reported by every command; here: no remote
-                return None
-            if settings.get("remote_storage") and settings.get("cache"):
-                from sgcc.cache import remote
-
-                self._remote = remote.Layer(self.root, settings["remote_storage"], settings["remote_timeout"])
-        return self._remote or None
-
-    def _record_remote(self, layer) -> None:
-        if self._owns_remote and layer.counts:
+    def _record_remote(self, layer: Layer) -> None:
+        if self._record_counts and layer.counts:
             self.bump(layer.counts)
             layer.counts = {}
 
     def _from_remote(self, key: str) -> tuple[dict | None, str]:
         """A local miss: the remote's entry, validated (:meth:`sgcc.cache.remote.Layer.fetch`),
         fills the local cache and is returned as a local read returns it."""
-        layer = self.remote()
+        layer = self.remote
         if layer is None:
             return None, ""
         try:
-            got = layer.fetch(key, self.keyring, MAX_ENTRY_BYTES)
+            keyring = self.keyring
+            got = layer.fetch(key, lambda raw: decode_entry(raw, keyring), MAX_ENTRY_BYTES)
         finally:
             self._record_remote(layer)
         if got is None:
@@ -427,7 +402,7 @@ class Store:
         finally:
             _unlock(fd)
         self.bump({"stores": 1})
-        layer = self.remote()
+        layer = self.remote
         if layer is not None:  # after the local store, outside its lock: a slow server holds no one up
             layer.push(key, data, has_winners)
             self._record_remote(layer)

@@ -33,11 +33,9 @@ class KeyFileError(Exception):
 
 def user_key_path() -> str:
     """The user's own signing key: ``signing.key`` beside the user configuration file."""
-    override = os.environ.get("SGCC_CONFIG")
-    if override:
-        return os.path.join(os.path.dirname(os.path.abspath(override)), "signing.key")
-    base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
-    return os.path.join(base, "sgcc", "signing.key")
+    from sgcc import dirs
+
+    return dirs.signing_key_file()
 
 
 def _read_key(path: str) -> bytes:

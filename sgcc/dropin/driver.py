@@ -159,7 +159,8 @@ class EligibleCompile:
         if not self.settings.get("cache"):
             return None
         store = cache.Store(self.settings["cache_dir"], signing_key=self.settings.get("signing_key", ""),
-                            trusted_keys=self.settings.get("trusted_keys", ""), remote=self.remote or False)
+                            trusted_keys=self.settings.get("trusted_keys", ""), remote=self.remote,
+                            record_remote=False)  # main() records the remote's counters with the compile's
         self._count("tu_lookups")
         if key not in self.marks:  # no winner (the index is exact for entries with winners)
             self._count("tu_hits_no_winner" if store.exists(key) else "tu_misses")
@@ -385,12 +386,13 @@ def main(argv: list[str]) -> int:
 
 def _remote_layer(settings: dict):
     """The remote cache layer when ``remote_storage`` is set (and the cache is on), else None:
-    only then is :mod:`sgcc.cache.remote` imported."""
+    only then is :mod:`sgcc.cache.compose` (and the remote layer) imported. The drop-in holds
+    the settings, so it builds the storage and hands it to the store (ccache's layering)."""
     if not settings.get("remote_storage") or not settings.get("cache"):
         return None
-    from sgcc.cache import remote
+    from sgcc.cache import compose
 
-    return remote.Layer(settings["cache_dir"], settings["remote_storage"], settings.get("remote_timeout", 150))
+    return compose.remote_layer(settings["cache_dir"], settings["remote_storage"], settings.get("remote_timeout", 150))
 
 
 def _remote_counts(remote) -> dict:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sgcc.cache.store import Store
 
 
 @dataclass
@@ -34,8 +38,21 @@ class Request:
     mutants: int = 16  # generated differential inputs (sgcc.engine.proof); 0: none
     signing_key: str = ""  # the key that signs stored verdicts ("": the user's own)
     trusted_keys: str = ""  # more keys whose entries are used, comma-separated
+    remote_storage: str = ""  # the remote cache behind cache_dir (sgcc.cache.remote; "": none)
+    remote_timeout: int = 150  # milliseconds one conversation with the remote may take
     accept_isolation_risk: bool = False  # run untrusted candidates even where runs cannot be boxed
     generator_config: str = ""  # identifies how candidates were made (part of the search key)
+
+    def cache_store(self) -> Store:
+        """The verdict cache this request names, with its remote layer behind it: the engine
+        holds the settings, so it composes the storage and hands it down (the cache reads no
+        configuration). Only when :attr:`cache_dir` is set."""
+        from sgcc.cache import compose
+
+        assert self.cache_dir, "no cache in this request"
+        return compose.open_store(self.cache_dir, max_bytes=self.cache_max_bytes, signing_key=self.signing_key,
+                                  trusted_keys=self.trusted_keys, remote_storage=self.remote_storage,
+                                  remote_timeout=self.remote_timeout)
 
 
 @dataclass
@@ -86,6 +103,7 @@ def request_from_options(options: dict, *, source: Path, flags: list[str], tests
                       cache_dir=configmod.cache_dir(cfg) if cfg.cache else None,
                       cache_max_bytes=configmod.parse_size(cfg.cache_size), refresh=refresh, mutants=cfg.mutants,
                       accept_isolation_risk=cfg.accept_isolation_risk, signing_key=cfg.signing_key,
-                      trusted_keys=cfg.trusted_keys,
+                      trusted_keys=cfg.trusted_keys, remote_storage=cfg.remote_storage,
+                      remote_timeout=cfg.remote_timeout,
                       generator_config=registry.describe(cfg, replay_dirs=replay_dirs))
     return cfg, request

@@ -51,9 +51,7 @@ class Verdicts:
         cached winners are returned to be offered again (re-validated, never trusted)."""
         if not self.req.cache_dir:
             return []
-        from sgcc.cache import store as cache
-
-        store = cache.Store(self.req.cache_dir, signing_key=self.req.signing_key, trusted_keys=self.req.trusted_keys)
+        store = self.req.cache_store()
         report.cache = {"key": self.entry_key, "search": self.search_key, "dir": store.root}
         entry = store.read(self.entry_key, touch=True)
         if entry is None:
@@ -92,10 +90,7 @@ class Verdicts:
         by the budget or a failing generator gets no "nothing faster" verdict)."""
         if not self.req.cache_dir:
             return
-        from sgcc.cache import store as cache
-
-        store = cache.Store(self.req.cache_dir, max_bytes=self.req.cache_max_bytes, signing_key=self.req.signing_key,
-                            trusted_keys=self.req.trusted_keys)
+        store = self.req.cache_store()
         now = time.strftime("%Y-%m-%dT%H:%M:%S")
         shipped_fns = {r.function for r in shipped}
         by_fn = {r.function: r for r in shipped}

@@ -39,14 +39,9 @@ def helper_path() -> str | None:
 
 
 def _places() -> list[Path]:
-    places = []
-    try:
-        import platformdirs
+    from sgcc import dirs
 
-        places.append(Path(platformdirs.user_cache_dir("sgcc")) / "box")
-    except ImportError:
-        pass
-    return places
+    return [Path(dirs.user_cache_dir()) / "box"]
 
 
 def _build() -> str | None:

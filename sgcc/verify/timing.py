@@ -103,9 +103,9 @@ def timing_lock_path() -> Path:
     override = os.environ.get("SGCC_TIMING_LOCK")
     if override:
         return Path(override)
-    import platformdirs
+    from sgcc import dirs
 
-    return Path(platformdirs.user_cache_dir("sgcc")) / "timing.lock"
+    return Path(dirs.user_cache_dir()) / "timing.lock"
 
 
 @contextlib.contextmanager
