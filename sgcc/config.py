@@ -22,7 +22,10 @@ import os
 from sgcc.errors import SgccError
 
 
-def _bool(value: object) -> bool:
+def parse_bool(value: object) -> bool:
+    """The one reading of a yes/no value (a setting, an ``SGCC_*`` variable): ``1 yes true on``
+    or ``0 no false off`` and empty, any case; anything else raises ValueError, and each caller
+    says what an unknown value means where it stands."""
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -30,7 +33,16 @@ def _bool(value: object) -> bool:
         return True
     if text in ("0", "no", "false", "off", ""):
         return False
-    raise ValueError(f"expected a boolean, got {value!r}")
+    raise ValueError(f"expected a boolean (1/0, yes/no, true/false, on/off), got {value!r}")
+
+
+def env_flag(name: str, *, unknown: bool) -> bool:
+    """The environment variable ``name`` read by :func:`parse_bool` (unset: false); an unknown
+    value counts as ``unknown`` (the side that is safe for that variable)."""
+    try:
+        return parse_bool(os.environ.get(name, ""))
+    except ValueError:
+        return unknown
 
 
 def _float(value: object) -> float:
@@ -219,14 +231,14 @@ SETTINGS: dict[str, Setting] = {
         Setting("min_sample", _within(_float, 0.001, 3600), 0.05, "seconds of CPU one timing sample must last"),
         Setting("test_timeout", _within(_float, 0.1, 86400), 10.0, "wall-clock seconds one test run may take"),
         Setting("jobs", _within(_int, 0, 4096), 0, "parallel builds and tests (0: one per core)"),
-        Setting("keep_temps", _bool, False, "keep temporary directories for debugging"),
+        Setting("keep_temps", parse_bool, False, "keep temporary directories for debugging"),
         Setting("compiler", _str, "", "the real compiler for sgcc's commands (default: gcc from PATH)"),
-        Setting("cache", _bool, True,
+        Setting("cache", parse_bool, True,
                 "use the verdict cache (compiles substitute cached winners; searches store them)"),
         Setting("cache_dir", _str, "", "cache directory (default: the user cache directory; relative paths in "
                                      "sgcc.toml are relative to the file, e.g. 'cache' for a shared project cache)"),
         Setting("cache_size", _size, "256M", "most bytes the cache may hold before least recently used entries go"),
-        Setting("accept_isolation_risk", _bool, False,
+        Setting("accept_isolation_risk", parse_bool, False,
                 "run untrusted candidates (llm, replay) even where test runs cannot be fully isolated"),
         Setting("signing_key", _str, "",
                 "key file that signs cache entries sgcc validated (default: your own key, made on first use)"),

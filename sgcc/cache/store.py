@@ -11,10 +11,9 @@ Keying on the whole file rather than one function is deliberate: an edit anywher
 invalidates its cached winners. A winner was proven correct next to the other functions of
 its file as gcc compiled them; reusing it next to different ones would need luck.
 
-**Files.** ``ROOT/entries/<context id>/<key>.json``, written via a temporary file and
-``rename`` under an exclusive ``flock`` of ``ROOT/locks/<key[:2]>.lock`` (filelock's Unix
-locks are ``flock`` locks too, so they interoperate; this module uses ``fcntl`` directly
-because importing filelock costs ~30 ms, which every compile would pay). The first line is
+**Files.** ``ROOT/entries/<context id>/<key>.json``, written by the one atomic writer
+(:func:`sgcc.fsutil.atomic_write`: a temporary file and ``rename``) under an exclusive lock
+of ``ROOT/locks/<key[:2]>.lock`` (:class:`sgcc.fsutil.FileLock`, an ``flock``). The first line is
 ``sgcc-cache 1 <sha256 of the rest>``: a corrupt or truncated entry is a miss, counted, and
 removed so the next search repairs it. Size is bounded: after a store, entries beyond
 ``cache_size`` are evicted least recently used first (a hit refreshes an entry's modification
@@ -58,6 +57,7 @@ from sgcc.cache import stats as statsmod
 TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows this name
 if TYPE_CHECKING:
     from sgcc.cache.remote import Layer
+    from sgcc.fsutil import FileLock
 
 #: 2: entries carry an HMAC by a trusted key (sgcc.cache.trust); schema-1 entries (a bare
 #: checksum anyone can recompute) are never used.
@@ -68,7 +68,6 @@ MAGIC = "sgcc-cache"
 MAX_ENTRY_BYTES = 64 << 20
 #: Default bound on the cache's size.
 DEFAULT_MAX_BYTES = 256 << 20
-WHOLE_UNIT = "<translation-unit>"  # same as sgcc.candidates.WHOLE_UNIT (not imported: lean)
 
 
 def entry_dir(root: str, key: str) -> str:
@@ -93,24 +92,6 @@ def default_root() -> str:
 
 class CacheError(ValueError):
     """An entry cannot be read (corrupt, truncated, wrong schema)."""
-
-
-def _lock(path: str):
-    import fcntl
-
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    return fd
-
-
-def _unlock(fd: int) -> None:
-    import fcntl
-
-    try:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
 
 
 class UntrustedEntry(CacheError):
@@ -193,6 +174,14 @@ class Store:
     def _lock_path(self, key: str) -> str:
         return os.path.join(self.root, "locks", key[:2] + ".lock")
 
+    def _locked(self, key: str) -> FileLock:
+        """``key``'s entry lock, taken (the caller releases it in a ``finally``)."""
+        from sgcc.fsutil import FileLock
+
+        lock = FileLock(self._lock_path(key))
+        lock.acquire()
+        return lock
+
     # -- reading --------------------------------------------------------------------------
 
     def read(self, key: str, *, touch: bool = False) -> dict | None:
@@ -255,20 +244,20 @@ class Store:
         """Keep a validated remote entry locally, as it came (unless one appeared meanwhile)."""
         path = self.path(key)
         mark = self._mark_path(key)
-        fd = _lock(self._lock_path(key))
+        lock = self._locked(key)
         try:
             if os.path.exists(path):
                 return
             os.makedirs(os.path.dirname(mark), exist_ok=True)
             if has_winners:  # the mark first, as update() does
                 os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o666))
-            from sgcc.fsutil import atomic_write  # only for a remote hit
+            from sgcc.fsutil import atomic_write
 
-            atomic_write(path, raw, mode=0o666)
+            atomic_write(path, raw, mode=None)
         except OSError:
             return
         finally:
-            _unlock(fd)
+            lock.release()
         self.trim()
 
     def touch(self, key: str) -> None:
@@ -327,7 +316,7 @@ class Store:
         line = f"sgcc-joined {entry_sum} {keys.sha256(body).hexdigest()} {len(functions)} {names}"
         data = f"{line} {self.keyring.sign(line.encode() + body)}\n".encode() + body
         path = self._joined_path(key)
-        fd = _lock(self._lock_path(key))
+        lock = self._locked(key)
         try:
             try:
                 with open(self.path(key), "rb") as fh:
@@ -336,22 +325,20 @@ class Store:
                 return
             if len(head) != 4 or head[2].decode("ascii", "replace") != entry_sum:
                 return
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
+            from sgcc.fsutil import atomic_write
+
+            atomic_write(path, data, mode=None)
         except OSError:
             pass
         finally:
-            _unlock(fd)
+            lock.release()
 
     def exists(self, key: str) -> bool:
         """Whether an entry file for ``key`` is there (not read, not checked)."""
         return os.path.exists(self.path(key))
 
     def _discard_corrupt(self, key: str, path: str, raw: bytes) -> None:
-        fd = _lock(self._lock_path(key))
+        lock = self._locked(key)
         try:
             # Re-check under the lock: a writer may have replaced it meanwhile.
             try:
@@ -364,7 +351,7 @@ class Store:
                 _unlink(self._mark_path(key))
                 _unlink(self._joined_path(key))
         finally:
-            _unlock(fd)
+            lock.release()
         self.bump({"corrupt": 1})
 
     # -- writing --------------------------------------------------------------------------
@@ -375,7 +362,7 @@ class Store:
         Keeps the index of winners true (see the module docstring)."""
         path = self.path(key)
         mark = self._mark_path(key)
-        fd = _lock(self._lock_path(key))
+        lock = self._locked(key)
         try:
             try:
                 with open(path, "rb") as fh:
@@ -390,17 +377,14 @@ class Store:
             os.makedirs(os.path.dirname(mark), exist_ok=True)
             if has_winners:  # the mark first: a compile must never see winners without it
                 os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o666))
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
+            from sgcc.fsutil import atomic_write
+
+            atomic_write(path, data, mode=None, fsync=True)
             _unlink(self._joined_path(key))  # derived from the old version
             if not has_winners:
                 _unlink(mark)
         finally:
-            _unlock(fd)
+            lock.release()
         self.bump({"stores": 1})
         layer = self.remote
         if layer is not None:  # after the local store, outside its lock: a slow server holds no one up
@@ -411,7 +395,7 @@ class Store:
 
     def delete(self, key: str) -> bool:
         """Remove ``key``'s entry (and its mark); whether there was one."""
-        fd = _lock(self._lock_path(key))
+        lock = self._locked(key)
         try:
             os.unlink(self.path(key))
             return True
@@ -420,7 +404,7 @@ class Store:
         finally:
             _unlink(self._mark_path(key))
             _unlink(self._joined_path(key))
-            _unlock(fd)
+            lock.release()
 
     # -- listing, size, eviction ----------------------------------------------------------
 
@@ -525,7 +509,7 @@ def _read_capped(path: str) -> bytes | None:
 # -- what the drop-in substitutes ------------------------------------------------------------
 
 def substitution(entry: dict) -> dict[str, str] | None:
-    """The units to substitute from an entry: ``{function: text}`` (or ``{WHOLE_UNIT: text}``)."""
+    """The units to substitute from an entry: ``{function: text}`` (or ``{sgcc.asm.WHOLE_UNIT: text}``)."""
     apply = entry.get("apply")
     if not isinstance(apply, dict):
         return None

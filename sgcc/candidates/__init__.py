@@ -18,9 +18,7 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass, field
 
-#: ``Candidate.function`` for a candidate that replaces the whole translation unit's assembly
-#: (offered when a variant's functions cannot be transplanted one by one).
-WHOLE_UNIT = "<translation-unit>"
+from sgcc.asm import WHOLE_UNIT as WHOLE_UNIT  # ``Candidate.function`` of a whole-unit candidate
 
 
 @dataclass

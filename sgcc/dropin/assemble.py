@@ -89,12 +89,10 @@ def template(compiler: str, compiler_id: str, flags: list[str], env: dict, cache
     if found is None:
         return None
     argv[0] = found
+    from sgcc.fsutil import atomic_write
+
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write("\0".join(argv).encode("utf-8", "surrogateescape"))
-        os.replace(tmp, path)
+        atomic_write(path, "\0".join(argv), mode=None)
     except OSError:
         pass
     return argv

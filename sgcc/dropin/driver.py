@@ -35,10 +35,6 @@ from sgcc.errors import SgccError, log
 from sgcc.gcc import args as gccargs
 
 
-def _truthy(value: str | None) -> bool:
-    return bool(value) and value.strip().lower() not in ("0", "no", "false", "off", "")
-
-
 def warn(message: str) -> None:
     """One line on stderr, prefixed so it is never mistaken for a gcc diagnostic."""
     sys.stderr.write(f"sgcc: warning: {message}\n")
@@ -185,8 +181,10 @@ class EligibleCompile:
         if not units:
             self._count("tu_hits_no_winner")  # a search found nothing faster: gcc's code it is
             return None
-        if cache.WHOLE_UNIT in units:
-            new = units[cache.WHOLE_UNIT]
+        from sgcc.asm import WHOLE_UNIT
+
+        if WHOLE_UNIT in units:
+            new = units[WHOLE_UNIT]
         else:
             from sgcc.asm.units import AsmFile
 
@@ -321,7 +319,7 @@ def main(argv: list[str]) -> int:
     except SgccError as exc:  # no real compiler, or it would run sgcc again
         sys.stderr.write(exc.render() + "\n")
         return 1
-    if _truthy(os.environ.get("SGCC_DISABLE")):
+    if config.env_flag("SGCC_DISABLE", unknown=True):  # an unknown value: the safe side, plain gcc
         log(f"disabled: {invoked.compiler}")
         exec_compiler(invoked.compiler, invoked.args)
     try:
@@ -355,7 +353,7 @@ def main(argv: list[str]) -> int:
         _stats(settings, {"eligible": 1, "direct": 1, **_remote_counts(remote)})
         exec_compiler(invoked.compiler, invoked.args)
     log(f"eligible: {invoked.mode} {invoked.compiler} {inv.mode} {' '.join(s.path for s in inv.sources)}")
-    keep = _truthy(os.environ.get("SGCC_KEEP_TEMPS"))
+    keep = config.env_flag("SGCC_KEEP_TEMPS", unknown=True)
     tmpdir = _private_tmpdir()
     if tmpdir is None:  # nowhere to work (TMPDIR and /tmp unusable): gcc copes, so let it
         log("no private temporary directory; compiling with plain gcc")

@@ -99,7 +99,7 @@ class Project:
         rel_source = searched.source.resolve().relative_to(root)
 
         def link(asm_text: str, obj: Path, where: Path, replacements: dict[str, str]):
-            from sgcc.cache.store import WHOLE_UNIT
+            from sgcc.asm import WHOLE_UNIT
 
             changed = dict(replacements)
             overlay = {searched.key: asm_text}
