@@ -253,7 +253,8 @@ class Layer:
         try:
             raw = self.storage().get(key, limit)
         except RemoteRefused as exc:
-            return self._refuse(key, str(exc))
+            self._refuse(key, str(exc))
+            return None
         except RemoteError as exc:
             self._mark_down(exc)
             return None
@@ -263,9 +264,11 @@ class Layer:
         try:
             data = decode(raw)
         except ValueError as exc:  # sgcc.cache.store.CacheError and UntrustedEntry are ValueErrors
-            return self._refuse(key, str(exc))
+            self._refuse(key, str(exc))
+            return None
         if data.get("key") != key:  # a signed entry for another translation unit or context
-            return self._refuse(key, "the entry was made for another key")
+            self._refuse(key, "the entry was made for another key")
+            return None
         self._count("remote_hits")
         return raw, data
 
@@ -273,7 +276,6 @@ class Layer:
         self.refused = why
         self._count("remote_refused")
         log(f"remote value {key[:16]} refused: {why}")
-        return None
 
     def push(self, key: str, data: bytes, has_winners: bool) -> bool:
         """Store an entry's bytes remotely too (not when read-only or down); whether it was."""

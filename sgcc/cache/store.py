@@ -410,7 +410,7 @@ class Store:
 
     def keys(self) -> list[str]:
         """Every entry's key, sorted."""
-        out = []
+        out: list[str] = []
         base = os.path.join(self.root, "entries")
         try:
             subdirs = os.listdir(base)

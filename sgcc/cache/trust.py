@@ -21,6 +21,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows this name
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 #: Bytes of a key sgcc creates.
 KEY_BYTES = 32
 #: Largest key file read (a key is a secret, not a document).
@@ -101,7 +105,7 @@ def key_id(key: bytes) -> str:
 class Keyring:
     """The key that signs new entries and every key whose signatures are accepted."""
 
-    def __init__(self, signing: bytes, trusted: list[bytes] = ()):
+    def __init__(self, signing: bytes, trusted: Sequence[bytes] = ()):
         self.signing = signing
         self.keys = {key_id(k): k for k in [signing, *trusted]}
         self.signing_id = key_id(signing)

@@ -94,10 +94,10 @@ class Pipeline:
                     return None
         binary = where / "cand"
         if program.link is not None:
-            binary, error = program.link(asm_text, obj, where, replacements)
-            if binary is None:
+            linked, error = program.link(asm_text, obj, where, replacements)
+            if linked is None:
                 result.stop(Stage.LINK, "the project does not build with it", error[:800])
-            return binary
+            return linked
         r = proc.run(gccargs.link_argv(self.req.compiler, self.req.flags, [str(obj)], str(binary)), timeout=120,
                      limits=proc.Limits(cpu=60, file_size=256 << 20))
         if not r.ok:

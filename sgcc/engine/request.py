@@ -4,10 +4,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sgcc.asm.units import AsmFile
     from sgcc.cache.store import Store
+    from sgcc.candidates import Generator
+    from sgcc.verify.isa import Target
+
+
+class Linker(Protocol):
+    """How a candidate's assembly becomes the program to test, where the engine's own link
+    would not do (a whole project: :mod:`sgcc.project.optimize` relinks its binaries):
+    ``link(asm_text, obj, where, replacements) -> (binary or None, why not)``. ``obj`` is
+    the candidate's object, ``where`` a directory of its own, ``replacements`` the units it
+    replaces (``{function: text}``)."""
+
+    def __call__(self, asm_text: str, obj: Path, where: Path,
+                 replacements: dict[str, str]) -> tuple[Path | None, str]: ...
 
 
 @dataclass
@@ -18,7 +34,7 @@ class Request:
     flags: list[str]
     tests: Path
     output: Path
-    generators: list = field(default_factory=list)  # sgcc.candidates.Generator instances
+    generators: list[Generator] = field(default_factory=list)
     isa: str = "flags"
     min_gain: float = 0.03
     timing_rounds: int = 20
@@ -62,20 +78,21 @@ class Program:
     source: Path
     source_text: str
     flags: list[str]
-    asm: object  # sgcc.asm.units.AsmFile
+    asm: AsmFile
     asm_text: str
     obj: Path
     binary: Path
-    target: object  # sgcc.verify.isa.Target
+    target: Target  # the instruction set candidates may use
     asm_flags: list[str] = field(default_factory=list)  # flags that assemble any variant of it
     weights: dict[str, float] | None = None  # function -> share of the tests' instructions
     # Whole projects (sgcc.project.optimize): how a candidate's assembly becomes the program to test,
     # ``link(asm_text, obj, where, replacements) -> (binary or None, error)``, and the cache key the
     # project's own compile of this unit has (recorded by the drop-in).
-    link: object = None
+    link: Linker | None = None
     cache_key: str | None = None
     cache_context: dict | None = None  # the context cache_key was made in (kept with winners, for audits)
-    expose: object = None  # binary -> host directories its test runs see (a project's tree; Sandbox(expose=))
+    #: binary -> host directories its test runs see (a project's tree; Sandbox(expose=)).
+    expose: Callable[[Path], list[Path]] | None = None
 
     @property
     def defined(self) -> frozenset[str]:

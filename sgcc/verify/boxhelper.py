@@ -61,13 +61,15 @@ def _build() -> str | None:
     compiler = shutil.which("gcc") or shutil.which("cc")
     if compiler is None:
         return None
-    for place in [*_places(), None]:
+    for where in [*_places(), None]:
         try:
-            if place is None:
+            if where is None:
                 place = Path(tempfile.mkdtemp(prefix="sgcc-box-"))
                 import atexit
 
                 atexit.register(shutil.rmtree, str(place), True)
+            else:
+                place = where
             place.mkdir(parents=True, exist_ok=True)
             out = place / f"boxhelper-{digest}"
             tmp = place / f".boxhelper-{digest}.{os.getpid()}"
