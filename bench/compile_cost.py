@@ -12,6 +12,9 @@ Usage: ``python bench/compile_cost.py [--rounds 30] [--functions 16] [--flags "-
 ``--before DIR``: another source tree of sgcc (``git archive <commit> | tar -x -C DIR``); each
 sgcc row is then timed twice in the same interleaved rounds, once importing this tree and once
 that one (``PYTHONPATH``), so a change's cost on the compile path is a ratio from one run.
+``--stub``: sgcc runs ``true`` (copied under the name gcc) in gcc's place (``SGCC_COMPILER``), so the rows that hand the
+command over at once (pass-through, disabled, nothing to substitute) time sgcc's own cost alone,
+without gcc's compile and its noise; the cache-hit rows, which need gcc's output, are left out.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ def main() -> None:
     ap.add_argument("--flags", default="-O2 -g")
     ap.add_argument("--sgcc", default=shutil.which("sgcc") or str(Path(sys.executable).parent / "sgcc"))
     ap.add_argument("--before", type=Path, help="another sgcc source tree to time beside this one")
+    ap.add_argument("--stub", action="store_true", help="run `true` in gcc's place: sgcc's own cost alone")
     args = ap.parse_args()
     compileall.compile_dir(str(ROOT / "sgcc"), quiet=1)
     if args.before:
@@ -99,14 +103,28 @@ def main() -> None:
             "python -c pass": ([py, "-c", "pass"], base),
             "python -S -c pass": ([py, "-S", "-c", "pass"], base),
         }
+        if args.stub:
+            # `true` under the name gcc: sgcc takes it for gcc (a compiler of another name gets
+            # the command untouched, which would make every row a pass-through).
+            true = os.path.join(work, "stub", "gcc")
+            os.makedirs(os.path.dirname(true))
+            shutil.copy2(shutil.which("true"), true)
+            for name in ("sgcc full path, miss", "sgcc hit (memoized)", "sgcc first hit (parse, join)"):
+                del rows[name]
+            for name in list(rows):
+                argv, env = rows[name]
+                if name.startswith("gcc"):
+                    rows[name] = ([true, *argv[1:]], env)
+                elif name.startswith("sgcc"):
+                    rows[name] = (argv, {**env, "SGCC_COMPILER": true})
         if args.before:
             for name in [n for n in rows if n.startswith("sgcc")]:
                 argv, env = rows[name]
                 rows[name] = (argv, {**env, "PYTHONPATH": str(ROOT)})
                 rows[name + " [before]"] = (argv, {**env, "PYTHONPATH": str(args.before.resolve())})
-        _run(rows["sgcc hit (memoized)"][0], work, rows["sgcc hit (memoized)"][1])  # learns as, memoizes
-        _run(rows["sgcc full path, miss"][0], work, rows["sgcc full path, miss"][1])
-        _run(rows["sgcc first hit (parse, join)"][0], work, rows["sgcc first hit (parse, join)"][1])  # learns as
+        for name in ("sgcc hit (memoized)", "sgcc full path, miss", "sgcc first hit (parse, join)"):
+            if name in rows:  # learns the as command, memoizes the hit
+                _run(rows[name][0], work, rows[name][1])
         results: dict[str, list[tuple[float, float]]] = {k: [] for k in rows}
         rng = random.Random(1)
         load = []

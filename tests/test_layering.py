@@ -82,3 +82,11 @@ def test_every_row_of_the_layering_table_is_a_contract_that_says_the_same():
     shared = contracts["row-shared"]
     assert set(shared["source_modules"]) == {f"sgcc.{m}" for m in SHARED}
     assert {m.removeprefix("sgcc.") for m in shared["forbidden_modules"]} == set(PACKAGES)
+
+
+def test_the_readmes_set_up_and_test_commands_are_what_ci_runs():
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    readme = (ROOT / "README.md").read_text()
+    setup = next(line for line in ci if line.startswith("python3 -m venv"))
+    tests = next(line for line in ci if "pytest" in line)
+    assert f"\n{setup}\n" in readme and f"\n{tests}\n" in readme
