@@ -30,9 +30,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sgcc import proc  # noqa: E402
-from sgcc.verify.sandbox import Sandbox, TestCase  # noqa: E402
-from sgcc.verify.timing import decide, measure, runner, timing_lock, timing_lock_path  # noqa: E402
+from sgcc import proc
+from sgcc.verify.sandbox import Sandbox, TestCase
+from sgcc.verify.timing import decide, measure, runner, timing_lock, timing_lock_path
 
 PROGRAM = r"""
 #include <stdio.h>

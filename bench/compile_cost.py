@@ -7,7 +7,14 @@ substitute, full path missing in a context that has winners, first hit, repeated
 SGCC_DISABLE); and the bare interpreter (``python -c pass``, with and without ``site``), which
 bounds what any Python drop-in can cost.
 
-Usage: ``python bench/compile_cost.py [--rounds 30] [--functions 16] [--flags "-O2 -g"]``
+Usage: ``python bench/compile_cost.py [--rounds 30] [--functions 16] [--flags "-O2 -g"] [--before DIR]``
+
+``--before DIR``: another source tree of sgcc (``git archive <commit> | tar -x -C DIR``); each
+sgcc row is then timed twice in the same interleaved rounds, once importing this tree and once
+that one (``PYTHONPATH``), so a change's cost on the compile path is a ratio from one run.
+``--stub``: sgcc runs ``true`` (copied under the name gcc) in gcc's place (``SGCC_COMPILER``), so the rows that hand the
+command over at once (pass-through, disabled, nothing to substitute) time sgcc's own cost alone,
+without gcc's compile and its noise; the cache-hit rows, which need gcc's output, are left out.
 """
 
 from __future__ import annotations
@@ -60,8 +67,12 @@ def main() -> None:
     ap.add_argument("--functions", type=int, default=16)
     ap.add_argument("--flags", default="-O2 -g")
     ap.add_argument("--sgcc", default=shutil.which("sgcc") or str(Path(sys.executable).parent / "sgcc"))
+    ap.add_argument("--before", type=Path, help="another sgcc source tree to time beside this one")
+    ap.add_argument("--stub", action="store_true", help="run `true` in gcc's place: sgcc's own cost alone")
     args = ap.parse_args()
     compileall.compile_dir(str(ROOT / "sgcc"), quiet=1)
+    if args.before:
+        compileall.compile_dir(str(args.before / "sgcc"), quiet=1)
     gcc = os.path.realpath(shutil.which("gcc"))
     flags = args.flags.split()
     work = tempfile.mkdtemp(prefix="sgcc-compile-cost-")
@@ -92,9 +103,28 @@ def main() -> None:
             "python -c pass": ([py, "-c", "pass"], base),
             "python -S -c pass": ([py, "-S", "-c", "pass"], base),
         }
-        _run(rows["sgcc hit (memoized)"][0], work, rows["sgcc hit (memoized)"][1])  # learns as, memoizes
-        _run(rows["sgcc full path, miss"][0], work, rows["sgcc full path, miss"][1])
-        _run(rows["sgcc first hit (parse, join)"][0], work, rows["sgcc first hit (parse, join)"][1])  # learns as
+        if args.stub:
+            # `true` under the name gcc: sgcc takes it for gcc (a compiler of another name gets
+            # the command untouched, which would make every row a pass-through).
+            true = os.path.join(work, "stub", "gcc")
+            os.makedirs(os.path.dirname(true))
+            shutil.copy2(shutil.which("true"), true)
+            for name in ("sgcc full path, miss", "sgcc hit (memoized)", "sgcc first hit (parse, join)"):
+                del rows[name]
+            for name in list(rows):
+                argv, env = rows[name]
+                if name.startswith("gcc"):
+                    rows[name] = ([true, *argv[1:]], env)
+                elif name.startswith("sgcc"):
+                    rows[name] = (argv, {**env, "SGCC_COMPILER": true})
+        if args.before:
+            for name in [n for n in rows if n.startswith("sgcc")]:
+                argv, env = rows[name]
+                rows[name] = (argv, {**env, "PYTHONPATH": str(ROOT)})
+                rows[name + " [before]"] = (argv, {**env, "PYTHONPATH": str(args.before.resolve())})
+        for name in ("sgcc hit (memoized)", "sgcc full path, miss", "sgcc first hit (parse, join)"):
+            if name in rows:  # learns the as command, memoizes the hit
+                _run(rows[name][0], work, rows[name][1])
         results: dict[str, list[tuple[float, float]]] = {k: [] for k in rows}
         rng = random.Random(1)
         load = []
@@ -111,15 +141,22 @@ def main() -> None:
                    for k, v in results.items()}
         print(f"one compile of a {args.functions}-function unit, {' '.join(flags)}; {args.rounds} interleaved rounds; "
               f"load average {min(load):.1f}-{max(load):.1f} on {os.cpu_count()} CPUs")
-        print(f"{'command':<30} {'CPU ms':>8} {'x gcc':>6} {'+ms':>6} {'wall ms':>8} {'x gcc':>6}  CPU quartiles"
+        print(f"{'command':<39} {'CPU ms':>8} {'x gcc':>6} {'+ms':>6} {'wall ms':>8} {'x gcc':>6}  CPU quartiles"
               "   (x gcc: to gcc with the same flags)")
         for name, vals in results.items():
             cpu = sorted(c for c, _ in vals)
             med, wall = medians[name]
             gcc_cpu, gcc_wall = medians["gcc -O1" if "-O1" in name else "gcc"]
             q1, q3 = cpu[len(cpu) // 4], cpu[3 * len(cpu) // 4]
-            print(f"{name:<30} {med:8.1f} {med / gcc_cpu:6.3f} {med - gcc_cpu:+6.1f} {wall:8.1f} "
+            print(f"{name:<39} {med:8.1f} {med / gcc_cpu:6.3f} {med - gcc_cpu:+6.1f} {wall:8.1f} "
                   f"{wall / gcc_wall:6.3f}  {q1:.1f}-{q3:.1f}")
+        if args.before:
+            print("\nthis tree over the --before tree, per row (paired by round: median of the CPU-time ratios, "
+                  "quartiles)")
+            for name in [n for n in rows if n.startswith("sgcc") and not n.endswith("[before]")]:
+                ratios = sorted(a[0] / b[0] for a, b in zip(results[name], results[name + " [before]"]))
+                print(f"{name:<39} {statistics.median(ratios):6.3f}  {ratios[len(ratios) // 4]:.3f}-"
+                      f"{ratios[3 * len(ratios) // 4]:.3f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from sgcc import proc  # noqa: E402
 from sgcc.asm.units import AsmFile  # noqa: E402
-from sgcc.cache import keys, remote  # noqa: E402
+from sgcc.cache import compose, keys, remote  # noqa: E402
 from sgcc.cache import store as cache  # noqa: E402
 
 SOURCE = ROOT / "examples" / "programs" / "popcount" / "popcount.c"
@@ -115,7 +115,7 @@ def _micro(tmp: Path, url: str, key: str, home: Path) -> dict[str, tuple[float, 
     out = {}
     cpu, wall = [], []
     probe = ("import time\nimport sgcc.dropin.driver, sgcc.cache.store, sgcc.cache.keys\n"
-             "c, w = time.process_time(), time.perf_counter()\nimport sgcc.cache.redis_backend\n"
+             "c, w = time.process_time(), time.perf_counter()\nimport sgcc.cache.compose, sgcc.cache.redis_backend\n"
              "print(time.process_time() - c, time.perf_counter() - w)")
     for _ in range(25):
         r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
@@ -128,9 +128,10 @@ def _micro(tmp: Path, url: str, key: str, home: Path) -> dict[str, tuple[float, 
     ctx = key[48:]
     ring = cache.Store(tmp / "seed").keyring
     for label, fn in [
-        ("miss: index lookup (connect + SMEMBERS)", lambda: remote.Layer(root, url, 150).winners(ctx)),
+        ("miss: index lookup (connect + SMEMBERS)", lambda: compose.remote_layer(root, url, 150).winners(ctx)),
         ("hit: fetch + validation (connect + GET + HMAC)",
-         lambda: remote.Layer(root, url, 150).fetch(key, ring, cache.MAX_ENTRY_BYTES)),
+         lambda: compose.remote_layer(root, url, 150).fetch(key, lambda raw: cache.decode_entry(raw, ring),
+                                                            cache.MAX_ENTRY_BYTES)),
     ]:
         assert label.startswith("miss") or fn() is not None
         vals = []
@@ -145,7 +146,7 @@ def _micro(tmp: Path, url: str, key: str, home: Path) -> dict[str, tuple[float, 
     vals = []
     for _ in range(300):
         t = time.perf_counter()
-        remote.Layer(str(down), url, 150).winners(ctx)
+        compose.remote_layer(str(down), url, 150).winners(ctx)
         vals.append(time.perf_counter() - t)
     out["server marked down: the skip"] = spread(vals)
     return out
@@ -191,7 +192,7 @@ def main() -> int:
         key = keys.entry_key(keys.context(gcc, ["-O3"], "flags"), keys.tu_digest(asm))
         os.environ["SGCC_CONFIG"] = str(home / "config.toml")  # the bench's own signing key
         seed = tmp / "seed"
-        layer = remote.Layer(str(seed), url, 2000)
+        layer = compose.remote_layer(str(seed), url, 2000)
         cache.Store(seed, remote=layer).update(key, lambda old: {"functions": {}, "apply": {"units": {
             "count_bits": unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n# cached\n", 1)}}})
         assert layer.counts.get("remote_stores") == 1, layer.counts

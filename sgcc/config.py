@@ -21,8 +21,16 @@ import os
 
 from sgcc.errors import SgccError
 
+TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows this name
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
-def _bool(value: object) -> bool:
+
+def parse_bool(value: object) -> bool:
+    """The one reading of a yes/no value (a setting, an ``SGCC_*`` variable): ``1 yes true on``
+    or ``0 no false off`` and empty, any case; anything else raises ValueError, and each caller
+    says what an unknown value means where it stands."""
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -30,13 +38,22 @@ def _bool(value: object) -> bool:
         return True
     if text in ("0", "no", "false", "off", ""):
         return False
-    raise ValueError(f"expected a boolean, got {value!r}")
+    raise ValueError(f"expected a boolean (1/0, yes/no, true/false, on/off), got {value!r}")
+
+
+def env_flag(name: str, *, unknown: bool) -> bool:
+    """The environment variable ``name`` read by :func:`parse_bool` (unset: false); an unknown
+    value counts as ``unknown`` (the side that is safe for that variable)."""
+    try:
+        return parse_bool(os.environ.get(name, ""))
+    except ValueError:
+        return unknown
 
 
 def _float(value: object) -> float:
     if isinstance(value, bool):
         raise ValueError("expected a number")
-    number = float(value)
+    number = float(value)  # type: ignore[arg-type]  # ValueError/TypeError: a bad setting
     if number != number or number in (float("inf"), float("-inf")):
         raise ValueError(f"expected a finite number, got {value!r}")
     return number
@@ -45,7 +62,7 @@ def _float(value: object) -> float:
 def _int(value: object) -> int:
     if isinstance(value, bool):
         raise ValueError("expected an integer")
-    return int(value)
+    return int(value)  # type: ignore[call-overload]  # ValueError/TypeError: a bad setting
 
 
 def _int_or_none(value: object) -> int | None:
@@ -229,14 +246,14 @@ SETTINGS: dict[str, Setting] = {
         Setting("min_sample", _within(_float, 0.001, 3600), 0.05, "seconds of CPU one timing sample must last"),
         Setting("test_timeout", _within(_float, 0.1, 86400), 10.0, "wall-clock seconds one test run may take"),
         Setting("jobs", _within(_int, 0, 4096), 0, "parallel builds and tests (0: one per core)"),
-        Setting("keep_temps", _bool, False, "keep temporary directories for debugging"),
+        Setting("keep_temps", parse_bool, False, "keep temporary directories for debugging"),
         Setting("compiler", _str, "", "the real compiler for sgcc's commands (default: gcc from PATH)"),
-        Setting("cache", _bool, True,
+        Setting("cache", parse_bool, True,
                 "use the verdict cache (compiles substitute cached winners; searches store them)"),
         Setting("cache_dir", _str, "", "cache directory (default: the user cache directory; relative paths in "
                                      "sgcc.toml are relative to the file, e.g. 'cache' for a shared project cache)"),
         Setting("cache_size", _size, "256M", "most bytes the cache may hold before least recently used entries go"),
-        Setting("accept_isolation_risk", _bool, False,
+        Setting("accept_isolation_risk", parse_bool, False,
                 "run untrusted candidates (llm, replay) even where test runs cannot be fully isolated"),
         Setting("signing_key", _str, "",
                 "key file that signs cache entries sgcc validated (default: your own key, made on first use)"),
@@ -268,9 +285,9 @@ class Config:
         self._values = values
         self.files = files
         self.project: dict[str, object] = {}
-        self.project_file = None
+        self.project_file: Path | None = None
 
-    def __getattr__(self, key: str) -> object:
+    def __getattr__(self, key: str) -> Any:  # each setting's type is its Setting's conversion
         try:
             return self._values[key].value
         except KeyError:
@@ -286,18 +303,9 @@ class Config:
 
 
 def _user_file() -> str:
-    override = os.environ.get("SGCC_CONFIG")
-    if override:
-        return override
-    import sys
+    from sgcc import dirs
 
-    if os.name == "posix" and sys.platform != "darwin":
-        # What platformdirs.user_config_dir("sgcc") says on Linux, without its import.
-        base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
-        return os.path.join(base, "sgcc", "config.toml")
-    import platformdirs
-
-    return os.path.join(platformdirs.user_config_dir("sgcc"), "config.toml")
+    return dirs.config_file()
 
 
 def _project_file(start: str | None = None) -> str | None:
@@ -358,7 +366,7 @@ def _resolve(cli: dict[str, object] | None, cwd: str | None):
     if project is not None:
         layers.append((f"project file {project}", _read_toml(project)))
         files.append(project)
-    env = {s.key: os.environ[s.env] for s in SETTINGS.values() if s.env in os.environ}
+    env: dict[str, object] = {s.key: os.environ[s.env] for s in SETTINGS.values() if s.env in os.environ}
     layers.append(("environment", env))
     layers.append(("command line", {k: v for k, v in (cli or {}).items() if v is not None}))
 
@@ -404,9 +412,9 @@ def load(cli: dict[str, object] | None = None, *, cwd=None) -> Config:
 def _effective_cache_dir(value: str) -> str:
     if value:
         return os.path.abspath(value)
-    from sgcc.cache import store as cache
+    from sgcc import dirs
 
-    return os.path.abspath(cache.default_root())
+    return os.path.abspath(dirs.cache_root())
 
 
 def cache_dir(cfg: Config) -> str:

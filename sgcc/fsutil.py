@@ -1,7 +1,7 @@
 """The one atomic writer, the one bounded reader and the one lock of sgcc.
 
-Kept import-light (``os`` and ``stat`` only at module level): the drop-in compile path uses
-the writer and reader, and ``filelock`` is imported only when a lock is taken.
+Kept import-light (``os`` and ``stat`` only at module level; ``fcntl`` when a lock is taken):
+the drop-in compile path uses the writer, the reader and the lock.
 """
 
 from __future__ import annotations
@@ -12,11 +12,15 @@ import stat
 from sgcc.errors import SgccError
 
 
-def atomic_write(path: str | os.PathLike, data: bytes | str, *, mode: int = 0o644, fsync: bool = False) -> None:
+def atomic_write(path: str | os.PathLike, data: bytes | str, *, mode: int | None = 0o644,
+                 fsync: bool = False) -> None:
     """Write ``data`` to ``path`` through a uniquely named temporary file and a rename, so a
     reader sees the old file or the new one, never half of one, and two writers never share
     a temporary name. ``str`` is written as UTF-8 with surrogate escapes (assembly text that
     is not valid UTF-8 round-trips). Creates the parent directory. Raises ``OSError``.
+    ``mode``: the file's mode exactly; None: ``0o666`` less the umask, as ``open`` makes files
+    (the cache's files, which a group may share). The temporary name starts with ``.`` and
+    ends in ``.tmp``, so listings by suffix never see it.
 
     The temporary name comes from ``os.urandom`` rather than :mod:`tempfile`, whose import
     costs every compile a few milliseconds.
@@ -30,7 +34,7 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, *, mode: int = 0o64
     for _ in range(100):
         tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         try:
-            fd = os.open(tmp, flags, mode)
+            fd = os.open(tmp, flags, 0o666 if mode is None else mode)
             break
         except FileExistsError:
             continue
@@ -42,7 +46,8 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, *, mode: int = 0o64
             if fsync:
                 fh.flush()
                 os.fsync(fh.fileno())
-        os.chmod(tmp, mode)  # the umask applied to os.open; the caller's mode is what counts
+        if mode is not None:
+            os.chmod(tmp, mode)  # the umask applied to os.open; the caller's mode is what counts
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -101,23 +106,93 @@ def read_bounded(path: str | os.PathLike, limit: int, *, what: str = "file", fol
     return data
 
 
-_locks: dict[str, object] = {}
+class FileLock:
+    """An exclusive lock on the file ``path``: ``fcntl.flock`` on a descriptor of its own.
 
-
-def file_lock(path: str | os.PathLike):
-    """The process-wide ``filelock.FileLock`` on ``path`` (its parent directory created).
-
-    One object per path: a ``FileLock`` is re-entrant per thread, whereas two objects on one
-    file in one thread would deadlock each other. ``with file_lock(p):`` waits as long as
-    needed; ``file_lock(p).acquire(timeout=t)`` raises ``filelock.Timeout`` after ``t`` s.
-    filelock's Unix locks are ``flock`` locks, so they exclude other processes too.
+    It excludes other processes and, while one thread holds it, the other threads of this
+    process (each thread locks through its own descriptor, and flock locks of two descriptors
+    conflict even in one process). Re-entrant within a thread: share one object per path
+    (:func:`file_lock`) where a thread may take it again. The lock file is created (its
+    directory too) with ``0o666`` less the umask, so a shared cache directory stays usable by
+    its group. Standard library only, imported lazily: the compile path takes these locks.
     """
-    import filelock
 
+    def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
+        self._held: dict[int, list[int]] = {}  # thread id -> [descriptor, depth]
+
+    def acquire(self, timeout: float | None = None) -> bool:
+        """Take the lock; whether it was taken. ``timeout``: None waits as long as needed, 0
+        tries once, a positive number of seconds polls until then. Raises ``OSError`` when the
+        lock file cannot be opened."""
+        import fcntl
+        from _thread import get_ident
+
+        held = self._held.get(get_ident())
+        if held is not None:
+            held[1] += 1
+            return True
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+        try:
+            if timeout is None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            elif not _poll_flock(fd, timeout):
+                os.close(fd)
+                return False
+        except BaseException:
+            os.close(fd)
+            raise
+        self._held[get_ident()] = [fd, 1]
+        return True
+
+    def release(self) -> None:
+        """Give the lock back (the last release of a re-entrant holder unlocks the file)."""
+        import fcntl
+        from _thread import get_ident
+
+        held = self._held[get_ident()]
+        held[1] -= 1
+        if held[1]:
+            return
+        del self._held[get_ident()]
+        try:
+            fcntl.flock(held[0], fcntl.LOCK_UN)
+        finally:
+            os.close(held[0])
+
+    def __enter__(self) -> FileLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _poll_flock(fd: int, timeout: float) -> bool:
+    import fcntl
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+
+
+_locks: dict[str, FileLock] = {}
+
+
+def file_lock(path: str | os.PathLike) -> FileLock:
+    """The process-wide :class:`FileLock` on ``path``: one object per path, so that a thread
+    taking it again (through another caller) re-enters rather than deadlocks itself."""
     key = os.path.abspath(os.fspath(path))
-    lock = _locks.get(key)
-    if lock is None:
-        os.makedirs(os.path.dirname(key), exist_ok=True)
-        # setdefault is atomic: two threads racing here end up sharing one object.
-        lock = _locks.setdefault(key, filelock.FileLock(key))
-    return lock
+    # setdefault is atomic: two threads racing here end up sharing one object.
+    return _locks.get(key) or _locks.setdefault(key, FileLock(key))

@@ -214,6 +214,7 @@ def run(
         # Take the descriptors over from the Popen object: one loop below serves both ways.
         pid = popen.pid
         in_fd = os.dup(popen.stdin.fileno()) if popen.stdin is not None else -1
+        assert popen.stdout is not None and popen.stderr is not None  # both are PIPEs
         out_fd, err_fd = os.dup(popen.stdout.fileno()), os.dup(popen.stderr.fileno())
         for stream in (popen.stdin, popen.stdout, popen.stderr):
             if stream is not None:
@@ -245,6 +246,7 @@ def run(
                 break
             for key, _ in sel.select(wait):
                 if key.data is None:  # stdin writable
+                    assert pending is not None  # registered only with something to write
                     try:
                         n = os.write(key.fd, pending[:65536])
                     except (BrokenPipeError, BlockingIOError) as exc:

@@ -32,7 +32,7 @@ from sgcc import proc
 from sgcc.asm.units import AsmFile
 from sgcc.cache import keys
 from sgcc.cache import store as cache
-from sgcc.dropin import gccargs
+from sgcc.gcc import args as gccargs
 
 PROJECT = Path(__file__).parent / "projects" / "hotsum"
 BIN = Path(sys.executable).parent  # the venv's scripts: sgcc, cmake, meson, ninja

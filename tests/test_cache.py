@@ -14,6 +14,7 @@ import pytest
 from conftest import EXAMPLES
 
 from sgcc import proc
+from sgcc.asm import WHOLE_UNIT
 from sgcc.cache import keys
 from sgcc.cache import store as cache
 from sgcc.verify.sandbox import load_tests
@@ -483,5 +484,5 @@ def test_cache_verify_accepts_gccs_own_common_symbols(tmp_path):
     key = keys.entry_key(ctx, keys.tu_digest(asm))
     store = cache.Store(tmp_path / "cache")
     store.update(key, lambda old: {"functions": {"f": {}}, "apply": {
-        "units": {cache.WHOLE_UNIT: variant}, "baseline": asm, "context": ctx, "asm_flags": ["-O2", "-fcommon"]}})
+        "units": {WHOLE_UNIT: variant}, "baseline": asm, "context": ctx, "asm_flags": ["-O2", "-fcommon"]}})
     assert audit(store, key) == ("ok", "1 unit(s) re-proved")

@@ -25,7 +25,7 @@ from sgcc import proc
 from sgcc.verify import isolate, isolation_level, seccomp, worlds
 
 sys.path.insert(0, str(Path(__file__).parent))
-import isolation_scenarios as sc  # noqa: E402
+import isolation_scenarios as sc
 
 IS_ROOT = os.geteuid() == 0
 BOXED = isolation_level.isolation_report().boxed

@@ -33,3 +33,60 @@ def test_entry_dispatch_imports_nothing_but_os_and_sys():
     # __future__: the `from __future__ import annotations` line (os and sys are loaded at start-up).
     assert set(loaded.split()) <= {"__future__", "sgcc", "sgcc.cli"}, loaded
     assert version.startswith("sgcc ") and after_command == "True True"
+
+
+PACKAGES = ("cli", "lab", "project", "engine", "candidates", "llm", "dropin", "config", "cache", "verify", "asm",
+            "gcc")
+SHARED = ("errors", "fsutil", "proc", "stages", "progress", "dirs")
+
+
+def _table() -> dict[str, set[str]]:
+    """README's layering table: package → the packages its "may import" cell names."""
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    rows = {}
+    for line in text[text.index("| package | holds | may import |"):].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        m = re.fullmatch(r"`sgcc/(\w+)(?:/|\.py)`", cells[0])
+        if m:
+            # After a ";" come exceptions for one module (an ignore_imports line of the contract).
+            rows[m.group(1)] = set(re.findall(r"`(\w+)`", cells[-1].split(";")[0]))
+    return rows
+
+
+def _contracts() -> dict[str, dict]:
+    import tomllib
+
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    return {c["id"]: c for c in conf}
+
+
+def test_every_row_of_the_layering_table_is_a_contract_that_says_the_same():
+    table, contracts = _table(), _contracts()
+    assert set(table) == set(PACKAGES), sorted(table)
+    del table["cli"]  # may import anything; the protected contract keeps everyone else off it
+    for pkg, allowed in table.items():
+        contract = contracts.get(f"row-{pkg}")
+        assert contract is not None, f"no contract row-{pkg} in pyproject.toml"
+        assert contract["source_modules"] == [f"sgcc.{pkg}"]
+        forbidden = {m.removeprefix("sgcc.") for m in contract["forbidden_modules"]}
+        may = set(PACKAGES + SHARED) - forbidden - {pkg}
+        if pkg in ("asm", "gcc"):  # rows that name which shared modules they may use
+            assert may == allowed, (pkg, may, allowed)
+        else:
+            assert may == allowed | set(SHARED), (pkg, sorted(may), sorted(allowed))
+    assert contracts["cli-on-top"]["type"] == "protected"
+    shared = contracts["row-shared"]
+    assert set(shared["source_modules"]) == {f"sgcc.{m}" for m in SHARED}
+    assert {m.removeprefix("sgcc.") for m in shared["forbidden_modules"]} == set(PACKAGES)
+
+
+def test_the_readmes_set_up_and_test_commands_are_what_ci_runs():
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    readme = (ROOT / "README.md").read_text()
+    setup = next(line for line in ci if line.startswith("python3 -m venv"))
+    tests = next(line for line in ci if "pytest" in line)
+    assert f"\n{setup}\n" in readme and f"\n{tests}\n" in readme

@@ -417,7 +417,7 @@ def test_a_signed_entry_moved_to_another_key_in_a_shared_directory_is_refused(wi
     key = winner["key"]
     other = "f" * 48 + key[48:]
     work, env = _bob(tmp_path, _closed_port_url(), team_key)
-    store = cache.Store(env["SGCC_CACHE_DIR"], signing_key=str(team_key), remote=False)
+    store = cache.Store(env["SGCC_CACHE_DIR"], signing_key=str(team_key))
     store.update(other, lambda old: {"functions": {}, "apply": {"units": {"count_bits": HOSTILE_UNIT}}})
     Path(store.path(key)).parent.joinpath("win", key).touch()
     os.link(store.path(other), store.path(key))

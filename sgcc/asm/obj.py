@@ -141,7 +141,7 @@ class ObjectFile:
         """pyelftools sections, by index (the null section included)."""
         try:
             return list(self.elf.iter_sections())
-        except Exception as exc:  # noqa: BLE001 - corrupt input
+        except Exception as exc:  # corrupt input
             raise self._invalid(exc) from exc
 
     @cached_property
@@ -155,7 +155,7 @@ class ObjectFile:
                 if isinstance(sec, SymbolTableSection) and sec["sh_type"] == "SHT_SYMTAB":
                     symbols = list(sec.iter_symbols())
             return symbols
-        except Exception as exc:  # noqa: BLE001 - corrupt input
+        except Exception as exc:  # corrupt input
             raise self._invalid(exc) from exc
 
     @cached_property
@@ -174,7 +174,7 @@ class ObjectFile:
                         for r in sec.iter_relocations()
                     ]))
             return out
-        except Exception as exc:  # noqa: BLE001 - corrupt input
+        except Exception as exc:  # corrupt input
             raise self._invalid(exc) from exc
 
     def relocations_in(self, shndx: int) -> list[tuple[int, int, int, int]]:
@@ -214,7 +214,7 @@ class ObjectFile:
             return out
         except SgccError:
             raise
-        except Exception as exc:  # noqa: BLE001 - corrupt input
+        except Exception as exc:  # corrupt input
             raise self._invalid(exc) from exc
 
     @cached_property
@@ -362,7 +362,7 @@ class ObjectFile:
         if out is None:
             try:
                 out = disassemble(dec.data[start:stop], start, syntax) if start < stop else []
-            except Exception as exc:  # noqa: BLE001 - corrupt input
+            except Exception as exc:  # corrupt input
                 raise self._invalid(exc) from exc
         with self._lock:
             self._insns[key] = out

@@ -17,8 +17,9 @@ from pathlib import Path
 
 def audit(store, key: str, *, compiler: str = "gcc") -> tuple[str, str]:
     """``(status, detail)`` for one entry: ``ok``, ``untrusted``, ``corrupt`` or ``refused``."""
+    from sgcc.asm import WHOLE_UNIT
     from sgcc.cache import keys
-    from sgcc.cache.store import WHOLE_UNIT, substitution
+    from sgcc.cache.store import substitution
 
     entry = store.read(key)
     if entry is None:

@@ -23,9 +23,12 @@ costs a build one timeout (per minute of build), not one per compile; under ``ma
 the first N compiles may each pay it, at the same time. A value that is garbage, oversized
 or untrusted is refused (``remote_refused``) without marking the server down.
 
-**Another backend** (HTTP, S3, ...) implements :class:`Storage` (``get``, ``put``,
-``winners``) and is added to :func:`open_storage`; the layering, validation, down marker
-and statistics here stay as they are.
+**Composition.** Nothing here reads configuration: whoever holds the settings (the drop-in
+driver, the engine) builds the layer with :func:`sgcc.cache.compose.remote_layer` and hands it
+to :class:`sgcc.cache.store.Store`, as ccache's storage layer is handed its local and remote
+storage. **Another backend** (HTTP, S3, ...) implements :class:`Storage` (``get``, ``put``,
+``winners``) and gets a branch in :func:`sgcc.cache.compose.open_storage`; the layering, validation,
+down marker and statistics here stay as they are.
 
 Kept lean: imported by a compile only when ``remote_storage`` is set.
 """
@@ -35,6 +38,10 @@ from __future__ import annotations
 import os
 
 from sgcc.errors import log
+
+TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows this name
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 NAMESPACE = "sgcc:2"
 #: How long a failed server is left alone (seconds): about one build.
@@ -131,15 +138,6 @@ class Storage:
         raise NotImplementedError
 
 
-def open_storage(spec: Spec, timeout: float) -> Storage:
-    """The backend for ``spec`` (``timeout`` in seconds per conversation)."""
-    if spec.scheme == "redis":
-        from sgcc.cache.redis_backend import RedisStorage
-
-        return RedisStorage(spec, timeout)
-    raise RemoteError(f"unsupported remote storage {spec.scheme!r}")
-
-
 def unquote(text: str) -> str:
     """``%XX`` escapes decoded (a password may need them); urllib.parse would import ``re``."""
     if "%" not in text:
@@ -166,10 +164,11 @@ class Layer:
     Never raises: every failure is counted in :attr:`counts` (the caller records them with
     its own statistics) and answered as "nothing there"."""
 
-    def __init__(self, root: str, setting: str, timeout_ms: int, *, storage: Storage | None = None):
+    def __init__(self, root: str, spec: Spec, storage: Storage):
+        """``root``: the local cache directory (its down marker lives there); ``spec``: the
+        parsed setting; ``storage``: the backend that talks to the server."""
         self.root = root
-        self.spec = parse(setting)
-        self.timeout = max(1, int(timeout_ms)) / 1000.0
+        self.spec = spec
         self.counts: dict[str, int] = {}
         self._storage = storage
         self._down: bool | None = None
@@ -217,9 +216,7 @@ class Layer:
         log(f"remote storage {self.spec.url} unusable ({exc}); not asked again for {DOWN_SECONDS} s")
 
     def storage(self) -> Storage:
-        """The backend (made on first use)."""
-        if self._storage is None:
-            self._storage = open_storage(self.spec, self.timeout)
+        """The backend."""
         return self._storage
 
     def _usable(self) -> bool:
@@ -244,12 +241,11 @@ class Layer:
             return frozenset()
         return frozenset(k for k in found if _key_ok(k) and k.endswith(context_id))
 
-    def fetch(self, key: str, keyring, limit: int) -> tuple[bytes, dict] | None:
-        """The remote entry for ``key`` and its decoded body, if the server has one that is
-        intact, signed by a key ``keyring`` trusts and made for this very key; else None
-        (counted: ``remote_misses``, ``remote_refused``, or an error)."""
-        from sgcc.cache import store as cache
-
+    def fetch(self, key: str, decode: Callable[[bytes], dict], limit: int) -> tuple[bytes, dict] | None:
+        """The remote entry for ``key`` and its decoded body, if the server has one that
+        ``decode`` accepts (the store's reader: intact, signed by a trusted key; it raises
+        ValueError otherwise) and that was made for this very key; else None (counted:
+        ``remote_misses``, ``remote_refused``, or an error)."""
         self.refused = ""
         if not self._usable():
             return None
@@ -257,7 +253,8 @@ class Layer:
         try:
             raw = self.storage().get(key, limit)
         except RemoteRefused as exc:
-            return self._refuse(key, str(exc))
+            self._refuse(key, str(exc))
+            return None
         except RemoteError as exc:
             self._mark_down(exc)
             return None
@@ -265,11 +262,13 @@ class Layer:
             self._count("remote_misses")
             return None
         try:
-            data = cache.decode_entry(raw, keyring)
-        except cache.CacheError as exc:  # UntrustedEntry included
-            return self._refuse(key, str(exc))
+            data = decode(raw)
+        except ValueError as exc:  # sgcc.cache.store.CacheError and UntrustedEntry are ValueErrors
+            self._refuse(key, str(exc))
+            return None
         if data.get("key") != key:  # a signed entry for another translation unit or context
-            return self._refuse(key, "the entry was made for another key")
+            self._refuse(key, "the entry was made for another key")
+            return None
         self._count("remote_hits")
         return raw, data
 
@@ -277,7 +276,6 @@ class Layer:
         self.refused = why
         self._count("remote_refused")
         log(f"remote value {key[:16]} refused: {why}")
-        return None
 
     def push(self, key: str, data: bytes, has_winners: bool) -> bool:
         """Store an entry's bytes remotely too (not when read-only or down); whether it was."""

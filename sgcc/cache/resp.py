@@ -99,6 +99,11 @@ class Connection:
             raise Timeout("the server did not answer in time")
         return left
 
+    def _open(self) -> _socket.socket:
+        if self.sock is None:
+            raise Unreachable("the connection is closed")
+        return self.sock
+
     def close(self) -> None:
         """Close the connection (idempotent)."""
         if self.sock is not None:
@@ -109,9 +114,10 @@ class Connection:
         """Send ``data`` whole before the deadline."""
         view = memoryview(data)
         while view:
-            self.sock.settimeout(self._left())
+            sock = self._open()
+            sock.settimeout(self._left())
             try:
-                n = self.sock.send(view)
+                n = sock.send(view)
             except TimeoutError:
                 raise Timeout("sending to the server timed out") from None
             except OSError as exc:
@@ -119,9 +125,10 @@ class Connection:
             view = view[n:]
 
     def _fill(self) -> None:
-        self.sock.settimeout(self._left())
+        sock = self._open()
+        sock.settimeout(self._left())
         try:
-            chunk = self.sock.recv(1 << 16)
+            chunk = sock.recv(1 << 16)
         except TimeoutError:
             raise Timeout("the server did not answer in time") from None
         except OSError as exc:
@@ -149,9 +156,10 @@ class Connection:
         parts.append(self.buf)
         self.buf = b""
         while have < n:
-            self.sock.settimeout(self._left())
+            sock = self._open()
+            sock.settimeout(self._left())
             try:
-                chunk = self.sock.recv(min(1 << 20, n - have))
+                chunk = sock.recv(min(1 << 20, n - have))
             except TimeoutError:
                 raise Timeout("the server did not send the value in time") from None
             except OSError as exc:

@@ -1,12 +1,12 @@
 """The cache's statistics: counters every compile adds to, without a lock on the hot path.
 
 Each process that counts something writes one small file, ``ROOT/stats.d/<pid>-<random>.n``
-(written under a temporary name and renamed, so a reader sees it whole or not at all), with
+(by the one atomic writer, :func:`sgcc.fsutil.atomic_write`: a reader sees it whole or not at all), with
 one ``c NAME N`` line per counter and one ``p REASON N`` line per pass-through reason. No
 compile waits for another: ``make -j`` runs them side by side.
 
 Readers (:func:`read`, behind ``sgcc stats``) merge those files into ``ROOT/stats.json``
-under ``ROOT/locks/stats.lock``, then delete them. The merge is exact even when it is
+under ``ROOT/locks/stats.lock`` (:class:`sgcc.fsutil.FileLock`), then delete them. The merge is exact even when it is
 interrupted: ``stats.json`` names the files it has already added (``merged``); they are
 deleted before the next merge and never counted twice. A compile also merges now and then
 (one in 512, only if the lock is free), so the directory stays small between reads.
@@ -15,6 +15,10 @@ deleted before the next merge and never counted twice. A compile also merges now
 from __future__ import annotations
 
 import os
+
+TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows this name
+if TYPE_CHECKING:
+    from sgcc.fsutil import FileLock
 
 PENDING = "stats.d"
 _MERGE_ONE_IN = 512
@@ -26,28 +30,17 @@ def record(root: str, counts: dict[str, int], reasons: dict[str, int] | None = N
     lines += [f"p {k} {int(v)}\n" for k, v in (reasons or {}).items() if v]
     if not lines:
         return
+    from sgcc.fsutil import atomic_write
+
     rand = os.urandom(6)
-    directory = os.path.join(root, PENDING)
-    name = f"{os.getpid()}-{rand.hex()}"
-    tmp = os.path.join(directory, name + ".tmp")
-    data = "".join(lines).encode("utf-8", "surrogateescape")
     try:
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileNotFoundError:
-            os.makedirs(directory, exist_ok=True)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(tmp, os.path.join(directory, name + ".n"))
+        atomic_write(os.path.join(root, PENDING, f"{os.getpid()}-{rand.hex()}.n"), "".join(lines), mode=None)
     except OSError:
         return
     if int.from_bytes(rand[:2], "little") % _MERGE_ONE_IN == 0:
         try:
             _merge(root, wait=False)
-        except Exception:  # counting must never fail a compile
+        except Exception:  # noqa: BLE001 - counting must never fail a compile
             pass
 
 
@@ -71,21 +64,20 @@ def zero(root: str) -> None:
     """Forget every count (entries are kept); counting starts again now."""
     import json
 
-    fd = _lock(root, wait=True)
+    from sgcc.fsutil import atomic_write
+
+    lock = _lock(root, wait=True)
+    assert lock is not None  # waiting, it is taken or raises
     try:
         for name in _pending(root):
             _unlink(os.path.join(root, PENDING, name))
         path = os.path.join(root, "stats.json")
-        tmp = f"{path}.{os.getpid()}.tmp"
         try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(_empty(None), fh, sort_keys=True)
-            os.replace(tmp, path)
+            atomic_write(path, json.dumps(_empty(None), sort_keys=True), mode=None)
         except OSError:
-            _unlink(tmp)
             _unlink(path)  # the next merge starts counting from the oldest count after this
     finally:
-        _unlock(fd)
+        lock.release()
 
 
 def _empty(since: float | None) -> dict:
@@ -130,8 +122,8 @@ def _merge(root: str, *, wait: bool) -> dict:
     import json
 
     path = os.path.join(root, "stats.json")
-    fd = _lock(root, wait=wait)
-    if fd is None:
+    lock = _lock(root, wait=wait)
+    if lock is None:
         return {}
     try:
         try:
@@ -160,48 +152,31 @@ def _merge(root: str, *, wait: bool) -> dict:
             except OSError:
                 pass
         stats["merged"] = sorted(names)
-        tmp = f"{path}.{os.getpid()}.tmp"
+        from sgcc.fsutil import atomic_write
+
         try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(stats, fh, sort_keys=True)
-            os.replace(tmp, path)
+            atomic_write(path, json.dumps(stats, sort_keys=True), mode=None)
         except OSError:
             return stats  # nothing deleted: the files are counted next time
         for name in names:
             _unlink(os.path.join(pending_dir, name))
         return stats
     finally:
-        _unlock(fd)
+        lock.release()
 
 
-def _lock(root: str, *, wait: bool) -> int | None:
-    import fcntl
+def _lock(root: str, *, wait: bool) -> FileLock | None:
+    """The statistics lock, taken; None when ``wait`` is false and another process holds it
+    (or, then, when it cannot be opened)."""
+    from sgcc.fsutil import FileLock
 
-    path = os.path.join(root, "locks", "stats.lock")
+    lock = FileLock(os.path.join(root, "locks", "stats.lock"))
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        return lock if lock.acquire(None if wait else 0) else None
     except OSError:
         if wait:
             raise
         return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        if wait:
-            raise
-        return None
-    return fd
-
-
-def _unlock(fd: int) -> None:
-    import fcntl
-
-    try:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
 
 
 def _unlink(path: str) -> None:

@@ -11,10 +11,9 @@ Keying on the whole file rather than one function is deliberate: an edit anywher
 invalidates its cached winners. A winner was proven correct next to the other functions of
 its file as gcc compiled them; reusing it next to different ones would need luck.
 
-**Files.** ``ROOT/entries/<context id>/<key>.json``, written via a temporary file and
-``rename`` under an exclusive ``flock`` of ``ROOT/locks/<key[:2]>.lock`` (filelock's Unix
-locks are ``flock`` locks too, so they interoperate; this module uses ``fcntl`` directly
-because importing filelock costs ~30 ms, which every compile would pay). The first line is
+**Files.** ``ROOT/entries/<context id>/<key>.json``, written by the one atomic writer
+(:func:`sgcc.fsutil.atomic_write`: a temporary file and ``rename``) under an exclusive lock
+of ``ROOT/locks/<key[:2]>.lock`` (:class:`sgcc.fsutil.FileLock`, an ``flock``). The first line is
 ``sgcc-cache 1 <sha256 of the rest>``: a corrupt or truncated entry is a miss, counted, and
 removed so the next search repairs it. Size is bounded: after a store, entries beyond
 ``cache_size`` are evicted least recently used first (a hit refreshes an entry's modification
@@ -40,9 +39,10 @@ and it names the very key it is read under: a signed entry of another unit or co
 under this key (in a shared directory, or served by a remote) is refused and counted as
 ``untrusted``.
 
-**Remote.** A :class:`Store` may have a remote layer behind it (:mod:`sgcc.cache.remote`,
-the ``remote_storage`` setting): a local miss asks it, a validated remote entry fills this
-directory as it came, and :meth:`Store.update` stores there too unless it is read-only.
+**Remote.** A :class:`Store` may have a remote layer behind it (:mod:`sgcc.cache.remote`),
+handed to it by the caller (:mod:`sgcc.cache.compose`; this module reads no configuration):
+a local miss asks it, a validated remote entry fills this directory as it came, and
+:meth:`Store.update` stores there too unless it is read-only.
 
 Kept lean: imported by the drop-in compile; json is imported only to read or write an entry.
 """
@@ -54,6 +54,11 @@ import os
 from sgcc.cache import keys
 from sgcc.cache import stats as statsmod
 
+TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows this name
+if TYPE_CHECKING:
+    from sgcc.cache.remote import Layer
+    from sgcc.fsutil import FileLock
+
 #: 2: entries carry an HMAC by a trusted key (sgcc.cache.trust); schema-1 entries (a bare
 #: checksum anyone can recompute) are never used.
 SCHEMA = 2
@@ -63,7 +68,6 @@ MAGIC = "sgcc-cache"
 MAX_ENTRY_BYTES = 64 << 20
 #: Default bound on the cache's size.
 DEFAULT_MAX_BYTES = 256 << 20
-WHOLE_UNIT = "<translation-unit>"  # same as sgcc.candidates.WHOLE_UNIT (not imported: lean)
 
 
 def entry_dir(root: str, key: str) -> str:
@@ -80,48 +84,14 @@ def winners(root: str, context_id: str) -> frozenset[str]:
 
 
 def default_root() -> str:
-    """``$SGCC_CACHE_DIR``, else the platform's user cache directory for sgcc.
+    """``$SGCC_CACHE_DIR``, else the platform's user cache directory for sgcc (:mod:`sgcc.dirs`)."""
+    from sgcc import dirs
 
-    On Linux this is what ``platformdirs.user_cache_dir("sgcc")`` returns (computed here
-    without importing it, which would cost every compile ~8 ms).
-    """
-    env = os.environ.get("SGCC_CACHE_DIR")
-    if env:
-        return env
-    if os.name == "posix" and not _is_macos():
-        base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.expanduser("~/.cache")
-        return os.path.join(base, "sgcc")
-    import platformdirs
-
-    return platformdirs.user_cache_dir("sgcc")
+    return dirs.cache_root()
 
 
-def _is_macos() -> bool:
-    import sys
-
-    return sys.platform == "darwin"
-
-
-class CacheError(Exception):
+class CacheError(ValueError):
     """An entry cannot be read (corrupt, truncated, wrong schema)."""
-
-
-def _lock(path: str):
-    import fcntl
-
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    return fd
-
-
-def _unlock(fd: int) -> None:
-    import fcntl
-
-    try:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
 
 
 class UntrustedEntry(CacheError):
@@ -168,17 +138,18 @@ class Store:
     """One cache directory."""
 
     def __init__(self, root: str | os.PathLike | None = None, max_bytes: int = DEFAULT_MAX_BYTES, *,
-                 signing_key: str = "", trusted_keys: str = "", remote=None):
-        """``remote``: a :class:`sgcc.cache.remote.Layer` (whose counters its owner records),
-        False for none, or None for the one the configuration names (``remote_storage``,
-        looked up on the first local miss or store; its counters are recorded here)."""
+                 signing_key: str = "", trusted_keys: str = "", remote: Layer | None = None,
+                 record_remote: bool = True):
+        """``remote``: the remote layer behind this directory (:func:`sgcc.cache.compose.remote_layer`),
+        or None for none. ``record_remote``: whether this store adds the layer's counters to its
+        statistics as it uses it (the drop-in records them itself, with the compile's own)."""
         self.root = os.fspath(root) if root is not None else default_root()
         self.max_bytes = max_bytes
         self._key_settings = (signing_key, trusted_keys)
         self._keyring = None
         self.untrusted = ""  # why the last entry read was ignored, if it was
-        self._remote = remote
-        self._owns_remote = False
+        self.remote = remote
+        self._record_counts = record_remote
 
     @property
     def keyring(self):
@@ -202,6 +173,14 @@ class Store:
 
     def _lock_path(self, key: str) -> str:
         return os.path.join(self.root, "locks", key[:2] + ".lock")
+
+    def _locked(self, key: str) -> FileLock:
+        """``key``'s entry lock, taken (the caller releases it in a ``finally``)."""
+        from sgcc.fsutil import FileLock
+
+        lock = FileLock(self._lock_path(key))
+        lock.acquire()
+        return lock
 
     # -- reading --------------------------------------------------------------------------
 
@@ -237,35 +216,20 @@ class Store:
 
     # -- the remote layer (sgcc.cache.remote) -------------------------------------------------
 
-    def remote(self):
-        """The remote layer behind this directory, or None."""
-        if self._remote is None:
-            self._remote, self._owns_remote = False, True
-            from sgcc import config
-
-            try:
-                settings = config.compile_settings()
-            except Exception:  # a bad setting is reported by every command; here: no remote
-                return None
-            if settings.get("remote_storage") and settings.get("cache"):
-                from sgcc.cache import remote
-
-                self._remote = remote.Layer(self.root, settings["remote_storage"], settings["remote_timeout"])
-        return self._remote or None
-
-    def _record_remote(self, layer) -> None:
-        if self._owns_remote and layer.counts:
+    def _record_remote(self, layer: Layer) -> None:
+        if self._record_counts and layer.counts:
             self.bump(layer.counts)
             layer.counts = {}
 
     def _from_remote(self, key: str) -> tuple[dict | None, str]:
         """A local miss: the remote's entry, validated (:meth:`sgcc.cache.remote.Layer.fetch`),
         fills the local cache and is returned as a local read returns it."""
-        layer = self.remote()
+        layer = self.remote
         if layer is None:
             return None, ""
         try:
-            got = layer.fetch(key, self.keyring, MAX_ENTRY_BYTES)
+            keyring = self.keyring
+            got = layer.fetch(key, lambda raw: decode_entry(raw, keyring), MAX_ENTRY_BYTES)
         finally:
             self._record_remote(layer)
         if got is None:
@@ -280,20 +244,20 @@ class Store:
         """Keep a validated remote entry locally, as it came (unless one appeared meanwhile)."""
         path = self.path(key)
         mark = self._mark_path(key)
-        fd = _lock(self._lock_path(key))
+        lock = self._locked(key)
         try:
             if os.path.exists(path):
                 return
             os.makedirs(os.path.dirname(mark), exist_ok=True)
             if has_winners:  # the mark first, as update() does
                 os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o666))
-            from sgcc.fsutil import atomic_write  # only for a remote hit
+            from sgcc.fsutil import atomic_write
 
-            atomic_write(path, raw, mode=0o666)
+            atomic_write(path, raw, mode=None)
         except OSError:
             return
         finally:
-            _unlock(fd)
+            lock.release()
         self.trim()
 
     def touch(self, key: str) -> None:
@@ -352,7 +316,7 @@ class Store:
         line = f"sgcc-joined {entry_sum} {keys.sha256(body).hexdigest()} {len(functions)} {names}"
         data = f"{line} {self.keyring.sign(line.encode() + body)}\n".encode() + body
         path = self._joined_path(key)
-        fd = _lock(self._lock_path(key))
+        lock = self._locked(key)
         try:
             try:
                 with open(self.path(key), "rb") as fh:
@@ -361,22 +325,20 @@ class Store:
                 return
             if len(head) != 4 or head[2].decode("ascii", "replace") != entry_sum:
                 return
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
+            from sgcc.fsutil import atomic_write
+
+            atomic_write(path, data, mode=None)
         except OSError:
             pass
         finally:
-            _unlock(fd)
+            lock.release()
 
     def exists(self, key: str) -> bool:
         """Whether an entry file for ``key`` is there (not read, not checked)."""
         return os.path.exists(self.path(key))
 
     def _discard_corrupt(self, key: str, path: str, raw: bytes) -> None:
-        fd = _lock(self._lock_path(key))
+        lock = self._locked(key)
         try:
             # Re-check under the lock: a writer may have replaced it meanwhile.
             try:
@@ -389,7 +351,7 @@ class Store:
                 _unlink(self._mark_path(key))
                 _unlink(self._joined_path(key))
         finally:
-            _unlock(fd)
+            lock.release()
         self.bump({"corrupt": 1})
 
     # -- writing --------------------------------------------------------------------------
@@ -400,7 +362,7 @@ class Store:
         Keeps the index of winners true (see the module docstring)."""
         path = self.path(key)
         mark = self._mark_path(key)
-        fd = _lock(self._lock_path(key))
+        lock = self._locked(key)
         try:
             try:
                 with open(path, "rb") as fh:
@@ -415,19 +377,16 @@ class Store:
             os.makedirs(os.path.dirname(mark), exist_ok=True)
             if has_winners:  # the mark first: a compile must never see winners without it
                 os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o666))
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
+            from sgcc.fsutil import atomic_write
+
+            atomic_write(path, data, mode=None, fsync=True)
             _unlink(self._joined_path(key))  # derived from the old version
             if not has_winners:
                 _unlink(mark)
         finally:
-            _unlock(fd)
+            lock.release()
         self.bump({"stores": 1})
-        layer = self.remote()
+        layer = self.remote
         if layer is not None:  # after the local store, outside its lock: a slow server holds no one up
             layer.push(key, data, has_winners)
             self._record_remote(layer)
@@ -436,7 +395,7 @@ class Store:
 
     def delete(self, key: str) -> bool:
         """Remove ``key``'s entry (and its mark); whether there was one."""
-        fd = _lock(self._lock_path(key))
+        lock = self._locked(key)
         try:
             os.unlink(self.path(key))
             return True
@@ -445,13 +404,13 @@ class Store:
         finally:
             _unlink(self._mark_path(key))
             _unlink(self._joined_path(key))
-            _unlock(fd)
+            lock.release()
 
     # -- listing, size, eviction ----------------------------------------------------------
 
     def keys(self) -> list[str]:
         """Every entry's key, sorted."""
-        out = []
+        out: list[str] = []
         base = os.path.join(self.root, "entries")
         try:
             subdirs = os.listdir(base)
@@ -550,7 +509,7 @@ def _read_capped(path: str) -> bytes | None:
 # -- what the drop-in substitutes ------------------------------------------------------------
 
 def substitution(entry: dict) -> dict[str, str] | None:
-    """The units to substitute from an entry: ``{function: text}`` (or ``{WHOLE_UNIT: text}``)."""
+    """The units to substitute from an entry: ``{function: text}`` (or ``{sgcc.asm.WHOLE_UNIT: text}``)."""
     apply = entry.get("apply")
     if not isinstance(apply, dict):
         return None

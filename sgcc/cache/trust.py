@@ -21,6 +21,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows this name
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 #: Bytes of a key sgcc creates.
 KEY_BYTES = 32
 #: Largest key file read (a key is a secret, not a document).
@@ -33,11 +37,9 @@ class KeyFileError(Exception):
 
 def user_key_path() -> str:
     """The user's own signing key: ``signing.key`` beside the user configuration file."""
-    override = os.environ.get("SGCC_CONFIG")
-    if override:
-        return os.path.join(os.path.dirname(os.path.abspath(override)), "signing.key")
-    base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
-    return os.path.join(base, "sgcc", "signing.key")
+    from sgcc import dirs
+
+    return dirs.signing_key_file()
 
 
 def _read_key(path: str) -> bytes:
@@ -103,7 +105,7 @@ def key_id(key: bytes) -> str:
 class Keyring:
     """The key that signs new entries and every key whose signatures are accepted."""
 
-    def __init__(self, signing: bytes, trusted: list[bytes] = ()):
+    def __init__(self, signing: bytes, trusted: Sequence[bytes] = ()):
         self.signing = signing
         self.keys = {key_id(k): k for k in [signing, *trusted]}
         self.signing_id = key_id(signing)

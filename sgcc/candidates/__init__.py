@@ -16,11 +16,48 @@ callers report :attr:`Generator.error` after the run.
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
-#: ``Candidate.function`` for a candidate that replaces the whole translation unit's assembly
-#: (offered when a variant's functions cannot be transplanted one by one).
-WHOLE_UNIT = "<translation-unit>"
+from sgcc.asm import WHOLE_UNIT as WHOLE_UNIT  # ``Candidate.function`` of a whole-unit candidate
+from sgcc.stages import Stage
+
+if TYPE_CHECKING:
+    from sgcc.asm.units import AsmFile, Unit
+    from sgcc.verify.isa import Target
+    from sgcc.verify.sandbox import Sandbox, TestCase
+
+
+class ProgramView(Protocol):
+    """What a generator reads of the program being optimized: the part of
+    :class:`sgcc.engine.Program` below the engine (generators never import the engine)."""
+
+    source: Path
+    source_text: str
+    flags: list[str]
+    asm: AsmFile
+    asm_text: str
+    obj: Path
+    binary: Path
+    target: Target
+    asm_flags: list[str]
+    weights: dict[str, float] | None
+
+    @property
+    def defined(self) -> frozenset[str]:
+        """Names of the baseline's function units."""
+        ...
+
+
+class Outcome(Protocol):
+    """What a generator reads of an earlier candidate's fate (:class:`sgcc.engine.CandidateResult`)."""
+
+    stage: Stage
+    reason: str
+    detail: str
+    speedup: float | None
 
 
 @dataclass
@@ -63,7 +100,7 @@ class Attempt:
     """One earlier candidate and what became of it (an entry of a generator's history)."""
 
     candidate: Candidate
-    result: object  # sgcc.engine.report.CandidateResult: stage, reason, detail, speedup...
+    result: Outcome  # a sgcc.engine.CandidateResult
 
 
 @dataclass
@@ -75,13 +112,13 @@ class Context:
     generator, ``compiler`` the real gcc, ``note`` updates the progress display.
     """
 
-    program: object
-    sandbox: object
-    tests: list
-    workdir: object
+    program: ProgramView
+    sandbox: Sandbox
+    tests: list[TestCase]
+    workdir: Path
     compiler: str
     isa: str
-    note: object = None
+    note: Callable[[str], None] | None = None
     jobs: int = 1
 
 
@@ -109,7 +146,7 @@ class Generator(abc.ABC):
         tests and a private directory."""
 
     @abc.abstractmethod
-    def propose(self, program: object, unit: object, round_no: int, history: list[Attempt]) -> list[Candidate]:
+    def propose(self, program: ProgramView, unit: Unit, round_no: int, history: list[Attempt]) -> list[Candidate]:
         """Candidates for ``unit`` in round ``round_no`` given the outcomes of earlier ones.
 
         ``program`` is the :class:`sgcc.engine.Program` being optimized (source text, flags,

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from sgcc import proc
 from sgcc.candidates.transplant.generator import TransplantGenerator, Variant, compile_variant
-from sgcc.dropin import gccargs
+from sgcc.gcc import args as gccargs
 
 #: Wall seconds one test may take when instrumented (counters slow a program down).
 TRAINING_TIMEOUT_FACTOR = 5.0

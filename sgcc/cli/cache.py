@@ -12,11 +12,13 @@ from sgcc.errors import SgccError
 def _store():
     """The cache the effective configuration names (what compiles here would use)."""
     from sgcc import config as configmod
-    from sgcc.cache import store as cache
+    from sgcc.cache import compose
 
     cfg = configmod.load()
-    return cache.Store(configmod.cache_dir(cfg), max_bytes=configmod.parse_size(cfg.cache_size),
-                       signing_key=cfg.signing_key, trusted_keys=cfg.trusted_keys)
+    return compose.open_store(configmod.cache_dir(cfg), max_bytes=configmod.parse_size(cfg.cache_size),
+                              signing_key=cfg.signing_key, trusted_keys=cfg.trusted_keys,
+                              remote_storage=cfg.remote_storage if cfg.cache else "",
+                              remote_timeout=cfg.remote_timeout)
 
 
 def _remote_rows(c: dict) -> list[tuple[str, object]]:

@@ -9,8 +9,6 @@ does. Each command lives in a module of its own (``sgcc.cli.functions``, ``sgcc.
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from sgcc import __version__
@@ -19,6 +17,7 @@ from sgcc.cli.config import config_command
 from sgcc.cli.functions import functions
 from sgcc.cli.models import models_command
 from sgcc.cli.optimize import optimize
+from sgcc.config import env_flag
 from sgcc.errors import SgccError
 from sgcc.lab.bench_cmd import bench
 from sgcc.lab.dataset_cmd import dataset
@@ -112,7 +111,7 @@ def run_command(args: list[str]) -> int:
         click.echo("sgcc: interrupted", err=True)
         return 130
     except Exception as exc:  # a bug in sgcc: still one line for the user, the details on request
-        if os.environ.get("SGCC_DEBUG"):
+        if env_flag("SGCC_DEBUG", unknown=True):
             raise
         click.echo(f"sgcc: error: internal error ({type(exc).__name__}: {exc})", err=True)
         click.echo("sgcc: hint: this is a bug in sgcc; SGCC_DEBUG=1 shows where it happened", err=True)

@@ -25,7 +25,7 @@ class GccFlagsCommand(click.Command):
     """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        from sgcc.dropin.gccargs import SEPARATE_ARG
+        from sgcc.gcc.args import SEPARATE_ARG
 
         takes_value: dict[str, bool] = {}
         for param in self.params:

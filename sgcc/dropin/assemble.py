@@ -82,19 +82,20 @@ def template(compiler: str, compiler_id: str, flags: list[str], env: dict, cache
     commands = [line for line in err.decode("utf-8", "surrogateescape").splitlines() if line.startswith(" ")]
     if len(commands) != 1:
         return None
-    argv = _unquote(commands[0])
-    if not argv or argv.count(_IN) != 1 or argv.count(_OUT) != 1 or os.path.basename(argv[0]) != "as":
+    parsed = _unquote(commands[0])
+    if not parsed:
+        return None
+    argv = parsed
+    if argv.count(_IN) != 1 or argv.count(_OUT) != 1 or os.path.basename(argv[0]) != "as":
         return None
     found = _which(argv[0], env)
     if found is None:
         return None
     argv[0] = found
+    from sgcc.fsutil import atomic_write
+
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write("\0".join(argv).encode("utf-8", "surrogateescape"))
-        os.replace(tmp, path)
+        atomic_write(path, "\0".join(argv), mode=None)
     except OSError:
         pass
     return argv

@@ -55,7 +55,7 @@ _SELF_NAMES = ("sgcc",)
 
 
 class Invoked:
-    """The outcome of looking at argv[0] and argv[1] (a plain class: see gccargs on why)."""
+    """The outcome of looking at argv[0] and argv[1] (a plain class: see sgcc.gcc.args on why)."""
 
     __slots__ = ("mode", "compiler", "args")
 

@@ -31,12 +31,12 @@ import sys
 
 from sgcc import config
 from sgcc.dropin import compiler as compilermod
-from sgcc.dropin import gccargs
 from sgcc.errors import SgccError, log
+from sgcc.gcc import args as gccargs
 
-
-def _truthy(value: str | None) -> bool:
-    return bool(value) and value.strip().lower() not in ("0", "no", "false", "off", "")
+TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows this name
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def warn(message: str) -> None:
@@ -45,7 +45,7 @@ def warn(message: str) -> None:
     sys.stderr.flush()
 
 
-def exec_compiler(compiler: str, args: list[str]) -> None:
+def exec_compiler(compiler: str, args: list[str]) -> NoReturn:
     """Replace this process with the real compiler running ``args`` (never returns)."""
     sys.stdout.flush()
     sys.stderr.flush()
@@ -64,7 +64,7 @@ class EligibleCompile:
         self.compiler = compiler
         self.inv = inv
         self.tmpdir = tmpdir
-        self.settings = settings if settings is not None else {"cache": False}
+        self.settings: dict = settings if settings is not None else {"cache": False}
         self.ctx = ctx  # the cache context (see plan), computed once
         self.marks = marks  # keys in that context with winners, listed before compiling
         self.remote = remote  # the remote layer (sgcc.cache.remote), when remote_storage is set
@@ -159,7 +159,8 @@ class EligibleCompile:
         if not self.settings.get("cache"):
             return None
         store = cache.Store(self.settings["cache_dir"], signing_key=self.settings.get("signing_key", ""),
-                            trusted_keys=self.settings.get("trusted_keys", ""), remote=self.remote or False)
+                            trusted_keys=self.settings.get("trusted_keys", ""), remote=self.remote,
+                            record_remote=False)  # main() records the remote's counters with the compile's
         self._count("tu_lookups")
         if key not in self.marks:  # no winner (the index is exact for entries with winners)
             self._count("tu_hits_no_winner" if store.exists(key) else "tu_misses")
@@ -184,8 +185,10 @@ class EligibleCompile:
         if not units:
             self._count("tu_hits_no_winner")  # a search found nothing faster: gcc's code it is
             return None
-        if cache.WHOLE_UNIT in units:
-            new = units[cache.WHOLE_UNIT]
+        from sgcc.asm import WHOLE_UNIT
+
+        if WHOLE_UNIT in units:
+            new = units[WHOLE_UNIT]
         else:
             from sgcc.asm.units import AsmFile
 
@@ -320,7 +323,7 @@ def main(argv: list[str]) -> int:
     except SgccError as exc:  # no real compiler, or it would run sgcc again
         sys.stderr.write(exc.render() + "\n")
         return 1
-    if _truthy(os.environ.get("SGCC_DISABLE")):
+    if config.env_flag("SGCC_DISABLE", unknown=True):  # an unknown value: the safe side, plain gcc
         log(f"disabled: {invoked.compiler}")
         exec_compiler(invoked.compiler, invoked.args)
     try:
@@ -328,7 +331,7 @@ def main(argv: list[str]) -> int:
     except SgccError as exc:  # a broken configuration must not break the build
         warn(f"ignoring sgcc configuration ({exc.message}); compiling with plain gcc")
         exec_compiler(invoked.compiler, invoked.args)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a bad setting must never break the build
         warn(f"ignoring sgcc configuration ({exc}); compiling with plain gcc")
         exec_compiler(invoked.compiler, invoked.args)
     if not compilermod.is_gcc(invoked.compiler):  # clang, tcc...: that compiler's own results
@@ -344,7 +347,7 @@ def main(argv: list[str]) -> int:
     try:
         remote = _remote_layer(settings)
         ctx, marks = plan(invoked.compiler, inv, settings, remote)
-    except Exception as exc:  # sgcc's own failure must never break the build
+    except Exception as exc:  # noqa: BLE001 - sgcc's own failure must never break the build
         warn(f"internal error ({type(exc).__name__}: {exc}); compiling with plain gcc")
         _stats(settings, {"eligible": 1, "internal_errors": 1, **_remote_counts(remote)})
         exec_compiler(invoked.compiler, invoked.args)
@@ -354,7 +357,7 @@ def main(argv: list[str]) -> int:
         _stats(settings, {"eligible": 1, "direct": 1, **_remote_counts(remote)})
         exec_compiler(invoked.compiler, invoked.args)
     log(f"eligible: {invoked.mode} {invoked.compiler} {inv.mode} {' '.join(s.path for s in inv.sources)}")
-    keep = _truthy(os.environ.get("SGCC_KEEP_TEMPS"))
+    keep = config.env_flag("SGCC_KEEP_TEMPS", unknown=True)
     tmpdir = _private_tmpdir()
     if tmpdir is None:  # nowhere to work (TMPDIR and /tmp unusable): gcc copes, so let it
         log("no private temporary directory; compiling with plain gcc")
@@ -373,7 +376,7 @@ def main(argv: list[str]) -> int:
         # report exactly what it reports, once.
         _cleanup(tmpdir, keep)
         exec_compiler(invoked.compiler, invoked.args)
-    except Exception as exc:  # sgcc's own failure must never break the build
+    except Exception as exc:  # noqa: BLE001 - sgcc's own failure must never break the build
         warn(f"internal error ({type(exc).__name__}: {exc}); compiling with plain gcc")
         _stats(settings, {"eligible": 1, "internal_errors": 1, **_remote_counts(remote)})
         _cleanup(tmpdir, keep)
@@ -385,12 +388,13 @@ def main(argv: list[str]) -> int:
 
 def _remote_layer(settings: dict):
     """The remote cache layer when ``remote_storage`` is set (and the cache is on), else None:
-    only then is :mod:`sgcc.cache.remote` imported."""
+    only then is :mod:`sgcc.cache.compose` (and the remote layer) imported. The drop-in holds
+    the settings, so it builds the storage and hands it to the store (ccache's layering)."""
     if not settings.get("remote_storage") or not settings.get("cache"):
         return None
-    from sgcc.cache import remote
+    from sgcc.cache import compose
 
-    return remote.Layer(settings["cache_dir"], settings["remote_storage"], settings.get("remote_timeout", 150))
+    return compose.remote_layer(settings["cache_dir"], settings["remote_storage"], settings.get("remote_timeout", 150))
 
 
 def _remote_counts(remote) -> dict:
@@ -449,7 +453,7 @@ def _stats(settings: dict, counts: dict, reasons: dict | None = None) -> None:
         from sgcc.cache import stats
 
         stats.record(settings["cache_dir"], counts, reasons)
-    except Exception:
+    except Exception:  # noqa: BLE001 - counting must never fail a compile
         pass
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from sgcc import proc
-from sgcc.dropin import gccargs
 from sgcc.engine.request import Program, Request
 from sgcc.errors import SgccError
+from sgcc.gcc import args as gccargs
 
 
 def target_for(compiler: str, isa: str, target_flags: list[str]):

@@ -215,7 +215,7 @@ def _build(name: str, data: bytes, base: int, relocs: dict[int, str] | None = No
                 return f"@{sym}"
         return "@?"
 
-    insns: list[Insn] = []
+    normalised: list[Insn] = []
     for i in kept:
         mnemonic = i.mnemonic
         op = i.op_str.strip()
@@ -235,9 +235,9 @@ def _build(name: str, data: bytes, base: int, relocs: dict[int, str] | None = No
         shape = _REG_RE.sub(lambda m: _placeholder(m.group(1)), op)
         exact = f"{mnemonic} {op}".strip()
         operation = f"{mnemonic} {op}" if call and not op.startswith("*") else mnemonic
-        insns.append(Insn(mnemonic, exact, f"{mnemonic} {shape}".strip(), operation, branch,
+        normalised.append(Insn(mnemonic, exact, f"{mnemonic} {shape}".strip(), operation, branch,
                           [_FAMILIES[r][0] for r in regs if r in _FAMILIES and r not in ("rsp", "esp")]))
-    return Code(name, bytes(data), base, insns, blocks=block + 1, padding=padding)
+    return Code(name, bytes(data), base, normalised, blocks=block + 1, padding=padding)
 
 
 def _placeholder(reg: str) -> str:

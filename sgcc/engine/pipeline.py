@@ -16,9 +16,9 @@ from pathlib import Path
 
 from sgcc import proc
 from sgcc.candidates import WHOLE_UNIT, Candidate
-from sgcc.dropin import gccargs
 from sgcc.engine.report import CandidateResult
 from sgcc.engine.request import Program, Request
+from sgcc.gcc import args as gccargs
 from sgcc.stages import Stage
 
 
@@ -98,10 +98,10 @@ class Pipeline:
                     return None
         binary = where / "cand"
         if program.link is not None:
-            binary, error = program.link(asm_text, obj, where, replacements)
-            if binary is None:
+            linked, error = program.link(asm_text, obj, where, replacements)
+            if linked is None:
                 result.stop(Stage.LINK, "the project does not build with it", error[:800])
-            return binary
+            return linked
         r = proc.run(gccargs.link_argv(self.req.compiler, self.req.flags, [str(obj)], str(binary)), timeout=120,
                      limits=proc.Limits(cpu=60, file_size=256 << 20))
         if not r.ok:

@@ -96,7 +96,8 @@ class Ranker:
         # little more than the C library's start-up, which every candidate shares.
         by_size = sorted(self.tests, key=lambda t: len(t.stdin))
         mid = len(by_size) // 2
-        chosen, total, started = [], None, time.monotonic()
+        chosen: list = []
+        total, started = None, time.monotonic()
         for test in by_size[mid:] + by_size[:mid][::-1]:
             if chosen and time.monotonic() - started > seconds:
                 break
@@ -155,7 +156,7 @@ class Ranker:
         if events is None:
             return None
         c = cost(events)
-        return self.base_cost / c if c > 0 else None
+        return self.base_cost / c if c > 0 and self.base_cost is not None else None
 
 
 def spearman(xs: list[float], ys: list[float]) -> float | None:

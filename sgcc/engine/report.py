@@ -106,7 +106,7 @@ class Report:
     def change_summary(self) -> dict[str, int]:
         """How many accepted candidates made each kind of change (sgcc.engine.explain categories,
         and "unknown"); one candidate counts once per category."""
-        from sgcc.engine.explain import CATEGORIES, UNKNOWN  # noqa: PLC0415 - light: no capstone import at module level
+        from sgcc.engine.explain import CATEGORIES, UNKNOWN  # light: no capstone import at module level
 
         counts = {c: 0 for c in (*CATEGORIES, UNKNOWN)}
         for c in self.candidates:

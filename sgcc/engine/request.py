@@ -4,6 +4,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sgcc.asm.units import AsmFile
+    from sgcc.cache.store import Store
+    from sgcc.candidates import Generator
+    from sgcc.verify.isa import Target
+
+
+class Linker(Protocol):
+    """How a candidate's assembly becomes the program to test, where the engine's own link
+    would not do (a whole project: :mod:`sgcc.project.optimize` relinks its binaries):
+    ``link(asm_text, obj, where, replacements) -> (binary or None, why not)``. ``obj`` is
+    the candidate's object, ``where`` a directory of its own, ``replacements`` the units it
+    replaces (``{function: text}``)."""
+
+    def __call__(self, asm_text: str, obj: Path, where: Path,
+                 replacements: dict[str, str]) -> tuple[Path | None, str]: ...
 
 
 @dataclass
@@ -14,7 +34,7 @@ class Request:
     flags: list[str]
     tests: Path
     output: Path
-    generators: list = field(default_factory=list)  # sgcc.candidates.Generator instances
+    generators: list[Generator] = field(default_factory=list)
     isa: str = "flags"
     min_gain: float = 0.03
     timing_rounds: int = 20
@@ -36,8 +56,21 @@ class Request:
     mutants: int = 16  # generated differential inputs (sgcc.engine.proof); 0: none
     signing_key: str = ""  # the key that signs stored verdicts ("": the user's own)
     trusted_keys: str = ""  # more keys whose entries are used, comma-separated
+    remote_storage: str = ""  # the remote cache behind cache_dir (sgcc.cache.remote; "": none)
+    remote_timeout: int = 150  # milliseconds one conversation with the remote may take
     accept_isolation_risk: bool = False  # run untrusted candidates even where runs cannot be boxed
     generator_config: str = ""  # identifies how candidates were made (part of the search key)
+
+    def cache_store(self) -> Store:
+        """The verdict cache this request names, with its remote layer behind it: the engine
+        holds the settings, so it composes the storage and hands it down (the cache reads no
+        configuration). Only when :attr:`cache_dir` is set."""
+        from sgcc.cache import compose
+
+        assert self.cache_dir, "no cache in this request"
+        return compose.open_store(self.cache_dir, max_bytes=self.cache_max_bytes, signing_key=self.signing_key,
+                                  trusted_keys=self.trusted_keys, remote_storage=self.remote_storage,
+                                  remote_timeout=self.remote_timeout)
 
 
 @dataclass
@@ -47,21 +80,22 @@ class Program:
     source: Path
     source_text: str
     flags: list[str]
-    asm: object  # sgcc.asm.units.AsmFile
+    asm: AsmFile
     asm_text: str
     obj: Path
     binary: Path
-    target: object  # sgcc.verify.isa.Target
+    target: Target  # the instruction set candidates may use
     asm_flags: list[str] = field(default_factory=list)  # flags that assemble any variant of it
     weights: dict[str, float] | None = None  # function -> share of the tests' instructions
     # Whole projects (sgcc.project.optimize): how a candidate's assembly becomes the program to test,
     # ``link(asm_text, obj, where, replacements) -> (binary or None, error)``, and the cache key the
     # project's own compile of this unit has (recorded by the drop-in).
-    link: object = None
+    link: Linker | None = None
     cache_key: str | None = None
     cache_context: dict | None = None  # the context cache_key was made in (kept with winners, for audits)
-    expose: object = None  # binary -> host directories its test runs see (a project's tree; Sandbox(expose=))
-    # function -> [(unit that holds its inlined code, "file:line")] (sgcc.engine.inlining); None: not asked yet
+    #: binary -> host directories its test runs see (a project's tree; Sandbox(expose=)).
+    expose: Callable[[Path], list[Path]] | None = None
+    #: function -> [(unit that holds its inlined code, "file:line")] (sgcc.engine.inlining); None: not asked yet
     inlined: dict | None = None
 
     @property
@@ -90,6 +124,7 @@ def request_from_options(options: dict, *, source: Path, flags: list[str], tests
                       cache_dir=configmod.cache_dir(cfg) if cfg.cache else None,
                       cache_max_bytes=configmod.parse_size(cfg.cache_size), refresh=refresh, mutants=cfg.mutants,
                       accept_isolation_risk=cfg.accept_isolation_risk, signing_key=cfg.signing_key,
-                      trusted_keys=cfg.trusted_keys,
+                      trusted_keys=cfg.trusted_keys, remote_storage=cfg.remote_storage,
+                      remote_timeout=cfg.remote_timeout,
                       generator_config=registry.describe(cfg, replay_dirs=replay_dirs))
     return cfg, request

@@ -9,6 +9,8 @@ among them by weight (:mod:`sgcc.engine.budget`).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
@@ -39,6 +41,7 @@ def weigh(request: Request, program: Program, sandbox, tests, report: Report, no
         return
     from sgcc.engine import profile
 
+    weights: dict[str, float] | None
     if program.weights is not None:
         weights = program.weights  # profiled already (a project profiles its binary once)
     else:
@@ -101,8 +104,9 @@ def cuts(candidates, names: list[str], settled=frozenset(), searched: dict[str, 
 def units_in_order(program: Program, report: Report) -> list:
     """The units worth searching, hottest first."""
     units = [u for u in program.asm.units if u.name not in report.skipped_functions]
-    if program.weights:
-        units.sort(key=lambda u: -program.weights.get(u.name, 0.0))
+    weights = program.weights
+    if weights:
+        units.sort(key=lambda u: -weights.get(u.name, 0.0))
     return units
 
 
@@ -143,7 +147,7 @@ class Search:
         self.ranker: rank.Ranker | None = None
         self.predictions: list[tuple[CandidateResult, float]] = []
 
-    def run(self, cached: list[Candidate] = (), settled: set[str] = frozenset(),
+    def run(self, cached: Sequence[Candidate] = (), settled: AbstractSet[str] = frozenset(),
             started: float | None = None) -> dict[str, list[Winner]]:
         """Ask every generator, round by round, within the budget; build, test and time what
         they propose. Returns the accepted candidates per function (and for the whole unit),
@@ -261,7 +265,7 @@ class Search:
         # Per function (and for the whole unit), accepted candidates best first; a whole-unit
         # winner and per-function ones are never combined (see sgcc.engine.select.combine).
         for ranked in winners.values():
-            ranked.sort(key=lambda w: -w[0].speedup)
+            ranked.sort(key=lambda w: -(w[0].speedup or 0.0))  # accepted: each has a speedup
         return winners
 
     # ------------------------------------------------------------------ a round's three phases
@@ -329,9 +333,11 @@ class Search:
             return built
         # As many as fit (in the order offered: hottest function and most promising first);
         # a candidate costs about what the baseline did.
+        ranker = self.ranker
+        assert ranker is not None  # made above
         fit = len(built)
         if allowed is not None:
-            fit = min(fit, int(max(0.0, allowed) * self.jobs / max(self.ranker.base_seconds, 0.05)))
+            fit = min(fit, int(max(0.0, allowed) * self.jobs / max(ranker.base_seconds, 0.05)))
         if fit < 2:
             self.report.notes.append("candidates not ranked: counting them would cost more than valgrind's "
                                      "share of the budget")
@@ -339,7 +345,7 @@ class Search:
         todo = built[:fit]
         self.note(f"ranking {len(todo)} of {len(built)} candidates (valgrind)")
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            futures = [pool.submit(self.ranker.predict, t[3]) for t in todo]
+            futures = [pool.submit(ranker.predict, t[3]) for t in todo]
             for done, _ in enumerate(as_completed(futures), 1):
                 self.note(f"ranking {len(todo)} of {len(built)} candidates (valgrind): {done}/{len(todo)} counted")
             predicted = [f.result() for f in futures]
@@ -403,5 +409,7 @@ class Search:
         timed, and the functions it left unsearched or searched only in part."""
         self.report.budget["cut"] = cuts(self.report.candidates, [u.name for u in units], settled, self.searched)
         self.report.budget["timed"] = sum(c.speedup is not None for c in self.report.candidates)
-        self.report.budget["search_seconds"] = round(self.budget.elapsed() - self.budget.overhead, 1)
-        self.report.budget["before_search_seconds"] = round(self.budget.overhead, 1)
+        budget = self.budget
+        assert budget is not None  # set by run() before it records cuts
+        self.report.budget["search_seconds"] = round(budget.elapsed() - budget.overhead, 1)
+        self.report.budget["before_search_seconds"] = round(budget.overhead, 1)

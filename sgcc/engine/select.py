@@ -135,7 +135,8 @@ def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], 
     :func:`confirm` needs no timing here: its re-measurement was its validation. Stops when
     the ``budget`` leaves no time for another timing (the first combination always runs)."""
     for tried, attempt in enumerate(combinations(confirmed, winners)):
-        entry = {"candidates": [r.id for r, _, _ in attempt], "functions": [r.function for r, _, _ in attempt]}
+        entry: dict[str, object] = {"candidates": [r.id for r, _, _ in attempt],
+                                    "functions": [r.function for r, _, _ in attempt]}
         if not _affordable(budget, tried):
             report.notes.append(f"budget reached: {len(report.selection)} combination(s) validated")
             break

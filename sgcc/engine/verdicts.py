@@ -49,11 +49,9 @@ class Verdicts:
         """Seed the search from the cache: functions this very search already settled are not
         searched again (``settled``, or a "no candidate proven faster" note in the report);
         cached winners are returned to be offered again (re-validated, never trusted)."""
-        if not self.req.cache_dir:
+        if not self.req.cache_dir or self.entry_key is None:
             return []
-        from sgcc.cache import store as cache
-
-        store = cache.Store(self.req.cache_dir, signing_key=self.req.signing_key, trusted_keys=self.req.trusted_keys)
+        store = self.req.cache_store()
         report.cache = {"key": self.entry_key, "search": self.search_key, "dir": store.root}
         entry = store.read(self.entry_key, touch=True)
         if entry is None:
@@ -77,7 +75,7 @@ class Verdicts:
                                 "(--refresh searches again)")
                 if isinstance(winner, str) and (fn, winner) not in texts:
                     texts.add((fn, winner))
-                    also = verdict.get("also") if isinstance(verdict.get("also"), dict) else {}
+                    also: dict = verdict["also"] if isinstance(verdict.get("also"), dict) else {}
                     seeded.append(Candidate(fn, "cache", winner, also={k: v for k, v in also.items()
                                                                        if isinstance(k, str) and isinstance(v, str)},
                                             origin=f"cache {self.entry_key[:12]} ({verdict.get('generator', '?')})",
@@ -90,12 +88,9 @@ class Verdicts:
         """Record this search's verdicts and what to substitute (the validated combination).
         ``searched`` says per function whether its search was complete (a function cut short
         by the budget or a failing generator gets no "nothing faster" verdict)."""
-        if not self.req.cache_dir:
+        if not self.req.cache_dir or self.entry_key is None:
             return
-        from sgcc.cache import store as cache
-
-        store = cache.Store(self.req.cache_dir, max_bytes=self.req.cache_max_bytes, signing_key=self.req.signing_key,
-                            trusted_keys=self.req.trusted_keys)
+        store = self.req.cache_store()
         now = time.strftime("%Y-%m-%dT%H:%M:%S")
         shipped_fns = {r.function for r in shipped}
         by_fn = {r.function: r for r in shipped}

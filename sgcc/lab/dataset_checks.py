@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 from sgcc import proc
-from sgcc.dropin import gccargs
 from sgcc.errors import SgccError
+from sgcc.gcc import args as gccargs
 from sgcc.lab.dataset_inputs import read_problem
 from sgcc.lab.dataset_model import COMPILE_TIMEOUT, MAX_OUTPUT, Coverage, Dropped, Outcome, Problem
 from sgcc.verify import timing

@@ -298,7 +298,9 @@ def _setting(name: str, extra_info: dict, kwargs: dict, env: str, default, cast)
 
 
 def _flag(value) -> bool:
-    return str(value).strip().lower() in ("1", "true", "yes", "on")
+    from sgcc.config import parse_bool
+
+    return parse_bool(value)  # an unknown value is an error, as in every other setting
 
 
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):

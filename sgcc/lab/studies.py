@@ -50,7 +50,7 @@ class Baseline:
     def build(self, asm_text: str, name: str) -> Path | None:
         """Assemble and link ``asm_text`` as DIR/``name``; None when it does not build."""
         from sgcc import proc
-        from sgcc.dropin import gccargs
+        from sgcc.gcc import args as gccargs
 
         s, o, b = self.dir / f"{name}.s", self.dir / f"{name}.o", self.dir / name
         s.write_text(asm_text, encoding="utf-8", errors="surrogateescape")

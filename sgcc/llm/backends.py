@@ -101,7 +101,7 @@ class _Counter:
         self.on_progress, self.every = on_progress, every
         self._last = self.started
 
-    def __call__(self, input_ids, logits) -> bool:  # noqa: ARG002 - llama-cpp-python's signature
+    def __call__(self, input_ids, logits) -> bool:  # llama-cpp-python's signature (both unused)
         self.tokens += 1
         if self.first is None:
             self.first = time.perf_counter() - self.started
@@ -207,7 +207,7 @@ class LlamaCppBackend:
             try:
                 out = self.llm.create_completion(prompt=tokens, max_tokens=max_tokens, temperature=temperature,
                                                  stop=stop, seed=seed, stopping_criteria=stopping)
-            except Exception as exc:  # noqa: BLE001 - llama.cpp errors become this request's failure
+            except Exception as exc:  # llama.cpp errors become this request's failure
                 raise RequestFailed(f"llama.cpp failed to generate: {exc}") from exc
             seconds = time.perf_counter() - started
         choice = out["choices"][0]
@@ -278,7 +278,8 @@ class RemoteBackend:
     def _request(self, url: str, body: dict | None) -> tuple[int, bytes]:
         """One HTTP exchange: (status, body). Raises OSError-family errors for the transport."""
         data = None if body is None else json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(url, data=data, headers=self.headers, method="GET" if body is None else "POST")
+        req = urllib.request.Request(url, data=data, headers=self.headers,  # noqa: S310 - http(s) only, checked
+                                     method="GET" if body is None else "POST")
         deadline = time.monotonic() + self.timeout
         try:
             resp = urllib.request.urlopen(req, timeout=self.timeout)  # noqa: S310 - http(s) only, checked

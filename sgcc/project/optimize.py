@@ -99,7 +99,7 @@ class Project:
         rel_source = searched.source.resolve().relative_to(root)
 
         def link(asm_text: str, obj: Path, where: Path, replacements: dict[str, str]):
-            from sgcc.cache.store import WHOLE_UNIT
+            from sgcc.asm import WHOLE_UNIT
 
             changed = dict(replacements)
             overlay = {searched.key: asm_text}
@@ -319,8 +319,8 @@ class Project:
     def _search(self, rel: str, group: list[Compile], searched: Compile, binaries: set[str], weights: dict,
                 seconds: float, built_tree: Path, engine_tests: Path, base_binary: Path, sb) -> dict:
         from sgcc.asm.units import AsmFile
-        from sgcc.dropin import gccargs
         from sgcc.engine import Program, optimize, target_for
+        from sgcc.gcc import args as gccargs
         from sgcc.proc import run
 
         c = searched
@@ -358,13 +358,11 @@ class Project:
         candidate builds substituted it there, and the test command ran them): store it
         under every mode's key, with that mode's own baseline and context."""
         from sgcc.asm.units import AsmFile
-        from sgcc.cache import store as cache
-        from sgcc.dropin import gccargs
+        from sgcc.gcc import args as gccargs
 
         if not self.tmpl.cache_dir:
             return
-        store = cache.Store(self.tmpl.cache_dir, max_bytes=self.tmpl.cache_max_bytes,
-                            signing_key=self.tmpl.signing_key, trusted_keys=self.tmpl.trusted_keys)
+        store = self.tmpl.cache_store()
         groups = {p[4].key: p[3] for p in plan}
         for unit in report.units:
             if not unit["honest"].get("functions"):
@@ -437,10 +435,9 @@ class Project:
         return result
 
     def _withdraw(self, report: ProjectReport) -> None:
-        from sgcc.cache import store as cache
-
-        store = cache.Store(self.tmpl.cache_dir, signing_key=self.tmpl.signing_key,
-                            trusted_keys=self.tmpl.trusted_keys)
+        if not self.tmpl.cache_dir:
+            return
+        store = self.tmpl.cache_store()
         for u in report.units:
             for key in u.get("keys", [u["key"]]):
                 def change(old):

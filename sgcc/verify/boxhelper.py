@@ -39,14 +39,9 @@ def helper_path() -> str | None:
 
 
 def _places() -> list[Path]:
-    places = []
-    try:
-        import platformdirs
+    from sgcc import dirs
 
-        places.append(Path(platformdirs.user_cache_dir("sgcc")) / "box")
-    except ImportError:
-        pass
-    return places
+    return [Path(dirs.user_cache_dir()) / "box"]
 
 
 def _build() -> str | None:
@@ -66,13 +61,15 @@ def _build() -> str | None:
     compiler = shutil.which("gcc") or shutil.which("cc")
     if compiler is None:
         return None
-    for place in [*_places(), None]:
+    for where in [*_places(), None]:
         try:
-            if place is None:
+            if where is None:
                 place = Path(tempfile.mkdtemp(prefix="sgcc-box-"))
                 import atexit
 
                 atexit.register(shutil.rmtree, str(place), True)
+            else:
+                place = where
             place.mkdir(parents=True, exist_ok=True)
             out = place / f"boxhelper-{digest}"
             tmp = place / f".boxhelper-{digest}.{os.getpid()}"

@@ -177,7 +177,7 @@ def check_object(
         problems = _object_problems(cand, base, isa, frozenset(allowed_new_externals))
     except SgccError as exc:
         return Verdict(False, Stage.CHECK, exc.message)
-    except Exception as exc:  # a malformed object that pyelftools/capstone choke on is refused
+    except Exception as exc:  # noqa: BLE001 - a malformed object that pyelftools/capstone choke on is refused
         return Verdict(False, Stage.CHECK, f"the object could not be analysed ({type(exc).__name__})")
     if problems:
         return Verdict(False, Stage.CHECK, problems[0], "\n".join(problems[:20]))

@@ -111,9 +111,9 @@ def timing_lock_path() -> Path:
     override = os.environ.get("SGCC_TIMING_LOCK")
     if override:
         return Path(override)
-    import platformdirs
+    from sgcc import dirs
 
-    return Path(platformdirs.user_cache_dir("sgcc")) / "timing.lock"
+    return Path(dirs.user_cache_dir()) / "timing.lock"
 
 
 @contextlib.contextmanager
@@ -124,25 +124,19 @@ def timing_lock(timeout: float | None = None) -> Iterator[None]:
     compiling and testing do not. Re-entrant within a thread. ``timeout`` (seconds) raises
     :class:`SgccError` if the lock is not free in time; ``None`` waits as long as needed.
     """
-    import filelock
-
     from sgcc.fsutil import file_lock
 
     path = timing_lock_path()
+    lock = file_lock(path)  # one object per path in this process: re-entrant per thread
     try:
-        lock = file_lock(path)  # one object per path in this process: re-entrant per thread
+        taken = lock.acquire(timeout)
     except OSError as exc:
-        raise SgccError(f"cannot create the timing lock's directory {path.parent}", cause=exc) from exc
-    try:
-        lock.acquire(timeout=-1 if timeout is None else timeout)
-    except filelock.Timeout as exc:
+        raise SgccError(f"cannot take the timing lock {path}", cause=exc) from exc
+    if not taken:
         raise SgccError(
             f"the timing lock {path} is busy",
             hint="another sgcc is timing programs; wait, or set SGCC_TIMING_LOCK to a different file",
-            cause=exc,
-        ) from exc
-    except OSError as exc:
-        raise SgccError(f"cannot take the timing lock {path}", cause=exc) from exc
+        )
     try:
         yield
     finally:
