@@ -73,7 +73,7 @@ def main() -> int:
                 got = []
                 t0 = time.perf_counter()
                 session.map(benchmod.cluster_task, [("engine", pack(d), "popcount", ["candidates"], make, opts,
-                                                     False)], lambda _, r: got.append(r))
+                                                     False)], lambda _, r, got=got: got.append(r))
                 remote.append((time.perf_counter() - t0) - got[0]["seconds"])
                 print(f"run {i + 1}: local overhead {local[-1] * 1000:.1f} ms (engine {row['seconds']:.1f} s), "
                       f"cluster overhead {remote[-1] * 1000:.1f} ms (engine {got[0]['seconds']:.1f} s)", flush=True)

@@ -185,7 +185,8 @@ class Session:
             ray.init(address=self.address, logging_level=logging.ERROR, log_to_driver=False,
                      configure_logging=True)
         except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError...
-            raise SgccError(f"cannot connect to the Ray cluster at {self.address}", cause=exc,
+            # Ray's own message can carry a server's traceback: its last line says enough.
+            raise SgccError(f"cannot connect to the Ray cluster at {self.address}: {_short(exc)}",
                             hint="start one (`ray start --head` there, `ray start --address HEAD:6379` on each "
                                  "node; docs/cluster.md) or check the address"
                             ) from exc
@@ -303,5 +304,7 @@ class Session:
 
 
 def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return (text[-1] if text else type(exc).__name__)[:300]
+    """The line of a (possibly multi-line, traceback-carrying) Ray error that says what happened."""
+    lines = [t.strip() for t in str(exc).splitlines()]
+    said = [t for t in lines if len(t) > 2 and not t.startswith(("File ", "Traceback", "raise "))]
+    return (said[-1] if said else type(exc).__name__)[:300]
