@@ -422,3 +422,26 @@ def test_dataset_build_on_the_cluster_keeps_and_drops_what_one_machine_does(ray_
         assert mine["speedup_o0_o3"]["low"] > 1.1 and theirs["speedup_o0_o3"]["low"] > 1.1
     for out in sorted((tmp_path / "local" / "crc32" / "tests").glob("*.out")):
         assert (tmp_path / "cl" / "crc32" / "tests" / out.name).read_bytes() == out.read_bytes()
+
+
+@pytest.mark.slow
+def test_batch_rewards_on_the_cluster_match_one_machine(ray_cluster):
+    from sgcc.lab import reward
+
+    _ensure_two_workers(ray_cluster)
+    popcount = PROGRAMS / "popcount"
+    truth = json.dumps({"problem": str(popcount), "name": "popcount", "function": "count_bits", "flags": ["-O3"]})
+    swar = (popcount / "candidates" / "count_bits.s").read_text()
+    answers = [f"<assembly>\n{swar}</assembly>\n", "no assembly here",
+               "<assembly>\n\t.text\n\t.globl count_bits\ncount_bits:\n\tmovl $7, %eax\n\tret\n</assembly>\n"]
+    extra = [{"reward": "correctness_guided", "timing_rounds": 3, "return_dict": True}] * len(answers)
+    args = (["sgcc"] * len(answers), answers, [truth] * len(answers), extra)
+    here = reward.compute_score_batch(*args)
+    try:
+        there = reward.compute_score_batch(*args, cluster=ray_cluster.address)
+    finally:
+        clustermod.close_shared()
+    for a, b in zip(here, there):
+        assert (a["compiled"], a["passed"], a["pass_fraction"]) == (b["compiled"], b["passed"], b["pass_fraction"])
+    assert there[0]["passed"] == 1.0 and there[0]["score"] > 1.0
+    assert there[1]["score"] == -1.0 and there[2]["passed"] == 0.0

@@ -160,6 +160,7 @@ class Session:
         self.max_retries = max_retries
         self.nodes: list[dict] = []
         self._ray = None
+        self._owned = False
 
     def __enter__(self) -> Session:
         self.connect()
@@ -169,10 +170,14 @@ class Session:
         self.close()
 
     def connect(self) -> None:
-        """Join the cluster (never starts one: ``auto`` with no cluster running is an error)."""
+        """Join the cluster (never starts one: ``auto`` with no cluster running is an error).
+        In a process already connected to Ray (a VERL trainer), that connection is used."""
         import logging
 
         ray = _ray()
+        if ray.is_initialized():
+            self._ray, self._owned = ray, False
+            return
         if self.address != "auto":
             # ray.init retries an unreachable GCS for ever: find out first, in seconds.
             host, _, port = self.address.removeprefix("ray://").rpartition(":")
@@ -190,13 +195,15 @@ class Session:
                             hint="start one (`ray start --head` there, `ray start --address HEAD:6379` on each "
                                  "node; docs/cluster.md) or check the address"
                             ) from exc
-        self._ray = ray
+        self._ray, self._owned = ray, True
 
     def close(self) -> None:
-        """Disconnect; Ray then ends this run's workers on every node."""
+        """Disconnect (unless the connection was there before); Ray then ends this run's
+        workers on every node."""
         if self._ray is not None:
             try:
-                self._ray.shutdown()
+                if self._owned:
+                    self._ray.shutdown()
             finally:
                 self._ray = None
 
@@ -264,7 +271,7 @@ class Session:
                     try:
                         result = ray.get(ref)
                     except Exception as exc:  # noqa: BLE001 - RayTaskError, WorkerCrashedError...
-                        raise SgccError(f"a cluster task failed after {self.max_retries} retries: {_short(exc)}",
+                        raise SgccError(f"a cluster task failed: {_short(exc)}",
                                         cause=exc, hint="see the Ray logs on the node (docs/cluster.md)") from exc
                     on_done(i, result)
                     submit()
@@ -301,6 +308,31 @@ class Session:
                 ray.cancel(ref, force=True)
             except Exception:  # noqa: BLE001
                 pass
+
+
+_shared: dict[str, Session] = {}
+
+
+def shared_session(address: str) -> Session:
+    """A connected, checked :class:`Session` kept for the process (for callers that come back
+    many times, like a reward function called once per training batch)."""
+    session = _shared.get(address)
+    if session is None or session._ray is None:
+        session = Session(address)
+        session.connect()
+        try:
+            session.check_nodes()
+        except BaseException:
+            session.close()
+            raise
+        _shared[address] = session
+    return session
+
+
+def close_shared() -> None:
+    """Close the sessions :func:`shared_session` opened."""
+    while _shared:
+        _shared.popitem()[1].close()
 
 
 def _short(exc: BaseException) -> str:
