@@ -136,7 +136,15 @@ def pack(directory: Path) -> bytes:
 def unpack(blob: bytes, into: Path) -> None:
     """Undo :func:`pack` under ``into`` (tarfile's data filter: no links, nothing outside)."""
     with tarfile.open(fileobj=io.BytesIO(blob), mode="r") as tar:
-        tar.extractall(into, filter="data")
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(into, filter="data")
+            return
+        # Python before 3.11.4: the same rule by hand (what pack writes: files and directories).
+        for member in tar.getmembers():
+            if not (member.isfile() or member.isdir()) or member.name.startswith("/") or ".." in Path(
+                    member.name).parts:
+                raise tarfile.TarError(f"refusing {member.name!r} in a problem's archive")
+        tar.extractall(into)
 
 
 def in_scratch(fn: Callable[[Path], object]) -> object:
