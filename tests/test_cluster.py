@@ -444,3 +444,18 @@ def test_batch_rewards_on_the_cluster_match_one_machine(ray_cluster):
         assert (a["compiled"], a["passed"], a["pass_fraction"]) == (b["compiled"], b["passed"], b["pass_fraction"])
     assert there[0]["passed"] == 1.0 and there[0]["score"] > 1.0
     assert there[1]["score"] == -1.0 and there[2]["passed"] == 0.0
+
+
+def test_scratch_of_a_killed_task_is_removed_by_the_next(tmp_path, monkeypatch):
+    monkeypatch.setattr(clustermod.tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f"sgcc-cluster-{dead.pid}-abc"
+    live = tmp_path / f"sgcc-cluster-{os.getpid()}-def"
+    other = tmp_path / "sgcc-cluster-xyz"  # not named by a pid: not ours to judge
+    for d in (stale, live, other):
+        (d / "p").mkdir(parents=True)
+    seen = clustermod.in_scratch(lambda scratch: (scratch.name, scratch.is_dir()))
+    assert seen[0].startswith(f"sgcc-cluster-{os.getpid()}-") and seen[1]
+    assert not stale.exists() and live.exists() and other.exists()
+    assert not (tmp_path / seen[0]).exists()

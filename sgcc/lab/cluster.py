@@ -147,9 +147,37 @@ def unpack(blob: bytes, into: Path) -> None:
         tar.extractall(into)
 
 
+SCRATCH = "sgcc-cluster-"
+
+
+def _sweep_scratch() -> None:
+    """Remove scratch directories whose task's process is dead: a worker killed with its node
+    (or by a forced cancel) cannot clean up, so the next task on that machine does."""
+    root = Path(tempfile.gettempdir())
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    for entry in entries:
+        parts = entry.name.split("-")
+        if not entry.name.startswith(SCRATCH) or len(parts) < 4 or not parts[2].isdigit():
+            continue
+        try:
+            os.kill(int(parts[2]), 0)
+            continue  # its process lives (or the pid was reused): leave it
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue  # another user's process: not ours to judge
+        if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.getuid():
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
 def in_scratch(fn: Callable[[Path], object]) -> object:
-    """Run ``fn(scratch)`` in a fresh temporary directory on the node, removed afterwards."""
-    scratch = Path(tempfile.mkdtemp(prefix="sgcc-cluster-"))
+    """Run ``fn(scratch)`` in a fresh temporary directory on the node, removed afterwards
+    (named for this process, so that a later task removes it if this process is killed)."""
+    _sweep_scratch()
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH}{os.getpid()}-"))
     try:
         return fn(scratch)
     finally:
