@@ -183,6 +183,18 @@ def shown(key: str, value: object) -> object:
     return value
 
 
+def _cluster(value: object) -> str:
+    """'' (this machine), 'auto', or a Ray address: 'ray://HOST:PORT' or 'HOST:PORT'."""
+    text = _str(value).strip()
+    if text.lower() in ("", "none", "auto"):
+        return "" if text.lower() == "none" else text.lower()
+    rest = text[len("ray://"):] if text.startswith("ray://") else text
+    host, sep, port = rest.rpartition(":")
+    if not sep or not host or "/" in rest or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"expected ray://HOST:PORT, HOST:PORT, auto or none, got {value!r}")
+    return text
+
+
 def _choice(*choices: str):
     def convert(value: object) -> str:
         text = str(value).strip().lower()
@@ -262,6 +274,9 @@ SETTINGS: dict[str, Setting] = {
         Setting("remote_storage", _remote_storage, "",
                 "remote cache behind the local one: 'redis://host:6379/0', '|read-only' to never store there; "
                 "its entries are used only if a trusted key signed them"),
+        Setting("cluster", _cluster, "",
+                "Ray cluster that `sgcc bench` and `sgcc dataset build` run problems on: 'ray://HOST:PORT', "
+                "'HOST:PORT' or 'auto' (docs/cluster.md); empty: this machine"),
         Setting("remote_timeout", _within(_int, 1, 10000), 150,
                 "milliseconds one remote lookup may take; a server that fails is left alone for a minute"),
     ]

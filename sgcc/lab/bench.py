@@ -165,24 +165,156 @@ def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir
 # --------------------------------------------------------------------------- the whole bench
 
 
-def run(problems: list[Problem], make_request: Callable, opts: Options, *, log=None) -> dict:
-    """Run the bench; returns everything as a JSON-ready dict (see :func:`render`)."""
+@dataclass
+class RequestMaker:
+    """Each problem's engine request, from the command's settings. Picklable: with
+    ``--cluster`` it travels to the node that runs the problem and is called there."""
+
+    options: dict
+    generators: str
+    flags: list[str]
+    jobs: int
+
+    def __call__(self, problem: Problem, out: Path):
+        from sgcc.engine import request_from_options
+
+        given = dict(self.options)
+        if not problem.replay:  # a problem without replay candidates: the other generators only
+            given["generators"] = f"{self.generators},-replay"
+        _, request = request_from_options(given, source=problem.source, flags=self.flags, tests=problem.tests,
+                                          output=out, replay_dirs=problem.replay)
+        # Problems run in parallel: each engine builds and tests with its share of the cores.
+        request.jobs = self.jobs
+        return request
+
+
+#: The work the bench does per problem: the engine, the A-vs-A study, the perturbation study.
+KINDS = ("engine", "aa", "perturb")
+
+
+def run_one(kind: str, problem: Problem, make_request: Callable, opts: Options, workdir: Path) -> dict:
+    """One piece of work on one problem (on this machine or a cluster node); a study's
+    failure is a row with ``error``, never the end of the bench."""
+    if kind == "engine":
+        return run_problem(problem, make_request, opts, workdir / "out")
+    try:
+        if kind == "aa":
+            return studies.aa_study(problem, opts, workdir / problem.name)
+        return studies.perturbation_study(problem, opts, workdir / problem.name)
+    except SgccError as exc:
+        return {"name": problem.name, "error": exc.message}
+
+
+def cluster_task(kind: str, blob: bytes, name: str, replay: list[str], make_request: Callable, opts: Options,
+                 keep_output: bool) -> dict:
+    """:func:`run_one` as a Ray task on a node: the problem arrives as a tar
+    (:func:`sgcc.lab.cluster.pack`) and is unpacked into scratch space removed afterwards; the
+    row records the node, and carries the shipped program back when the driver keeps it."""
+    from dataclasses import replace
+
+    from sgcc.lab import cluster
+
+    def work(scratch: Path) -> dict:
+        cluster.unpack(blob, scratch / "p")
+        d = scratch / "p" / name
+        problem = Problem(name, d, d / f"{name}.c", d / "tests", [d / r for r in replay])
+        (scratch / "out").mkdir()
+        row = run_one(kind, problem, make_request, replace(opts, output_dir=None), scratch)
+        row["node"] = cluster.here()
+        if keep_output and "error" not in row:
+            shipped = Path(row.get("shipped", ""))
+            row["shipped_bytes"] = shipped.read_bytes() if shipped.is_file() else None
+        return row
+
+    return cluster.in_scratch(work)
+
+
+def _progress(kind: str, row: dict) -> str:
+    where = f" [node {row['node']['host']} {row['node']['id'][:8]}]" if "node" in row else ""
+    if "error" in row:
+        what = {"engine": "", "aa": "A-vs-A ", "perturb": "perturbing "}[kind]
+        return f"sgcc bench: {what}{row['name']}: error: {row['error']}{where}"
+    if kind == "engine":
+        return (f"sgcc bench: {row['name']}: {row['candidates']} candidate(s), papers {row['speedup']:.3f}x, "
+                f"shipped {row['honest']['speedup']:.3f}x ({row['seconds']:.1f} s){where}: {_outcome(row)}")
+    if kind == "aa":
+        return f"sgcc bench: A-vs-A {row['name']}: {row['speedup']:.3f}x{where}"
+    return f"sgcc bench: perturbing {row['name']}: {row['valid']} valid variant(s){where}"
+
+
+def _map(kind: str, problems: list[Problem], make_request: Callable, opts: Options, workdir: Path, *, log,
+         session=None, journal=None) -> list[dict]:
+    """``kind`` work on every problem: threads on this machine, or one Ray task per problem
+    with ``session``; problems ``journal`` already holds are taken from it, not run again."""
+    rows: list = [None] * len(problems)
+    todo = []
+    for i, p in enumerate(problems):
+        earlier = journal.get(kind, p.name) if journal is not None else None
+        if earlier is not None:
+            rows[i] = earlier
+            log(f"sgcc bench: {'' if kind == 'engine' else kind + ' '}{p.name}: finished in an earlier run "
+                f"({journal.path})")
+        else:
+            todo.append(i)
+    lock = threading.Lock()
+
+    def finish(i: int, row: dict) -> None:
+        with lock:
+            rows[i] = row
+            if journal is not None:
+                journal.add(kind, problems[i].name, row)
+            log(_progress(kind, row))
+
+    if session is None:
+        def one(i: int) -> None:
+            finish(i, run_one(kind, problems[i], make_request, opts, workdir))
+
+        with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+            list(pool.map(one, todo))
+        return rows
+    from sgcc.lab import cluster
+
+    keep = kind == "engine" and opts.output_dir is not None
+
+    def landed(j: int, row: dict) -> None:
+        i = todo[j]
+        p = problems[i]
+        data = row.pop("shipped_bytes", None)
+        if kind == "engine":
+            row["replay"] = [str(r) for r in p.replay]  # the driver's paths, not the node's scratch
+            row["shipped"] = str(opts.output_dir / p.name) if keep and data is not None else None
+        if keep and data is not None:
+            from sgcc.fsutil import atomic_write
+
+            atomic_write(opts.output_dir / p.name, data, mode=0o755)
+        finish(i, row)
+
+    def items():
+        for i in todo:
+            p = problems[i]
+            yield (kind, cluster.pack(p.dir), p.name, [str(r.relative_to(p.dir)) for r in p.replay], make_request,
+                   opts, keep)
+
+    session.map(cluster_task, items(), landed)
+    return rows
+
+
+def run(problems: list[Problem], make_request: Callable, opts: Options, *, log=None, session=None,
+        journal=None) -> dict:
+    """Run the bench; returns everything as a JSON-ready dict (see :func:`render`).
+
+    ``session`` (a :class:`sgcc.lab.cluster.Session`) runs each problem as a task on a Ray
+    cluster instead of in threads here; ``journal`` (a :class:`sgcc.lab.journal.Journal`)
+    records each finished problem and supplies those an earlier run finished."""
     log = log or (lambda msg: None)
     started = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="sgcc-bench-"))
-    lock = threading.Lock()
     try:
-        def engine(p: Problem) -> dict:
-            row = run_problem(p, make_request, opts, workdir / "out")
-            with lock:
-                log(f"sgcc bench: {p.name}: " + (f"error: {row['error']}" if "error" in row else
-                    f"{row['candidates']} candidate(s), papers {row['speedup']:.3f}x, "
-                    f"shipped {row['honest']['speedup']:.3f}x ({row['seconds']:.1f} s): {row['outcome']}"))
-            return row
-
         (workdir / "out").mkdir()
-        with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
-            rows = list(pool.map(engine, problems))
+        if opts.output_dir is not None:
+            opts.output_dir.mkdir(parents=True, exist_ok=True)
+        kw = {"log": log, "session": session, "journal": journal}
+        rows = _map("engine", problems, make_request, opts, workdir, **kw)
         search_wall = time.perf_counter() - started
         result: dict = {"problems": rows, "paper": metrics.paper_row(rows),
                         "honest": metrics.honest_row(rows, opts.min_gain, seed=opts.seed or 0),
@@ -191,35 +323,22 @@ def run(problems: list[Problem], make_request: Callable, opts: Options, *, log=N
                         "settings": {"flags": opts.flags, "timing_rounds": opts.timing_rounds,
                                      "min_gain": opts.min_gain, "jobs": opts.jobs, "seed": opts.seed}}
         result["curves"] = curves(rows)
+        if session is not None:
+            result["cluster"] = {"address": session.address, "nodes": session.nodes}
+        if journal is not None:
+            result["resume"] = {"file": str(journal.path)}
         ok = [p for p, r in zip(problems, rows, strict=True) if "error" not in r]
         if opts.aa:
             t0 = time.perf_counter()
             sample = ok if len(ok) <= opts.aa_max else random.Random(opts.seed).sample(ok, opts.aa_max)
-            pairs = []
-            failed = []
-            for p in sample:
-                log(f"sgcc bench: A-vs-A {p.name}")
-                try:
-                    pairs.append(studies.aa_study(p, opts, workdir / p.name))
-                except SgccError as exc:  # one problem's failure is a line, not the end of the bench
-                    log(f"sgcc bench: A-vs-A {p.name}: {exc.message}")
-                    failed.append({"name": p.name, "error": exc.message})
-            result["aa"] = {"runs": pairs, **metrics.noise_floor(pairs, opts.min_gain), "failed": failed,
-                            "seconds": time.perf_counter() - t0}
+            done = _map("aa", sample, make_request, opts, workdir, **kw)
+            result["aa"] = {"runs": [d for d in done if "error" not in d],
+                            **metrics.noise_floor([d for d in done if "error" not in d], opts.min_gain),
+                            "failed": [d for d in done if "error" in d], "seconds": time.perf_counter() - t0}
         if opts.perturbation:
             t0 = time.perf_counter()
-
-            def study(p: Problem) -> dict:
-                log(f"sgcc bench: perturbing {p.name}")
-                try:
-                    return studies.perturbation_study(p, opts, workdir / p.name)
-                except SgccError as exc:  # one problem's failure is a line, not the end of the bench
-                    log(f"sgcc bench: perturbing {p.name}: {exc.message}")
-                    return {"name": p.name, "error": exc.message}
-
             # Building and testing the variants overlaps; their timing takes the lock.
-            with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
-                done = list(pool.map(study, ok))
+            done = _map("perturb", ok, make_request, opts, workdir, **kw)
             finished = [s for s in done if "error" not in s]
             prows = [{"compiled": s["valid"] > 0, "passed": s["valid"] > 0, "speedup": s["papers_best"],
                       "honest": s["honest"]} for s in finished]
@@ -370,4 +489,15 @@ def render(result: dict) -> str:
     search = sum(r.get("search_seconds", 0.0) for r in rows)
     lines.append(f"search time: {search:.1f} s in the engine (summed over problems), "
                  f"{result['search_seconds']:.1f} s wall; whole bench {result.get('seconds', 0.0):.1f} s")
+    cl = result.get("cluster")
+    if cl:
+        per: dict[str, int] = {}
+        for r in rows:
+            node = r.get("node")
+            key = f"{node['host']} ({node['id'][:8]})" if node else "an earlier run"
+            per[key] = per.get(key, 0) + 1
+        kind = cl["nodes"][0] if cl["nodes"] else {"cpu": "?", "compiler": "?"}
+        lines.append(f"cluster {cl['address']}: {len(cl['nodes'])} node(s), all {kind['cpu']} with "
+                     f"{kind['compiler']}; problems timed per node: "
+                     + ", ".join(f"{k} {n}" for k, n in sorted(per.items())))
     return "\n".join(lines)

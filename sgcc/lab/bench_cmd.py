@@ -11,6 +11,11 @@ import click
 
 from sgcc.fsutil import atomic_write
 
+#: Settings whose change changes the figures: a resume file written under others is refused.
+FINGERPRINT = ("isa", "min_gain", "timing_rounds", "mutants", "generators", "budget", "variants", "model",
+               "endpoint", "samples", "rounds", "temperature", "max_tokens", "seed", "min_sample", "test_timeout",
+               "compiler", "cache")
+
 
 @click.command(name="bench")
 @click.argument("dataset", type=click.Path(file_okay=False, exists=True, path_type=Path))
@@ -45,10 +50,15 @@ from sgcc.fsutil import atomic_write
               help="Keep each problem's shipped program as DIR/NAME.")
 @click.option("--cache", "use_cache", is_flag=True,
               help="Use the verdict cache (off by default: a bench must measure).")
+@click.option("--cluster", metavar="ADDRESS", default=None,
+              help="Run the problems on a Ray cluster: ray://HOST:PORT, HOST:PORT, or auto (the local one); "
+                   "'none' for this machine. Needs the [cluster] extra (docs/cluster.md).")
+@click.option("--resume", "resume", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
+              help="Record each finished problem in FILE; a rerun with the same FILE re-runs none of them.")
 @click.option("--quiet", "-q", is_flag=True, help="No per-problem progress lines.")
 def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds, temperature, max_tokens, isa,
           min_gain, timing_rounds, budget, only, jobs, seed, json_out, perturbation, perturbations, curves_dir, aa,
-          aa_max, output_dir, use_cache, quiet):
+          aa_max, output_dir, use_cache, cluster, resume, quiet):
     """Run the engine on every problem of DATASET and print the papers' row and sgcc's figures.
 
     DATASET holds problems NAME/NAME.c with NAME/tests/*.in (optional .out) and optional
@@ -61,15 +71,15 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
     """
     from sgcc import config as configmod
     from sgcc.candidates import registry
-    from sgcc.engine import request_from_options
     from sgcc.lab import bench as benchmod
 
     options = {"isa": isa, "min_gain": min_gain, "timing_rounds": timing_rounds, "generators": generators,
                "budget": budget, "model": model, "endpoint": endpoint, "samples": samples, "rounds": rounds,
                "temperature": temperature, "max_tokens": max_tokens, "seed": seed,
-               "cache": None if use_cache else False}
+               "cache": None if use_cache else False, "cluster": cluster}
     cfg = configmod.load(options)
     problems = benchmod.discover(dataset, only=list(only), candidates_dir=candidates_dir, isa=cfg.isa)
+    address = cfg.cluster if cfg.cluster not in ("", "none") else None
     workers = jobs or os.cpu_count() or 1
     local_llm = bool(cfg.model) and not cfg.endpoint and "llm" in registry.resolve_names(
         cfg.generators, have_model=True, have_replay=True)
@@ -83,19 +93,37 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
                             min_sample=cfg.min_sample, test_timeout=cfg.test_timeout, seed=cfg.seed,
                             perturbation=perturbation, perturbations=perturbations, aa=aa, aa_max=aa_max,
                             output_dir=output_dir.resolve() if output_dir else None, compiler=cfg.compiler or "gcc")
+    given = {k: v for k, v in options.items() if k != "cluster"}
+    if address is None:
+        make_request = benchmod.RequestMaker(given, cfg.generators, opts.flags,
+                                             max(1, (cfg.jobs or os.cpu_count() or 1) // workers))
+    else:
+        # The nodes get this machine's effective settings (not their own sgcc.toml or SGCC_*),
+        # less what names a file or directory here; each problem builds with its task's CPU.
+        local = {"cluster", "cache_dir", "signing_key", "trusted_keys", "remote_storage", "jobs"}
+        resolved = {k: v for k, v, _ in cfg.items() if k not in local}
+        make_request = benchmod.RequestMaker({**resolved, **{k: v for k, v in given.items() if v is not None}},
+                                             cfg.generators, opts.flags, 1)
 
-    def make_request(problem, out):
-        given = dict(options)
-        if not problem.replay:  # a problem without replay candidates: the other generators only
-            given["generators"] = f"{cfg.generators},-replay"
-        _, request = request_from_options(given, source=problem.source, flags=opts.flags, tests=problem.tests,
-                                          output=out, replay_dirs=problem.replay)
-        # Problems run in parallel: each engine builds and tests with its share of the cores.
-        request.jobs = max(1, (cfg.jobs or os.cpu_count() or 1) // workers)
-        return request
+    journal = None
+    if resume is not None:
+        from sgcc.lab.journal import Journal
+
+        journal = Journal(resume, {"command": "bench", "dataset": str(dataset.resolve()),
+                                   "candidates_dir": candidates_dir, "perturbations": perturbations,
+                                   **{k: v for k, v, _ in cfg.items() if k in FINGERPRINT}})
 
     log = (lambda m: None) if quiet else (lambda m: click.echo(m, err=True))
-    result = benchmod.run(problems, make_request, opts, log=log)
+    if address is None:
+        result = benchmod.run(problems, make_request, opts, log=log, journal=journal)
+    else:
+        from sgcc.lab.cluster import Session
+
+        with Session(address) as session:
+            nodes = session.check_nodes(opts.compiler)
+            log(f"sgcc bench: cluster {session.address}: {len(nodes)} node(s), {nodes[0]['cpu']}, "
+                f"{nodes[0]['compiler']}")
+            result = benchmod.run(problems, make_request, opts, log=log, session=session, journal=journal)
     result["dataset"] = str(dataset)
     if curves_dir is not None:
         result["curve_files"] = [str(p) for p in benchmod.write_curves(result, curves_dir)]

@@ -45,7 +45,7 @@ from pathlib import Path
 from sgcc import proc
 from sgcc.errors import SgccError
 from sgcc.lab.dataset_checks import prepare_problem, time_problem
-from sgcc.lab.dataset_inputs import discover, read_capped
+from sgcc.lab.dataset_inputs import discover, read_capped, read_problem
 from sgcc.lab.dataset_model import (
     FORMAT,
     FORMAT_VERSION,
@@ -54,6 +54,7 @@ from sgcc.lab.dataset_model import (
     MAX_OUTPUT,
     NAME,
     Coverage,
+    Dropped,
     Outcome,
     Problem,
 )
@@ -128,6 +129,7 @@ def _problem_dict(o: Outcome) -> dict:
         },
         "coverage": o.coverage.to_dict() if o.coverage else None,
         "candidates": sorted(o.extras),
+        **({"node": o.node} if o.node else {}),
     }
 
 
@@ -169,15 +171,91 @@ def _compiler_version(compiler: str) -> str:
 # --------------------------------------------------------------------------- the whole build
 
 
+def cluster_task(name: str, source: bytes, inputs: dict[str, bytes], compiler: str, timeout: float, rounds: int,
+                 min_sample: float, seed: int | None) -> Outcome:
+    """One problem, built, tested, covered and timed on a cluster node (a Ray task): its files
+    arrive as data and are written to scratch space removed afterwards. The outcome comes
+    back without binaries and with the node recorded in ``node``."""
+    from sgcc.lab import cluster
+
+    def work(scratch: Path) -> Outcome:
+        os.chmod(scratch, 0o711)  # as root, coverage builds run as nobody (see build)
+        (scratch / "in").mkdir()
+        (scratch / "in" / f"{name}.c").write_bytes(source)
+        for test, data in inputs.items():
+            (scratch / "in" / f"{test}.in").write_bytes(data)
+        problem = Problem(name, scratch / "in" / f"{name}.c", {t: scratch / "in" / f"{t}.in" for t in inputs})
+        (scratch / "work").mkdir(mode=0o711)
+        os.chmod(scratch / "work", 0o711)
+        with Sandbox(timeout=timeout, output_limit=MAX_OUTPUT) as sandbox:
+            outcome = prepare_problem(problem, compiler, sandbox, scratch / "work", timeout)
+            if not outcome.dropped:
+                time_problem(outcome, sandbox, rounds, min_sample, seed)
+        outcome.binaries = None
+        outcome.node = cluster.here()
+        return outcome
+
+    return cluster.in_scratch(work)
+
+
+def _on_cluster(session, problems: list[Problem], compiler: str, timeout: float, rounds: int, min_sample: float,
+                seed: int | None, status) -> list[Outcome]:
+    """Every problem as a task on the cluster; a problem whose files cannot be read is dropped here."""
+    outcomes: list = [None] * len(problems)
+    todo = []
+    for i, p in enumerate(problems):
+        try:
+            source, tests = read_problem(p)
+        except Dropped as exc:
+            outcomes[i] = Outcome(p.name, extras=dict(p.extras)).drop(exc.stage, exc.reason)
+            continue
+        todo.append((i, source, {t.name: t.stdin for t in tests}))
+    done = [0]
+
+    def landed(j: int, outcome: Outcome) -> None:
+        i = todo[j][0]
+        outcome.extras = dict(problems[i].extras)  # copied from here when the dataset is written
+        outcomes[i] = outcome
+        done[0] += 1
+        status(f"built, tested and timed {done[0]}/{len(todo)}: {outcome.name} on {outcome.node['host']}")
+
+    session.map(cluster_task, ((problems[i].name, source, inputs, compiler, timeout, rounds, min_sample, seed)
+                               for i, source, inputs in todo), landed)
+    return outcomes
+
+
+def _locally(problems: list[Problem], compiler: str, timeout: float, rounds: int, min_sample: float,
+             seed: int | None, jobs: int, work: Path, status) -> list[Outcome]:
+    """Build and test in ``jobs`` threads, then time one problem after another."""
+    with Sandbox(timeout=timeout, output_limit=MAX_OUTPUT) as sandbox:
+        done = [0]
+
+        def prepare(problem: Problem) -> Outcome:
+            outcome = prepare_problem(problem, compiler, sandbox, work, timeout)
+            done[0] += 1
+            status(f"built and tested {done[0]}/{len(problems)}: {problem.name}")
+            return outcome
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            outcomes = list(pool.map(prepare, problems))
+        ready = [o for o in outcomes if not o.dropped]
+        for i, o in enumerate(ready, 1):
+            status(f"timing -O0 vs -O3 {i}/{len(ready)}: {o.name}")
+            time_problem(o, sandbox, rounds, min_sample, seed)
+    return outcomes
+
+
 def build(src_dir: Path, out: Path, *, keep_top: int | None = None, jobs: int = 0, timeout: float = 10.0,
           rounds: int = 6, min_sample: float = 0.05, compiler: str = "gcc", force: bool = False,
-          seed: int | None = None, progress=None) -> dict:
+          seed: int | None = None, progress=None, session=None) -> dict:
     """Build a dataset from ``src_dir`` into ``out``; return what dataset.json holds.
 
     ``keep_top`` keeps only the N kept problems with the largest -O0→-O3 speedup (by the
     point estimate); ``jobs`` parallel problems (0: one per core); ``timeout`` seconds per
     run; ``rounds`` paired timing rounds per problem (a handful: the O0/O3 gap is large);
-    ``force`` replaces an existing dataset (never anything else).
+    ``force`` replaces an existing dataset (never anything else); ``session`` (a
+    :class:`sgcc.lab.cluster.Session`) builds, tests and times each problem as a task on a
+    Ray cluster, one node per problem, and records which node timed it.
     """
     src_dir, out = Path(src_dir), Path(out)
     if keep_top is not None and keep_top < 1:
@@ -200,21 +278,10 @@ def build(src_dir: Path, out: Path, *, keep_top: int | None = None, jobs: int = 
     # reach (not list) their own directory.
     os.chmod(work, 0o711)
     try:
-        with Sandbox(timeout=timeout, output_limit=MAX_OUTPUT) as sandbox:
-            done = [0]
-
-            def prepare(problem: Problem) -> Outcome:
-                outcome = prepare_problem(problem, compiler, sandbox, work, timeout)
-                done[0] += 1
-                status(f"built and tested {done[0]}/{len(problems)}: {problem.name}")
-                return outcome
-
-            with ThreadPoolExecutor(max_workers=jobs) as pool:
-                outcomes = list(pool.map(prepare, problems))
-            ready = [o for o in outcomes if not o.dropped]
-            for i, o in enumerate(ready, 1):
-                status(f"timing -O0 vs -O3 {i}/{len(ready)}: {o.name}")
-                time_problem(o, sandbox, rounds, min_sample, seed)
+        if session is not None:
+            outcomes = _on_cluster(session, problems, compiler, timeout, rounds, min_sample, seed, status)
+        else:
+            outcomes = _locally(problems, compiler, timeout, rounds, min_sample, seed, jobs, work, status)
         dropped += [o for o in outcomes if o.dropped]
         kept = [o for o in outcomes if not o.dropped]
         unselected: list[Outcome] = []
@@ -237,6 +304,8 @@ def build(src_dir: Path, out: Path, *, keep_top: int | None = None, jobs: int = 
                 {"name": o.name, "speedup_o0_o3": round(o.speedup.speedup, 3)} for o in unselected
             ],
         }
+        if session is not None:
+            data["cluster"] = {"address": session.address, "nodes": session.nodes}
         _write_dataset(out, kept, data, force)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -39,9 +39,12 @@ def dataset() -> None:
 @click.option("--seed", type=int, default=None, help="Seed for the timing order (reproducible runs).")
 @click.option("--force", is_flag=True, help="Replace an existing dataset at --out (never another directory).")
 @click.option("--json", "as_json", is_flag=True, help="Print dataset.json's content instead of the summary.")
+@click.option("--cluster", metavar="ADDRESS", default=None,
+              help="Build, test and time the problems on a Ray cluster: ray://HOST:PORT, HOST:PORT, or auto; "
+                   "'none' for this machine. Needs the [cluster] extra (docs/cluster.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 def build_command(src_dir: Path, out: Path, keep_top, jobs, timeout, rounds, min_sample, compiler, seed, force,
-                  as_json, quiet) -> None:
+                  as_json, cluster, quiet) -> None:
     """Build a dataset from SRC_DIR into OUT.
 
     SRC_DIR holds NAME.c with inputs NAME.in / NAME-T.in, or NAME/NAME.c with NAME/*.in or
@@ -51,12 +54,22 @@ def build_command(src_dir: Path, out: Path, keep_top, jobs, timeout, rounds, min
     else at -O3 are dropped with the reason. Writes OUT/NAME/NAME.c, OUT/NAME/tests/T.in and
     T.out, and OUT/dataset.json (coverage, -O0 -> -O3 speedup, dropped programs).
     """
+    from sgcc import config as configmod
     from sgcc.lab import dataset as datasetmod
     from sgcc.progress import Progress
 
     progress = Progress(enabled=not quiet)
-    data = datasetmod.build(src_dir, out, keep_top=keep_top, jobs=jobs, timeout=timeout, rounds=rounds,
-                            min_sample=min_sample, compiler=compiler, force=force, seed=seed, progress=progress)
+    settings = dict(keep_top=keep_top, jobs=jobs, timeout=timeout, rounds=rounds, min_sample=min_sample,
+                    compiler=compiler, force=force, seed=seed, progress=progress)
+    address = configmod.load({"cluster": cluster}).cluster
+    if address:
+        from sgcc.lab.cluster import Session
+
+        with Session(address) as session:
+            session.check_nodes(compiler)
+            data = datasetmod.build(src_dir, out, session=session, **settings)
+    else:
+        data = datasetmod.build(src_dir, out, **settings)
     if as_json:
         click.echo(json.dumps(data, indent=2))
     else:

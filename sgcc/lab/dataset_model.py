@@ -90,6 +90,7 @@ class Outcome:
     coverage: Coverage | None = None
     speedup: timing.Estimate | None = None
     binaries: tuple[Path, Path] | None = None  # (-O0, -O3), for timing
+    node: dict | None = None  # the cluster node that built and timed it (sgcc dataset build --cluster)
 
     @property
     def dropped(self) -> bool:

@@ -342,3 +342,32 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw
         return score
     return {"score": score, "pass_fraction": verdict.fraction, "compiled": float(verdict.compiled),
             "passed": float(verdict.passed), "speedup": float(verdict.speedup or 0.0)}
+
+
+def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos=None, **kwargs) -> list:
+    """VERL's batch reward function (``reward_model.reward_manager=batch``): the rewards of
+    many answers, in order, each as :func:`compute_score` computes it.
+
+    With a cluster (the ``cluster`` keyword or ``$SGCC_CLUSTER``: ``HOST:PORT``,
+    ``ray://HOST:PORT`` or ``auto``; inside VERL, which runs on Ray, its connection is
+    reused), every answer is a Ray task: nodes judge answers in parallel, each timing one at
+    a time under its own timing lock (docs/cluster.md). The problem directories the ground
+    truths name must then exist at the same path on every node (shared storage). Without
+    one, answers are judged one after another here.
+    """
+    n = len(solution_strs)
+    extras = list(extra_infos) if extra_infos is not None else [None] * n
+    address = str(kwargs.pop("cluster", None) or os.environ.get("SGCC_CLUSTER", "")).strip()
+    args = [(data_sources[i], solution_strs[i], ground_truths[i], extras[i], kwargs) for i in range(n)]
+    if address in ("", "none"):
+        return [_score_task(*a) for a in args]
+    from sgcc.lab import cluster
+
+    scores: list = [None] * n
+    cluster.shared_session(address).map(_score_task, args, scores.__setitem__)
+    return scores
+
+
+def _score_task(data_source, solution_str, ground_truth, extra_info, kwargs):
+    """One answer's reward (on a cluster node, a Ray task)."""
+    return compute_score(data_source, solution_str, ground_truth, extra_info, **kwargs)
