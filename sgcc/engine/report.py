@@ -253,7 +253,7 @@ def _why_nothing_shipped(candidates: list[CandidateResult], min_gain: float) -> 
         return f"none of {len(compiled)} compiled candidate(s) passed the tests ({first.id}: {first.reason})"
     confirmed = [c for c in passed if c.confirm]
     if confirmed:  # accepted once; fresh rounds did not confirm it, or the combination failed
-        best = max(confirmed, key=lambda c: c.confirm["speedup"])
+        best = max(confirmed, key=lambda c: (c.confirm or {}).get("speedup", 0.0))
         if best.stage == Stage.ACCEPTED:
             return f"{best.id} was proven faster, but the program combining the winners was not confirmed"
         return f"{best.id} was faster at first ({best.speedup:.3f}x) but {best.reason}"
@@ -263,7 +263,7 @@ def _why_nothing_shipped(candidates: list[CandidateResult], min_gain: float) -> 
     timed = [c for c in passed if c.ci_low is not None]
     if not timed:
         return f"{len(passed)} candidate(s) passed the tests, none was timed ({passed[0].reason or 'no time left'})"
-    best = max(timed, key=lambda c: c.ci_low)
+    best = max(timed, key=lambda c: c.ci_low or 0.0)
     return (f"{len(passed)} candidate(s) passed the tests, none proven faster (best {best.id}: {best.speedup:.3f}x, "
             f"lower bound {best.ci_low:.3f} <= {1 + min_gain:.3f})")
 

@@ -171,7 +171,7 @@ class Search:
         report.budget = budget.describe()
         winners: dict[str, list[Winner]] = {}
         history: dict[tuple[str, str], list[Attempt]] = {}
-        seen: dict[tuple[str, str], CandidateResult] = {}
+        seen: dict[tuple[str, str, bool], CandidateResult] = {}
         baseline_text = {u.name: u.text for u in program.asm.units}
         baseline_text[WHOLE_UNIT] = program.asm_text
         self.searched = {u.name: True for u in units}
@@ -186,7 +186,7 @@ class Search:
             history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
 
         batch: list[tuple[str, Candidate]] = []  # this round's: (the unit it is charged to, the candidate)
-        pending: set[tuple[str, str]] = set()  # this round's candidate keys
+        pending: set[tuple[str, str, bool]] = set()  # this round's candidate keys
 
         def offer(cand: Candidate, unit_name: str, budgeted: bool = True) -> None:
             res = triage(cand, baseline_text, seen)

@@ -225,7 +225,7 @@ class Session:
         try:
             ray.init(address=self.address, logging_level=logging.ERROR, log_to_driver=False,
                      configure_logging=True)
-        except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError...
+        except Exception as exc:
             # Ray's own message can carry a server's traceback: its last line says enough.
             raise SgccError(f"cannot connect to the Ray cluster at {self.address}: {_short(exc)}",
                             hint="start one (`ray start --head` there, `ray start --address HEAD:6379` on each "
@@ -262,7 +262,7 @@ class Session:
         for node_id, ref in refs.items():
             try:
                 facts.append(ray.get(ref, timeout=120))
-            except Exception as exc:  # noqa: BLE001 - a node that cannot run sgcc is named, not traced
+            except Exception as exc:
                 raise SgccError(f"node {node_id[:12]} of the cluster cannot run sgcc: {_short(exc)}",
                                 hint="install the same sgcc (with its [cluster] extra) and compiler on every node"
                                 ) from exc
@@ -306,7 +306,7 @@ class Session:
                     i = pending.pop(ref)
                     try:
                         result = ray.get(ref)
-                    except Exception as exc:  # noqa: BLE001 - RayTaskError, WorkerCrashedError...
+                    except Exception as exc:
                         raise SgccError(f"a cluster task failed: {_short(exc)}",
                                         cause=exc, hint="see the Ray logs on the node (docs/cluster.md)") from exc
                     on_done(i, result)

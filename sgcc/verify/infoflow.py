@@ -282,7 +282,7 @@ class Flow:
         if mem.index in R.gpr and not _clean(iv):
             self._address_use(mem.index, iv, refuse, index=True)
             return
-        if mem.base not in R.gpr or _clean(v):
+        if mem.base not in R.gpr or v is None or _clean(v):
             return
         if v[0] in ("cs", "junk", "ret"):
             self._address_use(mem.base, v, refuse, index=False)
@@ -471,19 +471,19 @@ class Flow:
         # A whole slot read back where the model lost what it holds (two paths stored different
         # values) is not clean: it may be a stack address or a caller's register.
         loaded = None
-        if m in _POP and ops and ops[0].type == X.X86_OP_REG:
-            loaded = (R.gpr.get(ops[0].reg), frame.regs[RSP])
+        if m in _POP and ops and ops[0].type == X.X86_OP_REG and ops[0].reg in R.gpr:
+            loaded = (R.gpr[ops[0].reg], frame.regs[RSP])
         elif m.startswith("leave"):
             loaded = (RBP, frame.regs[RBP])
         elif m in ("mov", "movq") and len(ops) == 2 and ops[0].type == X.X86_OP_REG and ops[0].reg in R.full \
                 and ops[1].type == X.X86_OP_MEM and ops[1].mem.index == 0 and ops[1].mem.base in R.gpr:
             base = frame.regs[R.gpr[ops[1].mem.base]]
             loaded = (R.gpr[ops[0].reg], base if base is None else (base[0], base[1] + ops[1].mem.disp))
-        if loaded is not None and loaded[0] is not None and _stack(loaded[1]):
-            g, addr = loaded
-            if (addr, regs[g]) not in frame.slots and any(
+        if loaded is not None and _stack(loaded[1]):
+            into, addr = loaded
+            if (addr, regs[into]) not in frame.slots and any(
                     b == addr[0] and a < addr[1] + 8 and addr[1] < c for b, a, c in st.tainted):
-                regs[g] = DIRTY
+                regs[into] = DIRTY
         if m in ("mov", "movl", "movq", "movabs") and len(ops) == 2 and ops[0].type == X.X86_OP_REG \
                 and ops[1].type == X.X86_OP_IMM and ops[0].reg in R.gpr:
             name = insn.reg_name(ops[0].reg)
@@ -495,12 +495,12 @@ class Flow:
         except Exception:  # noqa: BLE001 - refused in check
             writes = ()
         for reg_id in writes:
-            g = R.gpr.get(reg_id)
-            if g is None or reg_id in R.full or g == RSP:
+            part = R.gpr.get(reg_id)
+            if part is None or reg_id in R.full or part == RSP:
                 continue
             name = insn.reg_name(reg_id)
-            if not (name.startswith("e") or name.endswith("d")) and not _clean(frame.regs[g]):
-                regs[g] = frame.regs[g] if frame.regs[g][0] == "junk" else DIRTY
+            if not (name.startswith("e") or name.endswith("d")) and not _clean(frame.regs[part]):
+                regs[part] = frame.regs[part] if frame.regs[part][0] == "junk" else DIRTY
         return Frame(tuple(regs), new.slots, FlowState(frozenset(written), frozenset(tainted)))
 
     def after_external_call(self, frame: Frame, before: Frame | None = None, name: str | None = None) -> Frame:

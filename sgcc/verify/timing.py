@@ -147,8 +147,8 @@ def timing_lock(timeout: float | None = None) -> Iterator[None]:
 
 
 def measure(
-    run_a: Callable[[int], float],
-    run_b: Callable[[int], float],
+    run_a: Callable[[int, int], float],
+    run_b: Callable[[int, int], float],
     *,
     rounds: int = 20,
     min_sample_seconds: float = 0.05,
