@@ -27,6 +27,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from sgcc.errors import SgccError
 
@@ -315,7 +316,7 @@ class ObjectFile:
         k = bisect.bisect_left(offsets, start)
         return by[offsets[k]] if k < len(offsets) and offsets[k] < end else None
 
-    def target(self, r: Reloc, place_end: int | None = None) -> tuple[str, object]:
+    def target(self, r: Reloc, place_end: int | None = None) -> tuple[str, Any]:
         """Where relocation ``r`` points: ``("code", (section, offset))``, ``("external",
         name)``, ``("data", (section, offset))`` or ``("absolute", value)``.
 

@@ -80,6 +80,7 @@ def prepare(tests: list, sandbox, baseline, *, mutants: int = mutate.DEFAULT_COU
         second = sandbox.run(baseline, data, world=1, timeout=limit)
         if not _clean(second) or (first.stdout, first.returncode) != (second.stdout, second.returncode):
             continue  # not deterministic: it cannot judge a candidate
+        assert template is not None  # inputs are made only from tests
         case = replace(template, name=f"{GENERATED_PREFIX}{i:03d}", stdin=data,
                        expected_stdout=first.stdout, expected_status=first.returncode)
         proof.generated.append(case)

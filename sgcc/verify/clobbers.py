@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from sgcc.asm.obj import read_object
 
@@ -85,7 +86,7 @@ class ClobberAnalysis:
         for name, (shndx, start, end) in obj.extents.items():
             self.functions.setdefault(obj.group_of(name), []).append((shndx, start, end - start))
 
-    def instructions(self, shndx: int) -> dict[int, object]:
+    def instructions(self, shndx: int) -> dict[int, Any]:
         """The linear disassembly of code section ``shndx``, by address."""
         dec = self._obj.decoded(shndx) if shndx in self.code else None
         return {i.address: i for i in dec.insns} if dec is not None else {}
@@ -305,7 +306,7 @@ def live_after_calls(obj: ClobberAnalysis, function: str, regs: set[str], ignore
     """
     import capstone
 
-    insns: dict[int, dict[int, object]] = {shndx: obj.instructions(shndx) for shndx in obj.code}
+    insns: dict[int, dict[int, Any]] = {shndx: obj.instructions(shndx) for shndx in obj.code}
     # Every direct call or tail call in the file: target -> [(section, address, caller, is_jump)].
     sites: dict[str, list[tuple[int, int, str, bool]]] = {}
     for caller, ranges in obj.functions.items():

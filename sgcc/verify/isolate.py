@@ -387,7 +387,7 @@ def _main(libc, argv, env, limits, err_w: int) -> None:  # pragma: no cover
         # Uid 0 inside keeps no capabilities across exec; nothing gains any afterwards.
         _check(libc.prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0), "securebits")
         _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-        if _filter.install() != 0:
+        if _filter is None or _filter.install() != 0:
             raise OSError(1, "seccomp")
         os.execvpe(argv[0], argv, env)
     except OSError as exc:

@@ -187,6 +187,7 @@ def load_tests(directory: Path, *, max_file: int = MAX_TEST_FILE, max_total: int
     tests = []
     for name in sorted(inputs):
         stdin = _read_test_file(base, f"{name}.in", max_file, budget)
+        assert stdin is not None  # not optional: a missing input raises
         out = _read_test_file(base, f"{name}.out", max_file, budget, optional=True)
         status_text = _read_test_file(base, f"{name}.status", 64, budget, optional=True)
         status = None
