@@ -59,6 +59,12 @@ class Program:
     cache_key: str | None = None
     cache_context: dict | None = None  # the context cache_key was made in (kept with winners, for audits)
     expose: object = None  # binary -> host directories its test runs see (a project's tree; Sandbox(expose=))
+    # A project's compile as the build ran it: its directory and the source as spelled there
+    # (variants compile the same way: relative -I paths, and -fprofile-use matches a profile
+    # by the source's name), and the whole project's profile of this compile (a .gcda).
+    compile_cwd: Path | None = None
+    source_arg: str | None = None
+    profile: Path | None = None
 
     @property
     def defined(self) -> frozenset[str]:

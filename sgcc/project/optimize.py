@@ -65,6 +65,7 @@ class Project:
         self.live: dict[str, dict[str, int]] = {}  # function -> built/tested counts (the live line)
         self.unit_label = ""
         self.budget: ProjectBudget | None = None
+        self.profile = None  # sgcc.project.pgo.ProjectProfile, when the pgo generator runs
 
     def _note(self, message: str) -> None:
         if self.progress is not None:
@@ -239,6 +240,8 @@ class Project:
             budget = ProjectBudget.choose(self.tmpl.budget_seconds, plan, build_seconds, test_seconds)
             report.budget_seconds, report.budget_rule = budget.total, budget.rule
             budget.start(started)
+            if plan and any(getattr(g, "name", "") == "pgo" for g in self.tmpl.generators):
+                self._train(root, compiles, sb, commands, report)
             for n, (source, weight, weights, group, searched, binaries) in enumerate(plan):
                 try:
                     rel = str(Path(source).resolve().relative_to(root))
@@ -265,6 +268,22 @@ class Project:
             report.final = self._rebuild_and_check(base_launcher, sb, report, commands)
         report.seconds = time.monotonic() - started
         return report
+
+    def _train(self, root: Path, compiles, sb, commands: list[str], report: ProjectReport) -> None:
+        """The whole project's profile for the pgo generator (:mod:`sgcc.project.pgo`)."""
+        from sgcc.project import pgo
+
+        self._note("profile-guided: building the whole project instrumented and running the workload once")
+        self.progress and self.progress.tick(True)
+        try:
+            self.profile = pgo.train(self.builder, self.spec, self.tmpl.compiler, root, compiles, sb, commands,
+                                     self.workdir, self.spec.test_timeout * 5)
+        finally:
+            self.progress and self.progress.tick(False)
+        report.pgo = {"seconds": round(self.profile.seconds, 1), "profiles": len(self.profile.gcda),
+                      "error": self.profile.error}
+        if self.profile.error:
+            report.notes.append(f"no whole-project profile: {self.profile.error}")
 
     def _check_workload(self, tree: Path, commands: list[str]) -> None:
         """A workload command naming a path (``./prog``) must name something the build made."""
@@ -343,7 +362,9 @@ class Project:
                           target=target, asm_flags=asm_flags,
                           link=self._linker(built_tree, group, c, binaries, sb),
                           cache_key=c.key, cache_context=c.context, expose=self._expose,
-                          weights={n: weights.get(n, 0.0) for n in names})
+                          weights={n: weights.get(n, 0.0) for n in names},
+                          compile_cwd=c.cwd, source_arg=inv.sources[0].path if inv.sources else None,
+                          profile=self.profile.for_compile(c.key) if self.profile is not None else None)
         req = replace(self.tmpl, source=c.source, tests=engine_tests, output=self.workdir / f"{c.key[:16]}.out",
                       flags=asm_flags, budget_seconds=seconds, test_timeout=self.spec.test_timeout,
                       mutants=0 if self.spec.command_mode else self.tmpl.mutants)

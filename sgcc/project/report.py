@@ -21,6 +21,7 @@ class ProjectReport:
     units: list[dict] = field(default_factory=list)
     not_searched: list[str] = field(default_factory=list)  # cut by the budget
     final: dict | None = None
+    pgo: dict | None = None  # the whole project's profile: seconds, profiles found, error
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
