@@ -30,7 +30,7 @@ def searched(tmp_path_factory, sgcc_exe):
     env = dict(os.environ, SGCC_CACHE_DIR=str(work / "cache"))
     env.pop("CC", None)
     r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--generators", "pgo,variants",
-                  "--budget", "2m", "--timing-rounds", "4", "--report", str(work / "r.json")], env=env, timeout=900)
+                  "--budget", "4m", "--timing-rounds", "4", "--report", str(work / "r.json")], env=env, timeout=900)
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     return tree, json.loads((work / "r.json").read_text()), r.stderr.decode()
 
@@ -60,3 +60,13 @@ def test_g_builds_get_per_function_variants(searched):
     # The tree is left built with debug information, and its tests pass.
     assert b".debug_info" in proc.run(["readelf", "-S", str(tree / "build" / "prog_a")], timeout=30).stdout
     assert proc.run(["make", "check"], cwd=tree, timeout=300).ok
+
+
+def test_the_report_shows_the_references_and_where_the_time_went(searched):
+    tree, report, stderr = searched
+    assert "expected duration: about 4 min (--budget)" in stderr.split("clean build")[0]
+    pgo = report["references"]["pgo_everywhere"]
+    assert pgo.get("low", 0) > 0 and pgo["low"] <= pgo["speedup"] <= pgo["high"], pgo
+    assert "PGO everywhere (the whole project -fprofile-use)" in stderr
+    assert {"build", "tests", "profile_workload", "profile_tests", "search", "final"} <= set(report["phases"])
+    assert "sgcc: time: recording build" in stderr

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import time
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def build_with(builder, spec, tree: Path, compiler: str, flags: list[str], workd
 
 
 def train(builder, spec, compiler: str, root: Path, compiles, sandbox, commands: list[str], workdir: Path,
-          timeout: float) -> ProjectProfile:
+          timeout: float, inputs: Path | None = None) -> ProjectProfile:
     """Build an instrumented copy of the project, run the workload on it once, and find each
     compile's profile (see the module docstring). Never raises: ``error`` says what failed."""
     started = time.monotonic()
@@ -85,6 +86,8 @@ def train(builder, spec, compiler: str, root: Path, compiles, sandbox, commands:
             tail = (r.stdout + r.stderr).decode(errors="replace").strip().splitlines()[-3:]
             prof.error = "the instrumented build failed: " + " | ".join(tail)[-300:]
             return prof
+        if inputs is not None:
+            shutil.copytree(inputs, tree / inputs.name)
         workload.hand_over(tree)
         run = sandbox.run(workload.launcher(tree, "train", commands), b"", timeout=timeout,
                           writable=[directory, tree])

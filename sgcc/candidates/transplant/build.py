@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from sgcc.candidates.transplant import debuginfo
 from sgcc.candidates.transplant.asmtext import (
     COLD_RE,
     COMPILER_DATA_RE,
@@ -17,7 +18,6 @@ from sgcc.candidates.transplant.asmtext import (
     rename,
     surely_aligns_calls,
 )
-from sgcc.candidates.transplant import debuginfo
 from sgcc.candidates.transplant.side import Side
 
 
