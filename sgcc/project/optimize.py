@@ -328,6 +328,10 @@ class Project:
         report.phases["pgo_profile"] = round(self.profile.seconds, 1)
         if self.profile.error:
             report.notes.append(f"no whole-project profile: {self.profile.error}")
+        elif self.profile.build_error:
+            report.notes.append(f"whole-project profile: {self.profile.build_error}; the workload ran on what "
+                                "was built before the failure")
+            report.pgo["build_error"] = self.profile.build_error
 
     def _check_workload(self, tree: Path, commands: list[str]) -> None:
         """A workload command naming a path (``./prog``) must name something the build made."""

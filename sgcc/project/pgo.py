@@ -39,6 +39,7 @@ class ProjectProfile:
         self.tree = tree
         self.seconds = 0.0
         self.error = ""
+        self.build_error = ""  # the instrumented build failed, yet the workload ran on what it built
         self.gcda: dict[str, Path] = {}  # compile key -> its .gcda
 
     def for_compile(self, key: str) -> Path | None:
@@ -83,9 +84,10 @@ def train(builder, spec, compiler: str, root: Path, compiles, sandbox, commands:
         r = build_with(builder, spec, tree, compiler, [f"-fprofile-generate={directory}", *GENERATE], workdir,
                        "instrumented")
         if not r.ok:
+            # Some targets may not link instrumented (a shared library with a version script and
+            # libgcov): what was built before the failure may still be all the workload runs.
             tail = (r.stdout + r.stderr).decode(errors="replace").strip().splitlines()[-3:]
-            prof.error = "the instrumented build failed: " + " | ".join(tail)[-300:]
-            return prof
+            prof.build_error = "the instrumented build failed: " + " | ".join(tail)[-300:]
         if inputs is not None:
             shutil.copytree(inputs, tree / inputs.name)
         workload.hand_over(tree)
@@ -93,6 +95,8 @@ def train(builder, spec, compiler: str, root: Path, compiles, sandbox, commands:
                           writable=[directory, tree])
         if not run.ok:
             prof.error = f"the workload failed on the instrumented build: {run.describe()}"
+            if prof.build_error:
+                prof.error += f" ({prof.build_error})"
             return prof
         for c in compiles:
             if c.output is None:
