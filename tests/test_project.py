@@ -106,3 +106,15 @@ def test_project_errors_are_clear(tmp_path, sgcc_exe):
     r = proc.run([sgcc_exe, "optimize", "--project", str(tmp_path), *gens], env=_env(tmp_path / "c"), timeout=120)
     assert r.returncode == 1 and b"compiled nothing through sgcc" in r.stderr
     assert r.stderr.count(b"sgcc: error:") == 1
+
+
+def test_the_report_times_pgo_everywhere_beside_the_result(optimized_project):
+    """Stdin-test projects too: the whole project's profile from the workload, the PGO build
+    timed against gcc's, and sgcc's shipped build against it."""
+    work, tree, cache_dir, report, stderr = optimized_project
+    refs = report["references"]
+    pgo = refs["pgo_everywhere"]
+    assert 0 < pgo["low"] <= pgo["speedup"] <= pgo["high"], refs
+    own = refs["sgcc_vs_pgo_everywhere"]  # measured because something shipped
+    assert 0 < own["low"] <= own["speedup"] <= own["high"], refs
+    assert "PGO everywhere (the whole project -fprofile-use)" in stderr

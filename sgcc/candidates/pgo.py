@@ -71,6 +71,14 @@ class PgoGenerator(TransplantGenerator):
 
     def _prepare(self, context) -> None:
         self._setup_base(context.program)
+        if context.program.link is not None:
+            # A project's source is no program of its own: its profile comes from the whole
+            # project's instrumented build, trained on the workload (sgcc.project.pgo).
+            self.variants = self._from_project(context)
+            for v in self.variants:
+                if v.error:
+                    self.notes.append(f"{v.name}: {v.error}")
+            return
         # The instrumented program runs as nobody: the profile directory must be reachable
         # and writable by it (and by nothing else of sgcc's), like the profiler's (profile.py).
         self.profile_dir = Path(tempfile.mkdtemp(prefix="sgcc-pgo-"))
@@ -123,6 +131,35 @@ class PgoGenerator(TransplantGenerator):
         if context.note:
             context.note(f"{name}: compiling with the profile")
         return compile_variant(context, variant, work, stem="prog")
+
+    def _from_project(self, context) -> list[Variant]:
+        """``-fprofile-use`` with the whole project's profile of this compile, and the combined
+        variants with it: each compiles to ``<dir>/prog.s`` beside a copy of the profile as
+        ``prog.gcda`` (where a bare ``-fprofile-use`` looks), in the compile's own directory
+        with the source spelled as the build spelled it (the profile's checksums name it)."""
+        profile = context.program.profile
+        if profile is None or not Path(profile).is_file():
+            v = Variant("pgo", ["-fprofile-use"])
+            v.error = ("no whole-project profile for this compile (the project's instrumented build or its "
+                       "workload run did not produce one)")
+            return [v]
+        todo = [Variant("pgo", ["-fprofile-use", *USE_FLAGS])]
+        todo += [Variant(name, ["-fprofile-use", *USE_FLAGS, *extra]) for name, base, extra in COMBINED
+                 if base == "pgo"]
+        if context.isa == "native":
+            todo += [Variant(name, ["-march=native", "-fprofile-use", *USE_FLAGS, *extra])
+                     for name, base, extra in [("pgo-native", "pgo-native", []), *COMBINED_NATIVE]]
+        for v in todo:
+            v.shown = [f for f in v.flags if f not in USE_FLAGS[1:]]
+            where = Path(context.workdir) / v.name
+            where.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(profile, where / "prog.gcda")
+        self.trained["project"] = (1, 1)
+        if context.note:
+            context.note(f"pgo: compiling {len(todo)} variants with the whole project's profile")
+        with ThreadPoolExecutor(max_workers=max(1, context.jobs)) as pool:
+            return list(pool.map(lambda v: compile_variant(context, v, Path(context.workdir) / v.name, stem="prog"),
+                                 todo))
 
     def _combined(self, context, trained: dict[str, Variant]) -> list[Variant]:
         """The combined variants whose base was trained, compiled with that base's profile."""

@@ -97,6 +97,12 @@ class Program:
     expose: Callable[[Path], list[Path]] | None = None
     #: function -> [(unit that holds its inlined code, "file:line")] (sgcc.engine.inlining); None: not asked yet
     inlined: dict | None = None
+    # A project's compile as the build ran it: its directory and the source as spelled there
+    # (variants compile the same way: relative -I paths, and -fprofile-use matches a profile
+    # by the source's name), and the whole project's profile of this compile (a .gcda).
+    compile_cwd: Path | None = None
+    source_arg: str | None = None
+    profile: Path | None = None
 
     @property
     def defined(self) -> frozenset[str]:

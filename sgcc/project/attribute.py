@@ -107,23 +107,48 @@ def attribute(costs: dict[tuple[str, str], int], tree: Path, compiles: list, obj
     return out
 
 
-def profile(sandbox, launcher: Path, tree: Path, out_dir: Path) -> dict[tuple[str, str], int] | None:
+def profile(sandbox, launcher: Path, tree: Path, out_dir: Path, *, timeout: float = PROFILE_TIMEOUT,
+            partial: bool = False) -> dict[tuple[str, str], int] | None:
     """Run ``launcher`` (a workload script working in ``tree``) under callgrind, following
     every child process, in ``sandbox``; the summed costs of all its processes, or None
-    when valgrind is missing or the run failed."""
+    when valgrind is missing or the run failed.
+
+    With ``partial``, callgrind writes its counts every :data:`DUMP_EVERY_BB` basic blocks
+    (each dump holds what ran since the last), so a run stopped at ``timeout`` still gives
+    what it had executed by then (an under-approximation: every function in it did run);
+    the result then has ``PARTIAL`` set (see :func:`was_partial`)."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         return None
     out_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(out_dir, 0o777)  # the box may run as nobody
+    extra = [f"--dump-every-bb={DUMP_EVERY_BB}"] if partial else []
     r = sandbox.run(launcher, b"", prefix=[valgrind, "--tool=callgrind", "--quiet", "--trace-children=yes",
                                            f"--callgrind-out-file={out_dir}/cg.%p", "--compress-strings=no",
-                                           "--compress-pos=no", "--dump-instr=no"],
-                    timeout=PROFILE_TIMEOUT, memory=16 << 30, writable=[out_dir, tree])
-    if r.timed_out or r.returncode != 0:
+                                           "--compress-pos=no", "--dump-instr=no", *extra],
+                    timeout=timeout, memory=16 << 30, writable=[out_dir, tree])
+    cut = r.timed_out and partial
+    if (r.timed_out and not partial) or (r.returncode != 0 and not cut):
         return None
     costs: dict[tuple[str, str], int] = {}
     for f in sorted(out_dir.glob("cg.*")):
-        for k, v in parse_costs(f.read_text(errors="replace")).items():
+        try:
+            text = f.read_text(errors="replace")
+        except OSError:
+            continue
+        for k, v in parse_costs(text).items():
             costs[k] = costs.get(k, 0) + v
+    if cut and costs:
+        costs[PARTIAL] = 0
     return costs or None
+
+
+#: Basic blocks between two dumps of a profile that may be cut short (a few seconds of callgrind).
+DUMP_EVERY_BB = 20_000_000
+#: Key present in a profile's costs when its run was stopped at the time limit.
+PARTIAL = ("", "<cut at the time limit>")
+
+
+def was_partial(costs: dict | None) -> bool:
+    """Whether :func:`profile` stopped the run at its time limit."""
+    return bool(costs) and PARTIAL in costs

@@ -65,6 +65,7 @@ class Project:
         self.live: dict[str, dict[str, int]] = {}  # function -> built/tested counts (the live line)
         self.unit_label = ""
         self.budget: ProjectBudget | None = None
+        self.profile = None  # sgcc.project.pgo.ProjectProfile, when the pgo generator runs
 
     def _note(self, message: str) -> None:
         if self.progress is not None:
@@ -169,8 +170,11 @@ class Project:
         spec = self.spec
         root = spec.root.resolve()
         report = ProjectReport(root=str(root))
+        if self.progress is not None:
+            self.progress.line(expected_duration(self.tmpl.budget_seconds))
         self._note("clean build with the compiles recorded")
         compiles, build_seconds = self.builder.record(self.workdir)
+        report.phases["build"] = round(build_seconds, 1)
         built_tree = self.workdir / "built"
         shutil.copytree(root, built_tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         with sandboxmod.Sandbox(timeout=spec.test_timeout, expose=self._expose, processes=256,
@@ -184,6 +188,7 @@ class Project:
                 ok, why = workload.run_tests(sb, workload.copy_tree(built_tree, self.workdir / "base-first-test"),
                                              spec.test, spec.test_timeout)
                 test_seconds = time.monotonic() - t0
+                report.phases["tests"] = round(test_seconds, 1)
                 if not ok:
                     raise SgccError(f"gcc's build fails the project's own tests: {why}",
                                     hint="the test command must pass on the plain build (exit status 0)")
@@ -211,27 +216,47 @@ class Project:
                                 hint="bench commands run in a copy of the built tree that may not be writable to them "
                                      "(write to /tmp or /dev/null); exit status 0 is expected")
 
-            self._note(f"profiling the workload under callgrind: {'; '.join(commands)}")
+            cap = profile_cap(self.tmpl.budget_seconds)
+            self._note(f"profiling the workload under callgrind (at most {cap:.0f} s): {'; '.join(commands)}")
             self.progress and self.progress.tick(True)
             try:
-                costs = attribute.profile(sb, base_launcher, base, self.workdir / "prof-bench")
+                t0 = time.monotonic()
+                costs = attribute.profile(sb, base_launcher, base, self.workdir / "prof-bench", timeout=cap,
+                                          partial=True)
+                report.phases["profile_workload"] = round(time.monotonic() - t0, 1)
                 if costs is None:
                     raise SgccError("the workload could not be profiled (valgrind missing, or the workload failed "
                                     "under it)", hint="sgcc searches only code the workload runs; install valgrind")
+                if attribute.was_partial(costs):
+                    report.notes.append(f"the workload's profile was cut at {cap:.0f} s: its hottest functions are "
+                                        "those of the part that ran by then")
                 found = attribute.attribute(costs, base, compiles, root)
                 ran_tests = None
                 if spec.command_mode:
-                    self._note(f"profiling the test command under callgrind: {spec.test}")
+                    # Callgrind runs a program some 20-50x slower: say what to expect, and cap it.
+                    self._note(f"profiling the test command under callgrind (natively {test_seconds:.0f} s; "
+                               f"at most {cap:.0f} s): {spec.test}")
                     test_tree = workload.copy_tree(built_tree, self.workdir / "base-test")
+                    t0 = time.monotonic()
                     tcosts = attribute.profile(sb, workload.launcher(test_tree, "test", [spec.test]), test_tree,
-                                               self.workdir / "prof-test")
+                                               self.workdir / "prof-test", timeout=cap, partial=True)
+                    report.phases["profile_tests"] = round(time.monotonic() - t0, 1)
                     if tcosts is None:
                         raise SgccError("the test command could not be profiled (it failed under valgrind)",
                                         hint="sgcc searches only code the tests run; a smaller test command "
                                              "(a subset of the suite) may do")
+                    if attribute.was_partial(tcosts):
+                        # Sound: every function in the cut profile did run under the tests.
+                        report.notes.append(f"the test command's profile was cut at {cap:.0f} s: only functions "
+                                            "its tests had run by then are searched")
                     ran_tests = attribute.attribute(tcosts, test_tree, compiles, root)
             finally:
                 self.progress and self.progress.tick(False)
+            if self.progress is not None:
+                ph = report.phases
+                took = ph.get("profile_workload", 0) + ph.get("profile_tests", 0)
+                self.progress.line(f"profiled in {took:.0f} s (workload {ph.get('profile_workload', 0):.0f} s"
+                                   + (f", tests {ph['profile_tests']:.0f} s" if "profile_tests" in ph else "") + ")")
             plan = self._plan(found, ran_tests, compiles, report)
             if not plan:
                 report.notes.append("no executed code could be charged to the project's compiles: the workload "
@@ -239,6 +264,13 @@ class Project:
             budget = ProjectBudget.choose(self.tmpl.budget_seconds, plan, build_seconds, test_seconds)
             report.budget_seconds, report.budget_rule = budget.total, budget.rule
             budget.start(started)
+            if self.progress is not None and plan:
+                self.progress.line(f"budget {budget.total / 60:.0f} min ({budget.rule}), "
+                                   f"{(time.monotonic() - started) / 60:.1f} min of it spent: "
+                                   f"{len(plan)} source(s) to search")
+            if plan and any(getattr(g, "name", "") == "pgo" for g in self.tmpl.generators):
+                self._train(root, compiles, sb, commands, report)
+            search_started = time.monotonic()
             for n, (source, weight, weights, group, searched, binaries) in enumerate(plan):
                 try:
                     rel = str(Path(source).resolve().relative_to(root))
@@ -262,9 +294,44 @@ class Project:
                 if not self.tmpl.keep_temps:
                     shutil.rmtree(self.workdir / "cands", ignore_errors=True)
             self._store_siblings(report, plan)
+            report.phases["search"] = round(time.monotonic() - search_started, 1)
+            t0 = time.monotonic()
             report.final = self._rebuild_and_check(base_launcher, sb, report, commands)
+            report.phases["final"] = round(time.monotonic() - t0, 1)
+            t0 = time.monotonic()
+            try:
+                self._references(root, compiles, sb, report, commands, base_launcher, base)
+            except Exception as exc:  # noqa: BLE001 - a reference never fails the run
+                report.references.setdefault("pgo_everywhere", {"error": f"{type(exc).__name__}: {exc}"})
+            report.phases["references"] = round(time.monotonic() - t0, 1)
         report.seconds = time.monotonic() - started
         return report
+
+    def _train(self, root: Path, compiles, sb, commands: list[str], report: ProjectReport,
+               for_reference: bool = False) -> None:
+        """The whole project's profile for the pgo generator and the PGO-everywhere reference
+        (:mod:`sgcc.project.pgo`)."""
+        from sgcc.project import pgo
+
+        self._note("profile-guided: building the whole project instrumented and running the workload once"
+                   + (" (for the PGO-everywhere reference)" if for_reference else ""))
+        self.progress and self.progress.tick(True)
+        try:
+            inputs = self.workdir / "base" / ".sgcc-inputs"  # stdin tests as a workload
+            self.profile = pgo.train(self.builder, self.spec, self.tmpl.compiler, root, compiles, sb, commands,
+                                     self.workdir, self.spec.test_timeout * 5,
+                                     inputs=inputs if inputs.is_dir() else None)
+        finally:
+            self.progress and self.progress.tick(False)
+        report.pgo = {"seconds": round(self.profile.seconds, 1), "profiles": len(self.profile.gcda),
+                      "error": self.profile.error}
+        report.phases["pgo_profile"] = round(self.profile.seconds, 1)
+        if self.profile.error:
+            report.notes.append(f"no whole-project profile: {self.profile.error}")
+        elif self.profile.build_error:
+            report.notes.append(f"whole-project profile: {self.profile.build_error}; the workload ran on what "
+                                "was built before the failure")
+            report.pgo["build_error"] = self.profile.build_error
 
     def _check_workload(self, tree: Path, commands: list[str]) -> None:
         """A workload command naming a path (``./prog``) must name something the build made."""
@@ -343,7 +410,9 @@ class Project:
                           target=target, asm_flags=asm_flags,
                           link=self._linker(built_tree, group, c, binaries, sb),
                           cache_key=c.key, cache_context=c.context, expose=self._expose,
-                          weights={n: weights.get(n, 0.0) for n in names})
+                          weights={n: weights.get(n, 0.0) for n in names},
+                          compile_cwd=c.cwd, source_arg=inv.sources[0].path if inv.sources else None,
+                          profile=self.profile.for_compile(c.key) if self.profile is not None else None)
         req = replace(self.tmpl, source=c.source, tests=engine_tests, output=self.workdir / f"{c.key[:16]}.out",
                       flags=asm_flags, budget_seconds=seconds, test_timeout=self.spec.test_timeout,
                       mutants=0 if self.spec.command_mode else self.tmpl.mutants)
@@ -401,9 +470,9 @@ class Project:
         self._note("rebuilding the project with the cache")
         self.builder.run(self.spec.clean, root, self.builder.env(), "clean")
         self.builder.run(self.spec.build, root, self.builder.env(SGCC_CACHE="1"), "build")
+        final = workload.copy_tree(root, self.workdir / "final", writable=False)
         if not shipped:
             return None
-        final = workload.copy_tree(root, self.workdir / "final", writable=False)
         if self.spec.command_mode:
             self._note(f"running the project's tests on the rebuilt tree: {self.spec.test}")
             tests_passed, why = workload.run_tests(sb, workload.copy_tree(root, self.workdir / "final-test"),
@@ -434,6 +503,56 @@ class Project:
                                 "(each function's gain was proven on its own)")
         return result
 
+    def _references(self, root: Path, compiles, sb, report: ProjectReport, commands: list[str],
+                    base_launcher: Path, base: Path) -> None:
+        """What the user could have had instead, timed on the same workload, interleaved with
+        gcc's build: the whole project built with gcc's own profile-guided optimization from
+        the same workload (PGO everywhere), and sgcc's result against it. In every report,
+        also when nothing shipped."""
+        from sgcc.engine import estimate_dict
+        from sgcc.project import pgo
+        from sgcc.verify import sandbox as sandboxmod
+        from sgcc.verify import timing
+
+        if self.profile is None:
+            self._train(root, compiles, sb, commands, report, for_reference=True)
+        self._note("building the PGO-everywhere reference (the whole project with -fprofile-use)")
+        self.progress and self.progress.tick(True)
+        try:
+            tree, why = pgo.pgo_everywhere(self.builder, self.spec, self.tmpl.compiler, self.profile, self.workdir)
+        finally:
+            self.progress and self.progress.tick(False)
+        refs: dict = {"build": {"speedup": 1.0, "low": 1.0, "high": 1.0, "what": "gcc's build (the one replaced)"}}
+        report.references = refs
+        if tree is None:
+            refs["pgo_everywhere"] = {"error": why}
+            return
+        ref_tree = workload.copy_tree(tree, self.workdir / "pgo-reference", writable=False)
+        if self.spec.command_mode:
+            case = sb.record(base_launcher, [sandboxmod.TestCase(name="workload", stdin=b"")])
+            base_run = timing.runner(sb, base_launcher, case)
+            pgo_run = timing.runner(sb, workload.launcher(ref_tree, "bench", commands), case)
+            final_run = (timing.runner(sb, workload.launcher(self.workdir / "final", "bench", commands), case)
+                         if report.final else None)
+        else:
+            tests = sb.record(base / self.spec.binary, sandboxmod.load_tests(Path(self.spec.tests)))
+            base_run = timing.runner(sb, base / self.spec.binary, tests)
+            pgo_run = timing.runner(sb, ref_tree / self.spec.binary, tests)
+            final_run = timing.runner(sb, self.workdir / "final" / self.spec.binary, tests) if report.final else None
+        self._note("timing the PGO-everywhere reference against gcc's build (interleaved)")
+        try:
+            est = timing.measure(base_run, pgo_run, rounds=self.tmpl.timing_rounds,
+                                 min_sample_seconds=self.tmpl.min_sample, seed=self.tmpl.seed)
+            refs["pgo_everywhere"] = {**estimate_dict(est), "what": "the whole project with -fprofile-use from "
+                                                                    "the same workload"}
+            if final_run is not None:
+                self._note("timing sgcc's result against the PGO-everywhere reference (interleaved)")
+                est = timing.measure(pgo_run, final_run, rounds=self.tmpl.timing_rounds,
+                                     min_sample_seconds=self.tmpl.min_sample, seed=self.tmpl.seed)
+                refs["sgcc_vs_pgo_everywhere"] = estimate_dict(est)
+        except timing.TimingRunFailed as exc:
+            refs["pgo_everywhere"] = {"error": f"the PGO build's workload did not behave as gcc's: {exc}"}
+
     def _withdraw(self, report: ProjectReport) -> None:
         if not self.tmpl.cache_dir:
             return
@@ -450,6 +569,25 @@ class Project:
     def close(self) -> None:
         if not self.tmpl.keep_temps:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def profile_cap(budget_seconds: float | None) -> float:
+    """Most seconds one callgrind profile may take: a fifth of the budget (of the default
+    for two sources when none is given), at least a minute; what ran by then is used."""
+    from sgcc.project.budget import BASE, PER_SOURCE
+
+    return max(60.0, 0.2 * (budget_seconds or BASE + 2 * PER_SOURCE))
+
+
+def expected_duration(budget_seconds: float | None) -> str:
+    """The line shown before any work: how long the run will take."""
+    from sgcc.project.budget import BASE, MOST, PER_SOURCE
+
+    if budget_seconds:
+        return (f"expected duration: about {budget_seconds / 60:.0f} min (--budget), builds, profiles, search and the "
+                "final rebuild and timing included")
+    return (f"expected duration: {BASE / 60:.0f} min + {PER_SOURCE / 60:.0f} min per source holding the workload's "
+            f"hot code, at most {MOST / 60:.0f} min (fixed once the workload is profiled; --budget sets it)")
 
 
 class _Relay:

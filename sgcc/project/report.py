@@ -21,6 +21,9 @@ class ProjectReport:
     units: list[dict] = field(default_factory=list)
     not_searched: list[str] = field(default_factory=list)  # cut by the budget
     final: dict | None = None
+    phases: dict = field(default_factory=dict)  # seconds per phase (build, tests, profiles, search, final)
+    pgo: dict | None = None  # the whole project's profile: seconds, profiles found, error
+    references: dict = field(default_factory=dict)  # what else the user could have had, timed against gcc's
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -50,8 +53,33 @@ class ProjectReport:
                          f"{'and its own tests pass' if f.get('tests_passed') else 'tests: see notes'}")
         else:
             lines.append("sgcc: the project is built as plain gcc builds it (nothing proven faster)")
+        lines += reference_lines(self.references, self.final)
+        if self.phases:
+            names = {"build": "recording build", "tests": "tests", "profile_workload": "profiling the workload",
+                     "profile_tests": "profiling the tests", "pgo_profile": "whole-project profile",
+                     "search": "search", "final": "final rebuild and timing"}
+            lines.append("sgcc: time: " + ", ".join(f"{names.get(k, k)} {v:.0f} s" for k, v in self.phases.items()))
         lines += [f"sgcc: note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def reference_lines(refs: dict, final: dict | None) -> list[str]:
+    """sgcc's result beside the build it replaces and PGO everywhere, with intervals."""
+    if not refs:
+        return []
+
+    def fmt(e: dict) -> str:
+        return f"{e['speedup']:.3f}x [{e['low']:.3f}, {e['high']:.3f}]"
+
+    pgo = refs.get("pgo_everywhere") or {}
+    own = fmt(final) if final else "1.000x (gcc's build: nothing shipped)"
+    ref = fmt(pgo) if "speedup" in pgo else f"not measured ({pgo.get('error', 'no profile')})"
+    lines = [f"sgcc: on the same workload, against gcc's build (CPU, interleaved): sgcc {own}; "
+             f"PGO everywhere (the whole project -fprofile-use) {ref}"]
+    if "sgcc_vs_pgo_everywhere" in refs:
+        lines.append(f"sgcc: sgcc's build against PGO everywhere: {fmt(refs['sgcc_vs_pgo_everywhere'])}")
+    lines.append("sgcc: whole-project flag sets: not tried in project mode")
+    return lines
 
 
 def tally(candidates: list[dict]) -> str:

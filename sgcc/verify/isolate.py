@@ -250,6 +250,10 @@ def _plan(view: View) -> list[tuple]:
             ("file", f"{root}/etc/nsswitch.conf", "passwd: files\ngroup: files\nhosts: files\n")]
     if os.path.isfile("/etc/ld.so.cache"):
         ops.append(("bindfile", "/etc/ld.so.cache", f"{root}/etc/ld.so.cache"))
+    # Commands test suites call (cc, awk, c++...) are links through /etc/alternatives on
+    # Debian: visible read-only, like /usr (links to system programs, nothing of the user's).
+    if os.path.isdir("/etc/alternatives") and not os.path.islink("/etc/alternatives"):
+        ops.append(("bind", "/etc/alternatives", f"{root}/etc/alternatives", False))
     if os.path.islink("/etc/localtime"):
         ops.append(("symlink", os.readlink("/etc/localtime"), f"{root}/etc/localtime"))
     ops.append(("dir", f"{root}/dev", 0o755))

@@ -488,6 +488,10 @@ def _check_section(args: list[str], lineno: int, writable_data: bool = False) ->
         allowed_flags, allowed_types = set(), {"progbits"}
     elif name == ".note.gnu.property":
         allowed_flags, allowed_types = set("a"), {"note"}
+    elif writable_data and re.match(r"^\.debug_\w+$", name):
+        # A whole file from a -g compilation: its own DWARF, never loaded (no "a" flag; the
+        # object check holds the result to gcc's debug sections by name, type and flags).
+        allowed_flags, allowed_types = set("MS"), {"progbits"}
     elif writable_data and re.match(r"^\.(data|bss)(\.|$)", name):
         # A whole file's own variables (never executable, never thread-local).
         allowed_flags, allowed_types = set("aw"), {"progbits", "nobits"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from sgcc.candidates.transplant import debuginfo
 from sgcc.candidates.transplant.asmtext import (
     COLD_RE,
     COMPILER_DATA_RE,
@@ -94,7 +95,7 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
             raise _Refuse(f"{m} is not a function of its own in this variant (inlined or removed)")
         if base.escaping_labels(m):
             raise _Refuse(f"labels of gcc's {m} are referenced from outside it "
-                          f"({', '.join(sorted(base.escaping_labels(m))[:3])}, e.g. debug information)")
+                          f"({', '.join(sorted(base.escaping_labels(m))[:3])}: a label table or alias)")
     suffix = "sg_" + re.sub(r"[^\w]", "_", function) + "_" + tag
     include = list(members)  # variant units in the candidate
     copies: dict[str, str] = {}  # variant symbol -> fresh name (functions and named data)
@@ -208,6 +209,13 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
             parts = [text] + [rename(make_local(var.units[n].text, n), copies) for n in include if n not in members]
             parts += [rename(block, copies) for _sym, block in sorted(data_blocks.items())]
             text = "".join(p if p.endswith("\n") else p + "\n" for p in parts)
+        if base.has_debug or var.has_debug:
+            # -g: the variant's line table in gcc's file numbering, gcc's debug labels defined.
+            try:
+                text = debuginfo.stitch(text, m, base.debug_labels(m), base.units[m].text,
+                                        var.file_table, base.file_table)
+            except ValueError as exc:
+                raise _Refuse(f"debug information: {exc}") from exc
         texts[m] = text
     clash = set(copies.values()) & (base.tokens | set(base.units))
     if clash:

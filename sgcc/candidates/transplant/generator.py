@@ -43,8 +43,9 @@ def compile_variant(context, variant: Variant, directory: Path, *, stem: str | N
     directory.mkdir(parents=True, exist_ok=True)
     asm = directory / f"{stem or tag_for(variant.name)}.s"
     obj = asm.with_suffix(".o")
-    r = proc.run([context.compiler, *program.flags, *variant.flags, "-S", "-o", str(asm), str(program.source)],
-                 timeout=timeout)
+    source = getattr(program, "source_arg", None) or str(program.source)
+    r = proc.run([context.compiler, *program.flags, *variant.flags, "-S", "-o", str(asm.resolve()), source],
+                 timeout=timeout, cwd=getattr(program, "compile_cwd", None))
     if not r.ok:
         lines = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error" in ln.lower()]
         variant.error = "gcc failed: " + ("; ".join(lines[:2])[:300] or f"exit {r.returncode}")

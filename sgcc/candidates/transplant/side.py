@@ -51,8 +51,13 @@ class Side:
         self._scan()
         self._clobbers = None
         self._clobber_cache: dict[str, frozenset] = {}
-        self._escaping: dict[str, set[str]] = {}
+        self._escaping: dict[str, tuple[set[str], set[str]]] = {}
         self.same_as_base: dict[str, bool] = {}  # memo of _same_in_base (a variant's side)
+        from sgcc.candidates.transplant import debuginfo
+
+        #: ``.file N "path"`` numbers of a -g compilation (number -> path), and whether it is one
+        self.file_table = debuginfo.file_table(self.lines)
+        self.has_debug = bool(self.debug_lines) or debuginfo.has_debug(text)
 
     def _scan(self) -> None:
         owned = set()
@@ -60,6 +65,7 @@ class Side:
             for piece in u.pieces:
                 owned.update(range(piece.start, piece.stop))
         self.owned = owned
+        self.debug_lines: set[int] = set()  # frame lines in .debug_* sections
         decl: dict[str, str] = {}
         cur = (".text", "\t.text\n")
         prev = cur
@@ -99,6 +105,8 @@ class Side:
                         self.alias_lines.setdefault(sym, line if line.endswith("\n") else line + "\n")
                 elif name == "=":
                     self.aliases.add(args)
+            if i not in owned and cur[0].startswith((".debug", ".zdebug")):
+                self.debug_lines.add(i)
             for stmt in statements(line):
                 self.tokens.update(REF_RE.findall(stmt))
         for f in self.functions:
@@ -139,22 +147,35 @@ class Side:
         return self._clobber_cache[key]
 
     def escaping_labels(self, name: str) -> set[str]:
-        """Labels of unit ``name`` that something outside the unit refers to (debug info,
-        label tables of another function)."""
+        """Labels of unit ``name`` that something outside the unit other than debug
+        information refers to (label tables of another function, a ``.set`` alias)."""
+        return self._outside_refs(name)[0]
+
+    def debug_labels(self, name: str) -> set[str]:
+        """Labels and location views of unit ``name`` that the debug sections refer to (the
+        function's extent, variable locations, lexical blocks...): see
+        :mod:`sgcc.candidates.transplant.debuginfo`."""
+        return self._outside_refs(name)[1]
+
+    def _outside_refs(self, name: str) -> tuple[set[str], set[str]]:
         if name not in self._escaping:
+            from sgcc.candidates.transplant.debuginfo import view_symbols
+
             unit = self.units[name]
             inside = set()
             for piece in unit.pieces:
                 inside.update(range(piece.start, piece.stop))
-            mine = {lab for lab in defined_labels(unit.text) if lab.startswith(".L")}
+            mine = {lab for lab in defined_labels(unit.text) | view_symbols(unit.text) if lab.startswith(".L")}
             outside: set[str] = set()
+            debug: set[str] = set()
             if mine:
                 for i, line in enumerate(self.lines):
                     if i in inside or ".L" not in line:
                         continue
+                    found = (debug if i in self.debug_lines else outside)
                     for stmt in statements(line):
-                        outside.update(t for t in REF_RE.findall(lex.strip_labels(stmt)) if t in mine)
-            self._escaping[name] = outside
+                        found.update(t for t in REF_RE.findall(lex.strip_labels(stmt)) if t in mine)
+            self._escaping[name] = (outside, debug)
         return self._escaping[name]
 
     def needs_aligned_stack(self, name: str) -> bool:

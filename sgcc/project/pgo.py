@@ -1,0 +1,133 @@
+"""The whole project's profile: one instrumented build, the workload run once on it.
+
+A source of a project is no program of its own (``-fprofile-generate`` on one source and a
+link fails: no ``main``, or another file's functions missing), so the profile is made the
+way a user would make one: a private copy of the tree is cleaned and built with every
+compile and link given ``-fprofile-generate=DIR -fprofile-update=prefer-atomic`` (through a
+two-line compiler wrapper standing where the build puts ``$CC``), and the workload runs
+once on it inside the isolated runner, which may write only ``DIR`` (and its own copy of
+the tree). gcc then writes one ``.gcda`` per object, named by the object's path.
+
+:func:`profiles` gives each recorded compile its ``.gcda``; the pgo generator compiles
+the source with ``-fprofile-use`` from it (and PGO combined with other variants), in the
+compile's own directory so the profile's checksums match. The same instrumented build
+also yields the *PGO-everywhere* reference: the whole project rebuilt with
+``-fprofile-use`` (:func:`pgo_everywhere`), timed beside sgcc's result.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import time
+from pathlib import Path
+
+from sgcc.project import workload
+
+#: Flags of the instrumented build (both compiles and links: the link pulls in libgcov).
+GENERATE = ["-fprofile-update=prefer-atomic"]
+#: Flags of the PGO-everywhere reference build.
+USE = ["-fprofile-partial-training", "-Wno-missing-profile", "-Wno-coverage-mismatch"]
+
+
+class ProjectProfile:
+    """The outcome of :func:`train`: where the profile is, how long it took, what went wrong."""
+
+    def __init__(self, directory: Path, tree: Path):
+        self.directory = directory
+        self.tree = tree
+        self.seconds = 0.0
+        self.error = ""
+        self.build_error = ""  # the instrumented build failed, yet the workload ran on what it built
+        self.gcda: dict[str, Path] = {}  # compile key -> its .gcda
+
+    def for_compile(self, key: str) -> Path | None:
+        return self.gcda.get(key)
+
+
+def _wrapper(path: Path, compiler: str, flags: list[str]) -> Path:
+    """A compiler that is ``compiler`` with ``flags`` added to every command line."""
+    added = " ".join(shlex.quote(f) for f in flags)
+    path.write_text(f"#!/bin/sh\nexec {shlex.quote(compiler)} \"$@\" {added}\n", encoding="utf-8")
+    os.chmod(path, 0o755)
+    return path
+
+
+def _mangled(obj: Path) -> str:
+    """Where gcc puts the profile of object ``obj`` under ``-fprofile-generate=DIR``."""
+    return str(Path(os.path.abspath(obj)).with_suffix("")).replace("/", "#") + ".gcda"
+
+
+def build_with(builder, spec, tree: Path, compiler: str, flags: list[str], workdir: Path, name: str):
+    """Clean and build ``tree`` with ``compiler`` plus ``flags`` as ``$CC`` (and for ``{sgcc}``)."""
+    cc = str(_wrapper(workdir / f"{name}-cc", compiler, flags))
+    env = builder.env(CC=cc)
+    clean = spec.clean.replace("{sgcc}", shlex.quote(cc))
+    build = spec.build.replace("{sgcc}", shlex.quote(cc))
+    builder.run(clean, tree, env, f"{name} clean")
+    return builder.run(build, tree, env, f"{name} build", check=False)
+
+
+def train(builder, spec, compiler: str, root: Path, compiles, sandbox, commands: list[str], workdir: Path,
+          timeout: float, inputs: Path | None = None) -> ProjectProfile:
+    """Build an instrumented copy of the project, run the workload on it once, and find each
+    compile's profile (see the module docstring). Never raises: ``error`` says what failed."""
+    started = time.monotonic()
+    directory = workdir / "pgo-profile"
+    directory.mkdir()
+    os.chmod(directory, 0o733)  # the box's user writes the counters, nothing else of ours is open to it
+    tree = workdir / "pgo-tree"
+    prof = ProjectProfile(directory, tree)
+    try:
+        workload.copy_tree(root, tree, writable=False)
+        r = build_with(builder, spec, tree, compiler, [f"-fprofile-generate={directory}", *GENERATE], workdir,
+                       "instrumented")
+        if not r.ok:
+            # Some targets may not link instrumented (a shared library with a version script and
+            # libgcov): what was built before the failure may still be all the workload runs.
+            tail = (r.stdout + r.stderr).decode(errors="replace").strip().splitlines()[-3:]
+            prof.build_error = "the instrumented build failed: " + " | ".join(tail)[-300:]
+        if inputs is not None:
+            shutil.copytree(inputs, tree / inputs.name)
+        workload.hand_over(tree)
+        run = sandbox.run(workload.launcher(tree, "train", commands), b"", timeout=timeout,
+                          writable=[directory, tree])
+        if not run.ok:
+            prof.error = f"the workload failed on the instrumented build: {run.describe()}"
+            if prof.build_error:
+                prof.error += f" ({prof.build_error})"
+            return prof
+        for c in compiles:
+            if c.output is None:
+                continue
+            try:
+                rel = Path(c.output).resolve().relative_to(root.resolve())
+            except ValueError:
+                continue
+            gcda = directory / _mangled(tree / rel)
+            if gcda.is_file():
+                prof.gcda[c.key] = gcda
+        if not prof.gcda:
+            prof.error = "the workload's run left no profile for the recorded compiles"
+        return prof
+    except Exception as exc:  # noqa: BLE001 - the profile is an extra: the search goes on without it
+        prof.error = f"{type(exc).__name__}: {exc}"
+        return prof
+    finally:
+        prof.seconds = time.monotonic() - started
+
+
+def pgo_everywhere(builder, spec, compiler: str, prof: ProjectProfile, workdir: Path):
+    """The whole project rebuilt in the profile's tree with ``-fprofile-use`` from it (the
+    objects keep their paths, so gcc finds each one's profile): the tree, or None and why."""
+    if prof.error:
+        return None, prof.error
+    try:
+        r = build_with(builder, spec, prof.tree, compiler, [f"-fprofile-use={prof.directory}", *USE], workdir,
+                       "pgo-everywhere")
+    except Exception as exc:  # noqa: BLE001 - a reference only
+        return None, f"{type(exc).__name__}: {exc}"
+    if not r.ok:
+        return None, "the -fprofile-use build failed"
+    return prof.tree, ""

@@ -1,0 +1,57 @@
+"""A slow test command's profile is capped and still used (real valgrind, the isolated
+runner): callgrind dumps its counts as it goes, so a run stopped at the limit still says
+which functions ran. Before, a profile ran up to 30 minutes with nothing shown."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from sgcc import proc
+from sgcc.project import attribute, workload
+from sgcc.project.optimize import expected_duration, profile_cap
+from sgcc.verify.sandbox import Sandbox
+
+SLOW = r"""
+#include <stdio.h>
+__attribute__((noinline)) unsigned long step(unsigned long x) { return x * 6364136223846793005ul + 1442695040888963407ul; }
+int main(void) { unsigned long x = 1; for (;;) { x = step(x); if (x == 42) break; } printf("%lu\n", x); return 0; }
+"""
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_a_profile_cut_at_its_limit_still_names_what_ran():
+    import tempfile
+    from pathlib import Path
+
+    tmp_path = Path(tempfile.mkdtemp(prefix="sgcc-test-cap-"))  # reachable by the box's user
+    try:
+        _cut_profile(tmp_path)
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def _cut_profile(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "slow.c").write_text(SLOW)
+    proc.run(["gcc", "-O2", "-o", str(tree / "slow"), str(tree / "slow.c")], check=True, timeout=120)
+    os.chmod(tmp_path, 0o755)
+    workload.hand_over(tree)
+    with Sandbox(timeout=60) as sb:
+        costs = attribute.profile(sb, workload.launcher(tree, "bench", ["./slow"]), tree, tmp_path / "prof",
+                                  timeout=8, partial=True)
+        assert costs is not None and attribute.was_partial(costs)
+        assert any(fn == "step" and ir > 0 for (_ob, fn), ir in costs.items()), sorted(costs)[:10]
+        # Without partial, a run stopped at its limit is no profile.
+        assert attribute.profile(sb, workload.launcher(tree, "bench", ["./slow"]), tree, tmp_path / "prof2",
+                                 timeout=4) is None
+
+
+def test_the_budget_is_said_before_any_work():
+    assert "about 9 min (--budget)" in expected_duration(540)
+    assert "5 min + 2 min per source" in expected_duration(None) and "at most 30 min" in expected_duration(None)
+    assert profile_cap(540) == pytest.approx(108) and profile_cap(None) == pytest.approx(108)
+    assert profile_cap(60) == 60
