@@ -84,6 +84,8 @@ def effective(cfg, key: str, value: object) -> tuple[object, str]:
         from sgcc.cache.trust import user_key_path
 
         return user_key_path(), "empty = your own key, made on first use"
+    if key == "cluster" and not value:
+        return "none", "empty = sgcc bench and dataset build run on this machine"
     if key in ("trusted_keys", "remote_storage") and not value:
         return "none", ""
     return value, ""
