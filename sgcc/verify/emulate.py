@@ -738,6 +738,7 @@ def compare(kind: tuple[str, int], g: Outcome, c: Outcome, machine: Machine, mut
 
 def _call(call) -> str:
     name, args = call
-    return f"{name}({', '.join(hex(a) if isinstance(a, int) else a if isinstance(a, str) else repr(a[-1]) for a in args)})"
+    shown = [hex(a) if isinstance(a, int) else a if isinstance(a, str) else repr(a[-1]) for a in args]
+    return f"{name}({', '.join(shown)})"
 
 

@@ -121,9 +121,9 @@ def stubs(count: int, dump_dir: str) -> str:
 def build(program, workdir: Path, compiler: str, names: list[str]) -> tuple[Path, Path, Path]:
     """Build the capture binary of ``program`` (gcc's assembly, instrumented) in ``workdir``;
     returns (binary, link map, dump directory). Raises :class:`SgccError` when it does not build."""
-    from sgcc.dropin import gccargs
-
     import tempfile
+
+    from sgcc.dropin import gccargs
 
     workdir.mkdir(parents=True, exist_ok=True)
     # Its own directory outside the run's private one (which the box cannot reach), removed by capture().
@@ -243,7 +243,7 @@ def _capture(binary, map_file, dump_dir, sandbox, tests, workdir, names, max_sta
             cap.symbols.setdefault(sym.name, sym["st_value"])
     if dump_address is None:
         raise SgccError("the capture build has no __sgcc_dump symbol")
-    for n, test in enumerate(tests):
+    for test in tests:
         sandbox.run(binary, test.stdin, timeout=CAPTURE_TIMEOUT, memory=16 << 30, writable=[dump_dir])
         cap.runs += 1
         for f in sorted(dump_dir.iterdir(), key=lambda p: p.stat().st_size):
