@@ -47,7 +47,10 @@ FIRST_SLICE = 200_000
 GCC_SECONDS = 1.0
 #: Memory mapped on first touch: in chunks of CHUNK bytes, at most MAX_LAZY_BYTES in one run.
 CHUNK = 1 << 20
-MAX_LAZY_BYTES = 1 << 30
+MAX_LAZY_BYTES = 256 << 20
+MAX_LAZY_MAPS = 512
+#: Pages of captured memory tracked one by one in a run; past them a mapping is compared whole.
+DIRTY_PAGES = 16
 #: Memory routines carried out rather than stubbed (their writes are compared as memory).
 MEMORY_ROUTINES = frozenset({"memcpy", "memmove", "memset", "memcmp", "strlen", "__memcpy_chk",
                              "__memmove_chk", "__memset_chk"})
@@ -188,12 +191,15 @@ class Machine:
             # Read-only mappings stay read-only: a write there faults, as it would in the program.
             self.uc.mem_map(r.start, _round_up(len(r.data)), unicorn.UC_PROT_ALL)
             self.uc.mem_write(r.start, r.data)
-            # Every captured page starts read-only: the first write to a writable one in a run
-            # faults into _on_write_prot, which notes the page and allows it (page-level dirty
-            # tracking; a write hook would slow every memory access). Writes to read-only
-            # mappings fault, as they would in the program.
+            # Every captured page starts read-only. The first write to a page of a writable
+            # mapping faults into _on_write_prot, which notes the page and allows it; past
+            # DIRTY_PAGES pages in a run, the whole mapping is allowed and compared whole
+            # afterwards (each protection change splits the mapping and flushes translations).
+            # A write hook would slow every memory access. Writes to read-only mappings fault,
+            # as they would in the program.
             self.uc.mem_protect(r.start, _round_up(len(r.data)), unicorn.UC_PROT_READ)
-        self.dirty: set[int] = set()
+        self.dirty: set[int] = set()  # pages written in this run (their region's first pages)
+        self.dirty_regions: set[int] = set()  # regions written past the page budget: compared whole
         self.context = None
         self.lazy: dict[int, int] = {}  # start -> size of what was mapped on first touch
         self._fills: dict[int, bytes] = {}
@@ -218,6 +224,8 @@ class Machine:
         self.uc.mem_protect(self.area, 64 << 20, unicorn.UC_PROT_READ | unicorn.UC_PROT_EXEC)
         self._hooks()
         self.lazy_limit_hit = False
+        self.overtime = False
+        self.deadline = float("inf")
 
     # address space
 
@@ -349,6 +357,13 @@ class Machine:
 
     def _on_unmapped(self, uc, access, address, size, value, data) -> bool:
         if self.area <= address < self.area + (64 << 20) or address >= 1 << 47 or address < 1 << 16:
+            return False
+        if len(self.lazy) >= MAX_LAZY_MAPS:
+            self.lazy_limit_hit = True
+            return False
+        if time.perf_counter() > self.deadline:
+            # Mapping happens inside one emu_start, which a time limit does not interrupt here.
+            self.overtime = True
             return False
         first = address & ~(CHUNK - 1)
         last = (address + max(size, 1) - 1) & ~(CHUNK - 1)
@@ -488,15 +503,15 @@ class Machine:
         out = Outcome("ret")
         started = time.perf_counter()
         try:
-            pc, deadline, counted = entry, started + seconds, False
+            pc, deadline, counted = entry, started + seconds, True
+            self.deadline, self.overtime = deadline, False
             while True:
                 left = deadline - time.perf_counter()
                 if left <= 0:
                     out.status = "timeout"
                     break
                 # Short runs (most) end within a slice bounded by instructions, which starts
-                # faster than a timer; longer ones go on bounded by time.
-                counted = pc == entry or self.ncalls > 0
+                # faster than a timer; a longer one goes on bounded by time (until its next call).
                 if counted:
                     uc.emu_start(pc, self.stop, count=FIRST_SLICE)
                 else:
@@ -505,17 +520,14 @@ class Machine:
                 if self.ended is None and self._at_trap(rip):
                     self._on_trap(uc, rip - 1)
                     if self.ended is None:
-                        pc = rip  # the slot's ret
+                        pc, counted = rip, True  # the slot's ret
                         continue
                 if self.ended is not None:
                     out.status = self.ended
                 elif rip == self.stop:
                     pass
                 elif counted:
-                    pc = rip  # the slice's instructions ran out: go on, bounded by time
-                    self.ncalls = self.ncalls or 0
-                    if pc == entry:
-                        entry = -1
+                    pc, counted = rip, False  # the slice's instructions ran out: go on, bounded by time
                     continue
                 else:
                     out.status = "timeout"
@@ -525,6 +537,8 @@ class Machine:
                           if exc.errno == self.uc_mod.UC_ERR_INSN_INVALID else f"fault: {exc}")
             if self.lazy_limit_hit:
                 out.status = "unsupported: too much memory"
+            if self.overtime:
+                out.status = "timeout"
         out.seconds = time.perf_counter() - started
         out.calls = self.calls
         if out.status == "ret":
@@ -540,35 +554,37 @@ class Machine:
         return out
 
     def _write(self, addr: int, raw: bytes) -> None:
-        """Write into the state from outside the emulated code (marking the pages dirty)."""
+        """Write into the state from outside the emulated code (noting what it touched)."""
         if not raw:
             return
+        self._allow(addr, len(raw))  # first: writing a read-only page from outside is slow in Unicorn
         try:
             self.uc.mem_write(addr, raw)
         except self.uc_mod.UcError:
             self._on_unmapped(self.uc, 0, addr, len(raw), 0, None)
             self.uc.mem_write(addr, raw)
-        for page in range(addr & ~(PAGE - 1), addr + len(raw), PAGE):
-            if self._writable_page(page):
-                self._unprotect(page)
 
-    def _writable_page(self, page: int) -> bool:
-        r = self.state.region_at(page)
-        return r is not None and r.writable
-
-    def _unprotect(self, page: int) -> None:
-        if page not in self.dirty:
-            self.dirty.add(page)
-            self.uc.mem_protect(page, PAGE, self.uc_mod.UC_PROT_ALL)
+    def _allow(self, address: int, size: int) -> bool:
+        for page in range(address & ~(PAGE - 1), address + max(size, 1), PAGE):
+            r = self.state.region_at(page)
+            if r is None:
+                continue  # memory mapped on first touch: compared whole anyway
+            if not r.writable:
+                return False
+            if r.start in self.dirty_regions or page in self.dirty:
+                continue
+            if len(self.dirty) < DIRTY_PAGES:
+                self.dirty.add(page)
+                self.uc.mem_protect(page, PAGE, self.uc_mod.UC_PROT_ALL)
+            else:
+                self.dirty_regions.add(r.start)
+                self.uc.mem_protect(r.start, _round_up(len(r.data)), self.uc_mod.UC_PROT_ALL)
+        return True
 
     def _on_write_prot(self, uc, access, address, size, value, data) -> bool:
-        """The first write to a page of captured writable memory in a run: note it, allow it."""
-        pages = range(address & ~(PAGE - 1), address + max(size, 1), PAGE)
-        if not all(self._writable_page(p) for p in pages):
-            return False  # read-only memory of the program, or the code: a fault, as in the program
-        for p in pages:
-            self._unprotect(p)
-        return True
+        """The first write to a page of captured writable memory in a run: note it, allow it.
+        Read-only memory of the program or the code: a fault, as in the program."""
+        return self._allow(address, size)
 
     def _at_trap(self, rip: int) -> bool:
         slot = rip - 1 - self.trap_base
@@ -580,20 +596,32 @@ class Machine:
         Restores the state."""
         changed: dict[int, bytes] = {}
         low = self.entry_sp + 8
-        for page in sorted(self.dirty):
-            r = self.state.region_at(page)
-            orig = r.data[page - r.start:page - r.start + PAGE]
-            now = bytes(self.uc.mem_read(page, PAGE))
-            self.uc.mem_protect(page, PAGE, self.uc_mod.UC_PROT_READ)
+        spans = [(r.start, r) for r in self.regions if r.start in self.dirty_regions]
+        spans += [(p, self.state.region_at(p)) for p in sorted(self.dirty)
+                  if self.state.region_at(p).start not in self.dirty_regions]
+        for start, r in spans:
+            size = len(r.data) if start == r.start and r.start in self.dirty_regions else PAGE
+            now = self.uc.mem_read(start, size)
+            orig = r.data[start - r.start:start - r.start + size]
             if now == orig:
+                self.uc.mem_protect(start, _round_up(size), self.uc_mod.UC_PROT_READ)
                 continue
-            self.uc.mem_write(page, orig)
-            if keep and not (page + PAGE <= low and page + PAGE > self.frame_low):
-                if page < low < page + PAGE:
-                    now = orig[:low - page] + now[low - page:]
-                if now != orig:
-                    changed[page] = now
+            self.uc.mem_write(start, orig)  # restore while still writable (fast), then protect
+            self.uc.mem_protect(start, _round_up(size), self.uc_mod.UC_PROT_READ)
+            for off in range(0, size, BLOCK):
+                a, b = bytes(now[off:off + BLOCK]), orig[off:off + BLOCK]
+                if a == b:
+                    continue
+                addr = start + off
+                if not keep or (addr + len(a) <= low and addr + BLOCK > self.frame_low):
+                    continue  # below the return address: the function's own frame
+                if addr < low < addr + len(a):
+                    a = b[:low - addr] + a[low - addr:]
+                    if a == b:
+                        continue
+                changed[addr] = a
         self.dirty.clear()
+        self.dirty_regions.clear()
         for start, size in list(self.lazy.items()):
             if keep:
                 now = bytes(self.uc.mem_read(start, size))
@@ -605,6 +633,7 @@ class Machine:
             self.uc.mem_unmap(start, size)
         self.lazy.clear()
         self.lazy_limit_hit = False
+        self.overtime = False
         return changed
 
 
@@ -640,6 +669,7 @@ def mutations(state, consts: set[int], rng: random.Random, *, budget: int,
     around what was seen, sizes far beyond it and the code's own constants; pointed-to
     buffers overwritten with all-ones, zero, sign-bit, random words and the constants."""
     out: list[Mutation] = []
+    scal: list[Mutation] = []
     regs = state.regs
     used = ARG_REGS if args is None else ARG_REGS[:args]
     pointers = [r for r in used if state.region_at(regs[r]) is not None and state.region_at(regs[r]).writable]
@@ -674,7 +704,12 @@ def mutations(state, consts: set[int], rng: random.Random, *, budget: int,
             low = value & 0xFFFFFFFF
             large = min(low, 2**32 - low) > max(4 * v32, 1 << 16)
             fill = "zero" if low > max(4 * v32, 4096) else "random"
-            out.append(Mutation(f"{r}={value & (2**64 - 1):#x}", {r: value & (2**64 - 1)}, fill=fill, large=large))
+            scal.append(Mutation(f"{r}={value & (2**64 - 1):#x}", {r: value & (2**64 - 1)}, fill=fill, large=large))
+    # Buffer patterns and integer values alternate, so that a short budget sees both kinds.
+    merged = []
+    for k in range(max(len(out), len(scal))):
+        merged += [x[k] for x in (scal, out) if k < len(x)]
+    out = merged
     while len(out) < budget:
         m = Mutation("random", fill="random")
         for r in scalars[:4]:
