@@ -171,3 +171,32 @@ def test_optimize_refuses_the_narrow_candidates_and_says_how_winners_were_proven
         assert honest["proof"].startswith("tested on ")
     assert data["function_proof"]["states"]["count_bits"] > 0
     assert data["function_proof"]["capture_seconds"] > 0
+
+
+def test_proof_setting_layers_and_refuses_below_its_level(tmp_path, monkeypatch):
+    from sgcc import config
+    from sgcc.engine.funcproof import FunctionProof
+    from sgcc.engine.report import CandidateResult
+    from sgcc.errors import SgccError
+
+    monkeypatch.setenv("SGCC_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "sgcc.toml").write_text('proof = "tested"\n')
+    cfg = config.load(cwd=tmp_path)
+    assert (cfg.proof, cfg.function_states) == ("tested", 600)
+    monkeypatch.setenv("SGCC_PROOF", "equivalent")
+    assert config.load(cwd=tmp_path).proof == "equivalent"
+    assert config.load({"proof": "default"}, cwd=tmp_path).proof == "default"
+    monkeypatch.setenv("SGCC_PROOF", "proven-by-vibes")
+    with pytest.raises(SgccError, match="SGCC_PROOF"):
+        config.load(cwd=tmp_path)
+
+    class Prog:
+        link = None
+
+    for level, off, ok, why in [("equivalent", False, False, "SMT"), ("bounded", False, False, "SMT"),
+                                ("tested", True, False, "proof = tested"), ("default", True, True, "")]:
+        req = Request(source=tmp_path / "x.c", flags=[], tests=tmp_path, output=tmp_path / "o", proof=level,
+                      function_states=0 if off else 600)
+        res = CandidateResult(id="c001", function="f", generator="replay")
+        assert FunctionProof(req, Prog(), None, [], tmp_path).check(res, tmp_path / "none.o", {"f": ""}) is ok
+        assert why in res.reason and res.proof.startswith("whole-program tests only")

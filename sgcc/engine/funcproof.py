@@ -102,8 +102,9 @@ class FunctionProof:
         if not verdict.ok:
             res.stop(Stage.TEST, "differs from gcc's function on a function state", verdict.mismatch.render())
             return False
-        if verdict.untested:
-            return self._require(res, level, "; ".join(f"{f}: {w}" for f, w in verdict.untested.items()))
+        if verdict.untested or not verdict.tested:
+            why = "; ".join(f"{f}: {w}" for f, w in verdict.untested.items()) or "no function tested"
+            return self._require(res, level, why)
         return True
 
     @staticmethod

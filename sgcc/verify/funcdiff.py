@@ -44,6 +44,8 @@ class FunctionVerdict:
 
     def level(self) -> str:
         """How the candidate's functions were proven, in the report's words."""
+        if self.mismatch is not None:
+            return "refused: differs from gcc's function on a function state"
         if not self.tested:
             return "whole-program tests only"
         n = sum(t for t, _ in self.tested.values())
