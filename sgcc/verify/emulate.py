@@ -510,10 +510,11 @@ class Machine:
                 if left <= 0:
                     out.status = "timeout"
                     break
-                # Short runs (most) end within a slice bounded by instructions, which starts
-                # faster than a timer; a longer one goes on bounded by time (until its next call).
+                # Short runs (most) end within a slice bounded by instructions; a longer one goes on
+                # bounded by time alone (until its next call), at full speed. The slice has the
+                # time bound too: a `rep` string instruction counts once however long it runs.
                 if counted:
-                    uc.emu_start(pc, self.stop, count=FIRST_SLICE)
+                    uc.emu_start(pc, self.stop, timeout=max(1, int(left * 1e6)), count=FIRST_SLICE)
                 else:
                     uc.emu_start(pc, self.stop, timeout=max(1, int(left * 1e6)))
                 rip = uc.reg_read(x.UC_X86_REG_RIP)
