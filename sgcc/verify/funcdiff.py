@@ -28,7 +28,7 @@ MAX_LARGE = 16
 #: Most seconds a candidate's run on one state may take (a longer allowance leaves it undecided).
 CANDIDATE_SECONDS = 5.0
 #: States gcc's function takes longer than this on (as captured) are run as captured only.
-EXPENSIVE = 0.02
+EXPENSIVE = 0.05
 
 
 @dataclass
@@ -149,7 +149,7 @@ class FunctionTester:
             if phase == 1 and per_phase.get(1, 0) >= 0.7 * self.states:
                 continue  # the cheap mutations' share of the states: leave room for sizes beyond
             per_phase[phase] = per_phase.get(phase, 0) + 1
-            if is_mutated and cost.get(si, 0.0) > EXPENSIVE:
+            if is_mutated and phase != 2 and cost.get(si, 0.0) > EXPENSIVE:
                 # A state gcc's function takes long on: only mutations that make every integer
                 # they set small (a size, most likely), until two of those are slow as well.
                 small = mut.regs and all(min(v & 0xFFFFFFFF, 2**32 - (v & 0xFFFFFFFF)) < 1024
