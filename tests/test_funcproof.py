@@ -104,6 +104,7 @@ def test_mutations_reach_boundaries_constants_and_sizes_beyond_the_tests():
     muts = emulate.mutations(state, {1000, 777}, random.Random(0), budget=300, largest={"rsi": 3_000_000}, args=2)
     values = {m.regs.get("rsi") for m in muts}
     assert {0, 777, 1000, 2**64 - 1, 2**31 - 1, 2**31, 2**24 + 1} <= values
+    assert not any(v and 2**48 < v < 2**64 - 2 for v in values)  # no signed overflow of gcc's arithmetic
     assert any(v and v > 4_000_000 and v < 2**32 for v in values)  # beyond the largest size seen
     assert any("all-ones" in m.what for m in muts) and any("sign-bit" in m.what for m in muts)
     assert not any("rdx" in m.regs for m in muts)  # count_bits(a, n) has two arguments

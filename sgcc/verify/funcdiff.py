@@ -26,7 +26,7 @@ PHASE_ENDS = (0.2, 0.45, 0.85, 1.0)
 #: Mutations with sizes far beyond the tests' per function (on the smallest state; they cost most).
 MAX_LARGE = 16
 #: Most seconds a candidate's run on one state may take (a longer allowance leaves it undecided).
-CANDIDATE_SECONDS = 5.0
+CANDIDATE_SECONDS = 15.0
 #: States gcc's function takes longer than this on (as captured) are run as captured only.
 EXPENSIVE = 0.05
 
