@@ -166,7 +166,7 @@ class FunctionTester:
             g = self._gcc.get(key)
             if g is None:
                 g = machine.run(machine.images[0].entries[name], mut,
-                                emulate.GCC_SECONDS * (3 if phase == 2 else 1))
+                                emulate.GCC_SECONDS * (10 if phase == 2 else 1))
                 if g.status != "timeout":  # wall time on a shared machine: a timeout may not recur
                     self._gcc[key] = g
             if is_mutated and cost.get(si, 0.0) > EXPENSIVE and g.seconds > EXPENSIVE:
