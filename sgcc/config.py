@@ -234,6 +234,15 @@ SETTINGS: dict[str, Setting] = {
                 "synthetic environments every test runs in and a winner's timing must hold in (2-8)"),
         Setting("mutants", _within(_int, 0, 10000), 16,
                 "generated differential inputs every accepted candidate must also pass (0: none)"),
+        Setting("proof", _choice("default", "tested", "bounded", "equivalent"), "default",
+                "how a candidate's functions must be proven (docs/proof.md): default (the program's tests, and "
+                "the function-level differential test wherever it can run), tested (refuse a candidate whose "
+                "functions could not be tested on function states), bounded or equivalent (need an SMT proof, "
+                "which this version does not make: every candidate is refused)"),
+        Setting("function_states", _within(_int, 0, 10**6), 600,
+                "function-level differential test: most states per function and candidate (0: off)"),
+        Setting("function_seconds", _within(_float, 0, 3600), 8.0,
+                "function-level differential test: most seconds per function and candidate"),
         Setting("generators", _generators, "auto",
                 "candidate generators, comma-separated: auto, replay, llm, variants, flags, pgo, layout; "
                 "'auto' is variants,flags,pgo,layout plus llm when a model or endpoint is configured; "

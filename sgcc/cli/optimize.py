@@ -115,6 +115,9 @@ class GccFlagsCommand(click.Command):
 @click.option("--threads", type=int, default=None, help="llm: CPU threads for a local model (default: all cores).")
 @click.option("--isa", type=click.Choice(["flags", "native"]), default=None,
               help="Instructions candidates may use: what the flags promise (default) or all this CPU has.")
+@click.option("--proof", type=click.Choice(["default", "tested", "bounded", "equivalent"]), default=None,
+              help="How each accepted candidate's functions must be proven (docs/proof.md); default: the tests "
+                   "plus the function-level differential test where it can run.")
 @click.option("--min-gain", type=float, default=None,
               help="Minimum speedup the lower confidence bound must clear (0.03 = 3%).")
 @click.option("--timing-rounds", type=int, default=None, help="Paired timing rounds per comparison (default 20).")
@@ -131,8 +134,8 @@ class GccFlagsCommand(click.Command):
 @click.option("--quiet", "-q", is_flag=True, help="No progress display and no summary.")
 def optimize(source, gcc_flags, tests, output, project, build, binary, test_command, bench, report_path, candidates,
              generators, budget,
-             model, endpoint, samples, rounds, temperature, max_tokens, context, threads, isa, min_gain, timing_rounds,
-             test_timeout, jobs, seed, keep_temps, no_cache, refresh, accept_isolation_risk, quiet):
+             model, endpoint, samples, rounds, temperature, max_tokens, context, threads, isa, proof, min_gain,
+             timing_rounds, test_timeout, jobs, seed, keep_temps, no_cache, refresh, accept_isolation_risk, quiet):
     """Optimize one C program against its tests: prove each candidate correct and faster, or drop it.
 
     GCC_FLAGS are the flags of the baseline build (default -O3), e.g. `-O3 -lm`: every word
@@ -169,7 +172,7 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, test_comm
         if bad in flags:
             raise click.UsageError(f"{bad} is not a baseline flag here (sgcc optimize builds the program itself)")
     cfg, request = request_from_options(
-        {"isa": isa, "min_gain": min_gain, "timing_rounds": timing_rounds,
+        {"isa": isa, "proof": proof, "min_gain": min_gain, "timing_rounds": timing_rounds,
          "test_timeout": test_timeout, "jobs": jobs, "keep_temps": keep_temps,
          "generators": generators, "budget": budget, "model": model, "endpoint": endpoint,
          "samples": samples, "rounds": rounds, "temperature": temperature,

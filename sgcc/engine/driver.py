@@ -107,6 +107,9 @@ class Engine:
             proof = prepare_proof(tests, sandbox, program.binary, mutants=req.mutants, seed=req.seed,
                                   note=self.note)
             self.pipeline.hidden_tests = proof.hidden
+            from sgcc.engine.funcproof import FunctionProof
+
+            self.pipeline.functions = FunctionProof(req, program, sandbox, proof.visible, self.workdir, self.note)
             all_tests, tests = tests, proof.visible
 
             # Candidates for functions the program does not have are refused up front.
@@ -140,6 +143,7 @@ class Engine:
             if winners:
                 final_binary, shipped = select.combine(self.pipeline, program, confirmed, sandbox, tests, report,
                                                        self.note, winners=winners, budget=search.budget)
+            report.function_proof = self.pipeline.functions.summary
             report.proof = {**proof.summary(), **{f"failed_{k}": v for k, v in self.pipeline.hidden_failures.items()}}
             report.paper = problem_figures(report.candidates)
             if shipped:

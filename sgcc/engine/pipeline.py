@@ -35,6 +35,8 @@ class Pipeline:
         # (sgcc.engine.proof); set by the driver. Counts of candidates that failed them.
         self.hidden_tests: list = []
         self.hidden_failures = {"held_out": 0, "generated": 0}
+        # The function-level proof of candidates timing accepted (sgcc.engine.funcproof); set by the driver.
+        self.functions = None
 
     def new_candidate_dir(self) -> tuple[str, Path]:
         """A fresh candidate id and its private directory (thread-safe)."""
@@ -155,6 +157,13 @@ class Pipeline:
                     binary = None
         result.seconds = time.perf_counter() - started
         return result, binary
+
+    def prove(self, res: CandidateResult, cand: Candidate) -> bool:
+        """The function-level proof of an accepted candidate (sgcc.engine.funcproof): False,
+        with ``res`` stopped and the failing state in its detail, when it does not hold."""
+        if self.functions is None:
+            return True
+        return self.functions.check(res, self.workdir / res.id / "cand.o", cand.replacements())
 
     def measure(self, sandbox, tests, base: Path, cand: Path, *, screening: bool = False):
         """Time ``cand`` against ``base`` on new rounds: (accepted?, estimate). ``screening``

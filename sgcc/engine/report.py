@@ -31,6 +31,7 @@ class CandidateResult:
     seconds: float = 0.0
     meta: dict = field(default_factory=dict)  # what the generator says about it (tokens/s, flags...)
     changes: list[str] = field(default_factory=list)  # what it changed (sgcc.engine.explain), if accepted
+    proof: str = ""  # how its functions were proven (sgcc.engine.funcproof), once timing accepted it
 
     def stop(self, stage: Stage, reason: str, detail: str = "") -> None:
         """Record where the candidate stopped and why."""
@@ -64,6 +65,8 @@ class Report:
     # What acceptance rests on besides the visible tests (sgcc.engine.proof): tests held
     # out, inputs generated and kept, candidates that failed them.
     proof: dict = field(default_factory=dict)
+    # The function-level test (sgcc.engine.funcproof): capture time, states per function, cost.
+    function_proof: dict = field(default_factory=dict)
     isolation: dict = field(default_factory=dict)  # which layers boxed the runs (sgcc.verify.isolation_level)
     candidates: list[CandidateResult] = field(default_factory=list)
     paper: dict = field(default_factory=dict)

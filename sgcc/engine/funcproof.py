@@ -1,0 +1,115 @@
+"""The function-level proof of accepted candidates (docs/proof.md).
+
+After a candidate passed every test and timing accepted it, its functions are run against
+gcc's on captured and mutated entry states (:mod:`sgcc.verify.funcdiff`); a difference
+refuses it with the state in the report. The capture (a build of gcc's program that dumps
+each function's entry state, run on the visible tests) happens at the first candidate that
+needs it, so a run with no winner pays nothing; gcc's outcome on each state is remembered
+for every later candidate. Running after timing keeps its cost on winners only.
+
+Each accepted candidate records how it was proven (``CandidateResult.proof``): "tested on N
+function states (M mutated)", or "whole-program tests only" and why (the tests never call the
+function; an instruction or relocation the emulator lacks). The ``proof`` setting asks for
+more: ``tested`` refuses a candidate any of whose functions went untested; ``bounded`` and
+``equivalent`` need an SMT proof, which this version does not make, so they refuse all.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from sgcc.candidates import WHOLE_UNIT
+from sgcc.errors import SgccError
+from sgcc.stages import Stage
+
+LEVELS = ("default", "tested", "bounded", "equivalent")
+
+
+class FunctionProof:
+    """Function-level tests for one engine run."""
+
+    def __init__(self, request, program, sandbox, tests, workdir, note=None):
+        self.req = request
+        self.program = program
+        self.sandbox = sandbox
+        self.tests = tests
+        self.workdir = workdir
+        self.note = note
+        self._lock = threading.Lock()
+        self._tester = None
+        self._failed: str | None = None
+        self.summary: dict = {"capture_seconds": 0.0, "states": {}, "candidates": 0, "seconds": 0.0}
+
+    @property
+    def enabled(self) -> bool:
+        return self.req.function_states > 0 and self.program.link is None  # one program, not a project
+
+    def _get_tester(self):
+        if self._tester is not None or self._failed is not None:
+            return self._tester
+        from sgcc.verify import funcdiff, funcstate
+
+        names = [u.name for u in self.program.asm.units]
+        if self.note is not None:
+            self.note("capturing function entry states")
+        started = time.perf_counter()
+        try:
+            capture = funcstate.capture(self.program, self.sandbox, self.tests, self.workdir / "funcstate",
+                                        self.req.compiler, names)
+            self._tester = funcdiff.FunctionTester(
+                capture, self.program.obj, self.program.source_text, states=self.req.function_states,
+                seconds=self.req.function_seconds, seed=self.req.seed or 0)
+            self.summary["states"] = {k: len(v) for k, v in capture.states.items()}
+        except (SgccError, OSError) as exc:
+            self._failed = f"no function states: {getattr(exc, 'message', str(exc))}"
+        except ImportError as exc:  # unicorn missing: the default install has it; say so
+            self._failed = f"no function states: the emulator is not installed ({exc.name})"
+        self.summary["capture_seconds"] = round(time.perf_counter() - started, 3)
+        if self._failed:
+            self.summary["failed"] = self._failed
+        return self._tester
+
+    def check(self, res, cand_obj, replacements) -> bool:
+        """Prove ``res``'s functions (its object ``cand_obj``, replacing ``replacements``); on a
+        difference, or when the proof level asks for more than could be done, stop ``res`` and
+        return False. Records ``res.proof``."""
+        level = self.req.proof
+        if level in ("bounded", "equivalent"):
+            res.proof = "whole-program tests only"
+            res.stop(Stage.TEST, f"proof = {level} needs an SMT equivalence proof, which this version of sgcc "
+                                 "does not make (docs/proof.md)")
+            return False
+        if not self.enabled:
+            res.proof = "whole-program tests only (function-level testing is off)"
+            return self._require(res, level, "function-level testing is off")
+        with self._lock:
+            tester = self._get_tester()
+            if tester is None:
+                res.proof = f"whole-program tests only ({self._failed})"
+                return self._require(res, level, self._failed or "")
+            names = sorted(tester.capture.states) if WHOLE_UNIT in replacements else sorted(replacements)
+            try:
+                verdict = tester.check(cand_obj, names)
+            except Exception as exc:  # noqa: BLE001 - the emulator must never end a run; the candidate is refused
+                res.proof = "whole-program tests only"
+                res.stop(Stage.TEST, f"the function-level test could not run: {exc}")
+                return False
+        self.summary["candidates"] += 1
+        self.summary["seconds"] = round(self.summary["seconds"] + verdict.seconds, 3)
+        res.meta["function_test"] = verdict.to_dict()
+        res.proof = verdict.level()
+        if not verdict.ok:
+            res.stop(Stage.TEST, "differs from gcc's function on a function state", verdict.mismatch.render())
+            return False
+        if verdict.untested or not verdict.tested:
+            why = "; ".join(f"{f}: {w}" for f, w in verdict.untested.items()) or "no function tested"
+            return self._require(res, level, why)
+        return True
+
+    @staticmethod
+    def _require(res, level: str, why: str) -> bool:
+        if level == "tested":
+            res.stop(Stage.TEST, f"proof = tested, but not every function was tested on function states ({why})")
+            return False
+        return True

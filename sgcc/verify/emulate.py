@@ -1,0 +1,781 @@
+"""Function-level differential testing in a CPU emulator (Unicorn).
+
+gcc's function and a candidate's are loaded from their assembled objects (relocated with
+:mod:`sgcc.asm.obj`'s reader) into one emulated address space that holds a captured entry
+state (:mod:`sgcc.verify.funcstate`): the stack, heap and data of gcc's program as the
+function found them, with the objects' writable sections placed exactly where the program
+had them. Both functions run from the same registers and memory, on the captured states and
+on mutated ones (:func:`mutations`), and must agree on:
+
+* the return registers the C return type uses (all of rax, rdx, xmm0, xmm1 when unknown),
+  and the stack pointer and callee-saved registers on return;
+* every byte of memory either wrote, outside the function's own frame;
+* the sequence of external calls (name and arguments), whose results are stubbed
+  identically on both sides; ``memcpy``/``memset``/``memmove``/``memcmp``/``strlen`` are
+  carried out instead (their effect is compared as memory), and a call that does not
+  return (``abort``, ``exit``...) ends the run.
+
+Memory the captured process did not have is mapped on first touch with content that depends
+only on the address and the state (zeros or pseudo-random bytes), so sizes far beyond any test
+read and write the same "memory" on both sides. A state on which gcc's function faults, runs
+an instruction the emulator lacks, or runs too long is dropped: not the candidate's fault. A
+candidate that faults where gcc's does not, or runs more than ``SLOWDOWN`` times as long, fails.
+
+The emulator runs no system call: the ``syscall`` instruction stops the run as a failure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import struct
+import time
+from dataclasses import dataclass, field
+
+from sgcc.errors import SgccError
+
+PAGE = 0x1000
+BLOCK = 0x1000  # granularity of the memory comparison
+ARG_REGS = ("rdi", "rsi", "rdx", "rcx", "r8", "r9")
+CALLEE_SAVED = ("rbx", "rbp", "r12", "r13", "r14", "r15")
+#: A candidate may take this many times gcc's emulated time on a state before it fails.
+SLOWDOWN = 20
+#: Instructions of a run's first slice (bounded by count: cheaper to start than a timer).
+FIRST_SLICE = 200_000
+#: gcc's function gets this long on one state before the state is dropped.
+GCC_SECONDS = 1.0
+#: Memory mapped on first touch: in chunks of CHUNK bytes, at most MAX_LAZY_BYTES in one run.
+CHUNK = 1 << 20
+MAX_LAZY_BYTES = 256 << 20
+MAX_LAZY_MAPS = 512
+#: Pages of captured memory tracked one by one in a run; past them a mapping is compared whole.
+DIRTY_PAGES = 16
+#: Memory routines carried out rather than stubbed (their writes are compared as memory).
+MEMORY_ROUTINES = frozenset({"memcpy", "memmove", "memset", "memcmp", "strlen", "__memcpy_chk",
+                             "__memmove_chk", "__memset_chk"})
+NO_RETURN = frozenset({"abort", "exit", "_exit", "_Exit", "__assert_fail", "__stack_chk_fail", "longjmp",
+                       "siglongjmp", "__longjmp_chk", "quick_exit", "__chk_fail", "__fortify_fail"})
+#: Arguments compared per external call, where the prototype is known (otherwise two).
+ARG_COUNT = {"malloc": 1, "free": 1, "calloc": 2, "realloc": 2, "puts": 1, "putchar": 1, "exit": 1,
+             "printf": 1, "fprintf": 2, "fputs": 2, "fputc": 2, "putc": 2, "fwrite": 4, "fflush": 1,
+             "rand": 0, "abort": 0, "__stack_chk_fail": 0, "__assert_fail": 4, "qsort": 4, "sqrt": 0,
+             "__printf_chk": 2, "__fprintf_chk": 3, "getchar": 0, "scanf": 1, "__isoc99_scanf": 1}
+
+# x86-64 relocation types this loader applies
+R_64, R_PC32, R_PLT32, R_GOTPCREL, R_32, R_32S, R_PC64, R_GOTPCRELX, R_REX_GOTPCRELX = 1, 2, 4, 9, 10, 11, 24, 41, 42
+
+
+class Unsupported(SgccError):
+    """The function cannot be run in the emulator (an object it cannot load)."""
+
+
+@dataclass
+class Outcome:
+    """What one function did on one state."""
+
+    status: str  # "ret", "noreturn NAME", "fault: ...", "timeout", "unsupported: ..."
+    regs: dict = field(default_factory=dict)
+    memory: dict = field(default_factory=dict)  # start -> bytes written (merged ranges, final values)
+    calls: list = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class Mutation:
+    """A change to a captured state: registers set, memory patched, how new pages are filled."""
+
+    what: str
+    regs: dict = field(default_factory=dict)
+    patches: list = field(default_factory=list)  # (address, bytes)
+    fill: str = "zero"  # "zero" or "random"
+    large: bool = False  # a size far beyond what was seen: may run long, tried after the cheap ones
+
+
+@dataclass
+class Mismatch:
+    """A state on which the candidate differs from gcc's function."""
+
+    function: str
+    state: str  # where it was captured
+    mutation: str
+    regs: dict
+    difference: str
+
+    def render(self) -> str:
+        args = ", ".join(f"{r}={self.regs[r]:#x}" for r in ARG_REGS if r in self.regs)
+        return (f"{self.function} on a function state ({self.state}; {self.mutation}): {self.difference}; "
+                f"entry registers {args}")
+
+
+# -- return types ------------------------------------------------------------------------------
+
+INT_TYPES = {"char": 8, "signed char": 8, "unsigned char": 8, "_Bool": 8, "bool": 8, "short": 16,
+             "unsigned short": 16, "short int": 16, "int": 32, "unsigned": 32, "unsigned int": 32,
+             "signed": 32, "signed int": 32, "long": 64, "unsigned long": 64, "long int": 64,
+             "long long": 64, "unsigned long long": 64, "size_t": 64, "ssize_t": 64, "ptrdiff_t": 64,
+             "intptr_t": 64, "uintptr_t": 64, "int8_t": 8, "uint8_t": 8, "int16_t": 16, "uint16_t": 16,
+             "int32_t": 32, "uint32_t": 32, "int64_t": 64, "uint64_t": 64, "long unsigned int": 64}
+
+
+def return_kind(source_text: str, name: str) -> tuple[str, int]:
+    """How ``name`` returns, from its C definition: ("void", 0), ("int", bits), ("float", 32|64),
+    or ("any", 0) when unknown (every return register is compared)."""
+    base = name.split(".")[0]
+    m = re.search(r"(?:^|[;})\n])\s*((?:[A-Za-z_]\w*[\s*]+)+?)" + re.escape(base) + r"\s*\([^;{]*\)\s*\{",
+                  source_text)
+    if m is None:
+        return "any", 0
+    words = [w for w in re.split(r"\s+", m.group(1).replace("*", " * ")) if w]
+    words = [w for w in words if w not in ("static", "inline", "extern", "const", "volatile", "register",
+                                           "__inline", "__inline__", "restrict")
+             and not w.startswith("__attribute__")]
+    if "*" in words:
+        return "int", 64
+    text = " ".join(words)
+    if text == "void":
+        return "void", 0
+    if text in ("float",):
+        return "float", 32
+    if text in ("double",):
+        return "float", 64
+    if text in INT_TYPES:
+        return "int", INT_TYPES[text]
+    return "any", 0
+
+
+def integer_args(source_text: str, name: str) -> int | None:
+    """How many of ``name``'s parameters travel in general registers (pointers and integers),
+    from its C definition; None when unknown (variadic, structs, not found)."""
+    base = name.split(".")[0]
+    m = re.search(r"(?:^|[;})\n])\s*(?:[A-Za-z_]\w*[\s*]+)+?" + re.escape(base) + r"\s*\(([^;{)]*)\)\s*\{",
+                  source_text)
+    if m is None or "..." in m.group(1) or "struct" in m.group(1) or "union" in m.group(1):
+        return None
+    params = [p.strip() for p in m.group(1).split(",") if p.strip()]
+    if params == ["void"]:
+        return 0
+    n = 0
+    for p in params:
+        if "*" in p or "[" in p:
+            n += 1
+        elif not re.search(r"\b(float|double)\b", p):
+            n += 1
+    return min(n, 6)
+
+
+# -- loading -----------------------------------------------------------------------------------
+
+@dataclass
+class Image:
+    """One object loaded: its function entries and the range its code and constants occupy."""
+
+    entries: dict
+    start: int
+    end: int
+
+
+class Machine:
+    """One emulated address space for one captured state, with gcc's and a candidate's objects."""
+
+    def __init__(self, state, capture, objects: list, *, fill_seed: int = 0):
+        import unicorn
+        from unicorn import x86_const as x
+
+        self.uc_mod, self.x = unicorn, x
+        self.state = state
+        self.capture = capture
+        self.uc = unicorn.Uc(unicorn.UC_ARCH_X86, unicorn.UC_MODE_64)
+        self.regions = sorted(state.regions, key=lambda r: r.start)
+        for r in self.regions:
+            # Read-only mappings stay read-only: a write there faults, as it would in the program.
+            self.uc.mem_map(r.start, _round_up(len(r.data)), unicorn.UC_PROT_ALL)
+            self.uc.mem_write(r.start, r.data)
+            # Every captured page starts read-only. The first write to a page of a writable
+            # mapping faults into _on_write_prot, which notes the page and allows it; past
+            # DIRTY_PAGES pages in a run, the whole mapping is allowed and compared whole
+            # afterwards (each protection change splits the mapping and flushes translations).
+            # A write hook would slow every memory access. Writes to read-only mappings fault,
+            # as they would in the program.
+            self.uc.mem_protect(r.start, _round_up(len(r.data)), unicorn.UC_PROT_READ)
+        self.dirty: set[int] = set()  # pages written in this run (their region's first pages)
+        self.dirty_regions: set[int] = set()  # regions written past the page budget: compared whole
+        self.context = None
+        self.lazy: dict[int, int] = {}  # start -> size of what was mapped on first touch
+        self._fills: dict[int, bytes] = {}
+        self.fill = "zero"
+        self.fill_seed = fill_seed
+        # Code, constants, GOT, stubs for externals and the return sentinel: one area near the
+        # program's writable data (32-bit PC-relative references must reach it), clear of the state.
+        self.area = self._pick_area(capture, state)
+        self.next_free = self.area
+        self.traps: list[str] = []
+        self.trap_index: dict[str, int] = {}
+        self.got: dict[int, int] = {}
+        self.trap_base = self._alloc(PAGE * 4)
+        self.stop = self._alloc(PAGE)
+        self.uc.mem_write(self.stop, b"\xf4" * 16)
+        self.images = [self._load(obj) for obj in objects]
+        # Each external function is a slot of `hlt; ret`: hlt ends emu_start there (no code hook,
+        # which would slow every instruction), the call is handled, and the run resumes at ret.
+        self.uc.mem_write(self.trap_base, b"\xf4\xc3" * (PAGE * 2))
+        self.code_end = self.next_free
+        # Code, constants and the GOT are read-only, as in the program.
+        self.uc.mem_protect(self.area, 64 << 20, unicorn.UC_PROT_READ | unicorn.UC_PROT_EXEC)
+        self._hooks()
+        self.lazy_limit_hit = False
+        self.overtime = False
+        self.deadline = float("inf")
+
+    # address space
+
+    def _pick_area(self, capture, state) -> int:
+        writable = [capture.sections[k] + state.load_delta for k in capture.sections
+                    if capture.sections[k]]
+        anchor = min(writable) if writable and state.load_delta else 0x40000000
+        size = 64 << 20
+        for start in (anchor - (256 << 20), anchor - (1 << 30), anchor + (512 << 20), 0x20000000):
+            start &= ~(PAGE - 1)
+            if start > 0 and not any(r.start < start + size and start < r.end for r in self.regions):
+                self.uc.mem_map(start, size, self.uc_mod.UC_PROT_ALL)
+                return start
+        raise Unsupported("no room for the code near the program's data")
+
+    def _alloc(self, size: int, align: int = 64) -> int:
+        addr = (self.next_free + align - 1) & ~(align - 1)
+        self.next_free = addr + size
+        if self.next_free > self.area + (64 << 20):
+            raise Unsupported("the objects do not fit the emulator's code area")
+        return addr
+
+    def _trap(self, name: str) -> int:
+        if name not in self.trap_index:
+            if len(self.traps) >= PAGE * 4 // 16:
+                raise Unsupported("too many external functions")
+            self.trap_index[name] = len(self.traps)
+            self.traps.append(name)
+        return self.trap_base + 16 * self.trap_index[name]
+
+    def _got(self, target: int) -> int:
+        if target not in self.got:
+            slot = self._alloc(8, 8)
+            self.uc.mem_write(slot, struct.pack("<Q", target & (2**64 - 1)))
+            self.got[target] = slot
+        return self.got[target]
+
+    def _load(self, obj) -> Image:
+        SHF_WRITE, SHF_ALLOC = 1, 2
+        start = self.next_free
+        placed: dict[int, int] = {}
+        occurrence: dict[str, int] = {}
+        delta = self.state.load_delta
+        for idx, sec in enumerate(obj.sections):
+            flags = sec["sh_flags"]
+            if not flags & SHF_ALLOC or sec.name.startswith((".eh_frame", ".note")):
+                continue
+            if flags & SHF_WRITE:
+                k = occurrence.get(sec.name, 0)
+                occurrence[sec.name] = k + 1
+                addr = self.capture.sections.get((sec.name, k))
+                if addr is None:
+                    if sec["sh_size"] == 0:
+                        continue
+                    raise Unsupported(f"writable section {sec.name} is not where the program has it")
+                placed[idx] = addr + delta
+                continue
+            size = sec["sh_size"]
+            addr = self._alloc(max(size, 1), max(16, sec["sh_addralign"] or 1))
+            placed[idx] = addr
+            if sec["sh_type"] != "SHT_NOBITS" and size:
+                self.uc.mem_write(addr, sec.data())
+        symbols = obj.symbols
+
+        def resolve(symidx: int) -> int:
+            sym = symbols[symidx]
+            shndx = sym["st_shndx"]
+            if isinstance(shndx, int):
+                if shndx not in placed:
+                    raise Unsupported(f"a reference into section {obj.sections[shndx].name}")
+                return placed[shndx] + sym["st_value"]
+            if shndx == "SHN_ABS":
+                return sym["st_value"]
+            if sym.name in self.capture.symbols:  # a variable of the program (common, or another file's)
+                return self.capture.symbols[sym.name] + delta
+            return self._trap(sym.name)
+
+        for target, relocs in obj.relocations:
+            if target not in placed or target >= len(obj.sections) or obj.sections[target]["sh_flags"] & SHF_WRITE:
+                continue  # writable data is the captured program's own, already relocated
+            base = placed[target]
+            for offset, rtype, symidx, addend in relocs:
+                p = base + offset
+                s = resolve(symidx)
+                if rtype == R_64:
+                    self.uc.mem_write(p, struct.pack("<Q", (s + addend) & (2**64 - 1)))
+                elif rtype in (R_PC32, R_PLT32):
+                    self._put32(p, s + addend - p, signed=True)
+                elif rtype in (R_GOTPCREL, R_GOTPCRELX, R_REX_GOTPCRELX):
+                    self._put32(p, self._got(s) + addend - p, signed=True)
+                elif rtype == R_32:
+                    self._put32(p, s + addend, signed=False)
+                elif rtype == R_32S:
+                    self._put32(p, s + addend, signed=True)
+                elif rtype == R_PC64:
+                    self.uc.mem_write(p, struct.pack("<Q", (s + addend - p) & (2**64 - 1)))
+                else:
+                    raise Unsupported(f"relocation type {rtype}")
+        entries = {}
+        for sym in symbols:
+            if sym["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC") and isinstance(sym["st_shndx"], int) \
+                    and sym["st_shndx"] in placed:
+                entries.setdefault(sym.name, placed[sym["st_shndx"]] + sym["st_value"])
+        return Image(entries, start, self.next_free)
+
+    def _put32(self, p: int, value: int, *, signed: bool) -> None:
+        lo, hi = (-(2**31), 2**31 - 1) if signed else (0, 2**32 - 1)
+        if not lo <= value <= hi:
+            raise Unsupported("a 32-bit reference out of reach in the emulator")
+        self.uc.mem_write(p, struct.pack("<i" if signed else "<I", value))
+
+    # hooks
+
+    def _hooks(self) -> None:
+        u, x = self.uc_mod, self.x
+        self.uc.hook_add(u.UC_HOOK_MEM_READ_UNMAPPED | u.UC_HOOK_MEM_WRITE_UNMAPPED, self._on_unmapped)
+        self.uc.hook_add(u.UC_HOOK_MEM_WRITE_PROT, self._on_write_prot)
+        self.uc.hook_add(u.UC_HOOK_INSN, self._on_syscall, aux1=x.UC_X86_INS_SYSCALL)
+        self.uc.hook_add(u.UC_HOOK_INTR, self._on_interrupt)
+
+    def _fill_chunk(self, chunk: int) -> bytes:
+        """The content of never-captured memory at ``chunk``: the same on both sides."""
+        if self.fill == "zero":
+            return bytes(CHUNK)
+        got = self._fills.get(chunk)
+        if got is None:
+            got = self._fills[chunk] = random.Random(chunk ^ self.fill_seed).randbytes(CHUNK)
+        return got
+
+    def _on_unmapped(self, uc, access, address, size, value, data) -> bool:
+        if self.area <= address < self.area + (64 << 20) or address >= 1 << 47 or address < 1 << 16:
+            return False
+        if len(self.lazy) >= MAX_LAZY_MAPS:
+            self.lazy_limit_hit = True
+            return False
+        if time.perf_counter() > self.deadline:
+            # Mapping happens inside one emu_start, which a time limit does not interrupt here.
+            self.overtime = True
+            return False
+        first = address & ~(CHUNK - 1)
+        last = (address + max(size, 1) - 1) & ~(CHUNK - 1)
+        for chunk in range(first, last + CHUNK, CHUNK):
+            if chunk in self.lazy:
+                continue
+            if len(self.lazy) * CHUNK >= MAX_LAZY_BYTES:
+                self.lazy_limit_hit = True
+                return False
+            if any(r.start < chunk + CHUNK and chunk < r.end + PAGE for r in self.regions):
+                return self._map_pages(uc, address, size)  # next to captured memory: page by page
+            uc.mem_map(chunk, CHUNK)
+            if self.fill != "zero":
+                uc.mem_write(chunk, self._fill_chunk(chunk))
+            self.lazy[chunk] = CHUNK
+        return True
+
+    def _map_pages(self, uc, address, size) -> bool:
+        first = address & ~(PAGE - 1)
+        last = (address + max(size, 1) - 1) & ~(PAGE - 1)
+        for page in range(first, last + PAGE, PAGE):
+            if page in self.lazy or any(r.start <= page < r.end for r in self.regions):
+                continue
+            try:
+                uc.mem_map(page, PAGE)
+            except self.uc_mod.UcError:
+                return False
+            if self.fill != "zero":
+                uc.mem_write(page, self._fill_chunk(page & ~(CHUNK - 1))[page & (CHUNK - 1):][:PAGE])
+            self.lazy[page] = PAGE
+        return True
+
+    def _on_syscall(self, uc, data) -> None:
+        self.ended = "fault: a system call"
+        uc.emu_stop()
+
+    def _on_interrupt(self, uc, intno, data) -> None:
+        self.ended = f"fault: interrupt {intno}"
+        uc.emu_stop()
+
+    def _on_trap(self, uc, address) -> None:
+        x = self.x
+        name = self.traps[(address - self.trap_base) // 16]
+        args = [uc.reg_read(getattr(x, f"UC_X86_REG_{r.upper()}")) for r in ARG_REGS]
+        self.ncalls += 1
+        if self.ncalls > 100000:
+            self.ended = "timeout"
+            uc.emu_stop()
+            return
+        if name in MEMORY_ROUTINES:
+            uc.reg_write(x.UC_X86_REG_RAX, self._memory_routine(name.replace("__", "").replace("_chk", ""), args))
+            return
+        n = ARG_COUNT.get(name, 2)
+        shown = tuple(self._portable(a) for a in args[:n])
+        if name in ("printf", "__printf_chk", "fprintf", "__fprintf_chk", "puts", "fputs"):
+            fmt = args[{"printf": 0, "puts": 0, "__printf_chk": 1, "fprintf": 1, "fputs": 0,
+                        "__fprintf_chk": 2}[name]]
+            shown = (*shown, self._cstring(fmt))
+        self.calls.append((name, shown))
+        if name in NO_RETURN:
+            self.ended = f"noreturn {name}"
+            uc.emu_stop()
+            return
+        digest = hashlib.blake2b(f"{name}:{len(self.calls)}".encode(), digest_size=8).digest()
+        uc.reg_write(x.UC_X86_REG_RAX, int.from_bytes(digest, "little") & 0xFFFF)
+
+    def _portable(self, value: int):
+        """A value as both sides can agree on it: an address in the function's own frame says
+        only "frame", an address in an object's own code or constants (each side has its own
+        copy) says what is there; anything else is itself."""
+        if self.frame_low <= value < self.entry_sp:
+            return "frame"
+        if self.area <= value < self.code_end:
+            return ("constant", self._cstring(value)[:64])
+        return value
+
+    def _cstring(self, addr: int) -> bytes:
+        try:
+            raw = bytes(self.uc.mem_read(addr, 256))
+        except self.uc_mod.UcError:
+            return b"?"
+        return raw.split(b"\0", 1)[0]
+
+    def _memory_routine(self, name: str, args: list[int]) -> int:
+        dst, src, n = args[0], args[1], args[2]
+        if name == "strlen":
+            out = 0
+            while out < 1 << 20 and bytes(self.uc.mem_read(dst + out, 1)) != b"\0":
+                out += 1
+            return out
+        if n > 1 << 28:
+            raise Unsupported("memory routine too large")
+        if name == "memset":
+            self._write(dst, bytes([src & 0xFF]) * n)
+            return dst
+        data = bytes(self.uc.mem_read(src, n)) if n else b""
+        if name == "memcmp":
+            other = bytes(self.uc.mem_read(dst, n)) if n else b""
+            return 0 if other == data else (1 if other > data else (2**64 - 1))
+        if n:
+            self._write(dst, data)
+        return dst
+
+    # running
+
+    def _base_context(self):
+        """The captured registers, set once per machine and restored before every run."""
+        x, uc, st = self.x, self.uc, self.state
+        for name in ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12",
+                     "r13", "r14", "r15"):
+            uc.reg_write(getattr(x, f"UC_X86_REG_{name.upper()}"), st.regs[name] & (2**64 - 1))
+        uc.reg_write(x.UC_X86_REG_EFLAGS, st.regs["rflags"] & 0xCD5 | 0x202)
+        uc.reg_write(x.UC_X86_REG_FS_BASE, st.regs.get("fsbase", 0))
+        for k, raw in enumerate(st.xmm):
+            uc.reg_write(getattr(x, f"UC_X86_REG_XMM{k}"), int.from_bytes(raw, "little"))
+        for k in range(8, 16):
+            uc.reg_write(getattr(x, f"UC_X86_REG_XMM{k}"), 0)
+        uc.reg_write(x.UC_X86_REG_MXCSR, 0x1F80)
+        return uc.context_save()
+
+    def run(self, entry: int, mutation: Mutation, seconds: float) -> Outcome:
+        """Run the function at ``entry`` from the state with ``mutation`` applied, for at most
+        ``seconds``; restore the state afterwards."""
+        x, uc = self.x, self.uc
+        self.calls, self.ncalls, self.ended = [], 0, None
+        self.fill = mutation.fill
+        if self.context is None:
+            self.context = self._base_context()
+        uc.context_restore(self.context)
+        for name, value in mutation.regs.items():
+            uc.reg_write(getattr(x, f"UC_X86_REG_{name.upper()}"), value & (2**64 - 1))
+        self.entry_sp = mutation.regs.get("rsp", self.state.regs["rsp"])
+        self.frame_low = self.entry_sp - (1 << 20)
+        self._write(self.entry_sp, struct.pack("<Q", self.stop))
+        for addr, raw in mutation.patches:
+            self._write(addr, raw)
+        out = Outcome("ret")
+        started = time.perf_counter()
+        try:
+            pc, deadline, counted = entry, started + seconds, True
+            self.deadline, self.overtime = deadline, False
+            while True:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    out.status = "timeout"
+                    break
+                # Short runs (most) end within a slice bounded by instructions; a longer one goes on
+                # bounded by time alone (until its next call), at full speed. The slice has the
+                # time bound too: a `rep` string instruction counts once however long it runs.
+                if counted:
+                    uc.emu_start(pc, self.stop, timeout=max(1, int(left * 1e6)), count=FIRST_SLICE)
+                else:
+                    uc.emu_start(pc, self.stop, timeout=max(1, int(left * 1e6)))
+                rip = uc.reg_read(x.UC_X86_REG_RIP)
+                if self.ended is None and self._at_trap(rip):
+                    self._on_trap(uc, rip - 1)
+                    if self.ended is None:
+                        pc, counted = rip, True  # the slot's ret
+                        continue
+                if self.ended is not None:
+                    out.status = self.ended
+                elif rip == self.stop:
+                    pass
+                elif counted:
+                    pc, counted = rip, False  # the slice's instructions ran out: go on, bounded by time
+                    continue
+                else:
+                    out.status = "timeout"
+                break
+        except self.uc_mod.UcError as exc:
+            out.status = ("unsupported: an instruction the emulator lacks"
+                          if exc.errno == self.uc_mod.UC_ERR_INSN_INVALID else f"fault: {exc}")
+            if self.lazy_limit_hit:
+                out.status = "unsupported: too much memory"
+            if self.overtime:
+                out.status = "timeout"
+        out.seconds = time.perf_counter() - started
+        out.calls = self.calls
+        if out.status == "ret":
+            names = ("rax", "rdx", "rsp", *CALLEE_SAVED)
+            values = uc.reg_read_batch([getattr(x, f"UC_X86_REG_{r.upper()}") for r in names])
+            out.regs = dict(zip(names, values))
+            for r in ("rax", "rdx"):
+                if self.area <= out.regs[r] < self.code_end:
+                    out.regs[r] = self._portable(out.regs[r])
+            out.regs["xmm0"] = uc.reg_read(x.UC_X86_REG_XMM0)
+            out.regs["xmm1"] = uc.reg_read(x.UC_X86_REG_XMM1)
+        out.memory = self._changed(keep=out.status == "ret" or out.status.startswith("noreturn"))
+        return out
+
+    def _write(self, addr: int, raw: bytes) -> None:
+        """Write into the state from outside the emulated code (noting what it touched)."""
+        if not raw:
+            return
+        self._allow(addr, len(raw))  # first: writing a read-only page from outside is slow in Unicorn
+        try:
+            self.uc.mem_write(addr, raw)
+        except self.uc_mod.UcError:
+            self._on_unmapped(self.uc, 0, addr, len(raw), 0, None)
+            self.uc.mem_write(addr, raw)
+
+    def _allow(self, address: int, size: int) -> bool:
+        for page in range(address & ~(PAGE - 1), address + max(size, 1), PAGE):
+            r = self.state.region_at(page)
+            if r is None:
+                continue  # memory mapped on first touch: compared whole anyway
+            if not r.writable:
+                return False
+            if r.start in self.dirty_regions or page in self.dirty:
+                continue
+            if len(self.dirty) < DIRTY_PAGES:
+                self.dirty.add(page)
+                self.uc.mem_protect(page, PAGE, self.uc_mod.UC_PROT_ALL)
+            else:
+                self.dirty_regions.add(r.start)
+                self.uc.mem_protect(r.start, _round_up(len(r.data)), self.uc_mod.UC_PROT_ALL)
+        return True
+
+    def _on_write_prot(self, uc, access, address, size, value, data) -> bool:
+        """The first write to a page of captured writable memory in a run: note it, allow it.
+        Read-only memory of the program or the code: a fault, as in the program."""
+        return self._allow(address, size)
+
+    def _at_trap(self, rip: int) -> bool:
+        slot = rip - 1 - self.trap_base
+        return 0 <= slot < 16 * len(self.traps) and slot % 16 == 0
+
+    def _changed(self, *, keep: bool) -> dict:
+        """Pages of captured memory the run wrote that now differ, and changed blocks of memory
+        mapped on first touch (the function's own frame left out): {address: final bytes}.
+        Restores the state."""
+        changed: dict[int, bytes] = {}
+        low = self.entry_sp + 8
+        spans = [(r.start, r) for r in self.regions if r.start in self.dirty_regions]
+        spans += [(p, self.state.region_at(p)) for p in sorted(self.dirty)
+                  if self.state.region_at(p).start not in self.dirty_regions]
+        for start, r in spans:
+            size = len(r.data) if start == r.start and r.start in self.dirty_regions else PAGE
+            now = self.uc.mem_read(start, size)
+            orig = r.data[start - r.start:start - r.start + size]
+            if now == orig:
+                self.uc.mem_protect(start, _round_up(size), self.uc_mod.UC_PROT_READ)
+                continue
+            self.uc.mem_write(start, orig)  # restore while still writable (fast), then protect
+            self.uc.mem_protect(start, _round_up(size), self.uc_mod.UC_PROT_READ)
+            for off in range(0, size, BLOCK):
+                a, b = bytes(now[off:off + BLOCK]), orig[off:off + BLOCK]
+                if a == b:
+                    continue
+                addr = start + off
+                if not keep or (addr + len(a) <= low and addr + BLOCK > self.frame_low):
+                    continue  # below the return address: the function's own frame
+                if addr < low < addr + len(a):
+                    a = b[:low - addr] + a[low - addr:]
+                    if a == b:
+                        continue
+                changed[addr] = a
+        self.dirty.clear()
+        self.dirty_regions.clear()
+        for start, size in list(self.lazy.items()):
+            if keep:
+                now = bytes(self.uc.mem_read(start, size))
+                fill = self._fill_chunk(start & ~(CHUNK - 1))[start & (CHUNK - 1):][:size]
+                if now != fill:
+                    for off in range(0, size, BLOCK):
+                        if now[off:off + BLOCK] != fill[off:off + BLOCK]:
+                            changed[start + off] = now[off:off + BLOCK]
+            self.uc.mem_unmap(start, size)
+        self.lazy.clear()
+        self.lazy_limit_hit = False
+        self.overtime = False
+        return changed
+
+
+def _round_up(n: int) -> int:
+    return (n + PAGE - 1) & ~(PAGE - 1)
+
+
+# -- mutations ---------------------------------------------------------------------------------
+
+# No 64-bit values near 2^63: where gcc's arithmetic on a `long` would overflow (undefined in
+# C), an honest candidate may compute something else (collatz's 3x+1 fused with the halving).
+BOUNDARY = [0, 1, 2, 3, 7, 8, 2**64 - 1, 2**64 - 2, 0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x80000001,
+            *[v for k in (8, 16, 24, 32, 40) for v in (2**k - 1, 2**k, 2**k + 1)]]
+
+
+def constants(obj, function: str) -> set[int]:
+    """Immediates and displacements in ``function``'s code in ``obj`` (the values its
+    comparisons and masks name), for mutations that reach the regions they guard."""
+    out: set[int] = set()
+    fn = next((f for f in obj.functions if f.name == function), None)
+    if fn is None:
+        return out
+    import capstone.x86 as cx
+
+    for insn in obj.insns(fn.shndx, fn.value, fn.value + fn.size):
+        for op in insn.operands:
+            if op.type == cx.X86_OP_IMM:
+                out.add(op.imm & (2**64 - 1))
+    return {c for c in out if c not in (0, 1)}
+
+
+def mutations(state, consts: set[int], rng: random.Random, *, budget: int,
+              largest: dict | None = None, args: int | None = None) -> list[Mutation]:
+    """Mutated versions of ``state``: argument registers set to boundary values, values
+    around what was seen, sizes far beyond it and the code's own constants; pointed-to
+    buffers overwritten with all-ones, zero, sign-bit, random words and the constants."""
+    out: list[Mutation] = []
+    scal: list[Mutation] = []
+    regs = state.regs
+    used = ARG_REGS if args is None else ARG_REGS[:args]
+    pointers = [r for r in used if state.region_at(regs[r]) is not None and state.region_at(regs[r]).writable]
+    scalars = [r for r in used if state.region_at(regs[r]) is None]
+    csorted = sorted(consts)[:64]
+    for r in pointers[:3]:
+        p = regs[r]
+        region = state.region_at(p)
+        window = max(0, min(4096, region.end - p)) // 8 * 8
+        if window == 0:
+            continue
+        words = window // 8
+        patterns = {"all-ones words": b"\xff" * window, "zero words": bytes(window),
+                    "sign-bit words": struct.pack("<Q", 2**63) * words,
+                    "random words": rng.randbytes(window), "0x7f.. words": struct.pack("<Q", 2**63 - 1) * words}
+        for c in csorted[:16]:
+            patterns[f"words {c:#x}"] = struct.pack("<Q", c & (2**64 - 1)) * words
+        for what, raw in patterns.items():
+            out.append(Mutation(f"{window} bytes at {r} set to {what}", patches=[(p, raw)]))
+            one = bytearray(rng.randbytes(window))
+            k = rng.randrange(words)
+            one[8 * k:8 * k + 8] = raw[:8]
+            out.append(Mutation(f"{window} random bytes at {r}, word {k} from {what}", patches=[(p, bytes(one))]))
+    for r in scalars[:4]:
+        v = regs[r]
+        v32 = v & 0xFFFFFFFF
+        top = max(v32, (largest or {}).get(r, 0) & 0xFFFFFFFF)
+        near = [v32 + 1, v32 - 1, top * 4 // 3 + 1, 2 * top + 1, 4 * top + 7, 8 * top + 3, v32 ^ 0x80000000]
+        from_code = [w for c in csorted for w in (c, c + 1, c - 1)] + [2 * c for c in csorted]
+        for value in dict.fromkeys([*from_code, *near, *BOUNDARY]):
+            low = value & 0xFFFFFFFF
+            large = min(low, 2**32 - low) > max(4 * v32, 1 << 16)
+            fill = "zero" if low > max(4 * v32, 4096) else "random"
+            scal.append(Mutation(f"{r}={value & (2**64 - 1):#x}", {r: value & (2**64 - 1)}, fill=fill, large=large))
+    # Buffer patterns and integer values alternate, so that a short budget sees both kinds.
+    merged = []
+    for k in range(max(len(out), len(scal))):
+        merged += [x[k] for x in (scal, out) if k < len(x)]
+    out = merged
+    while len(out) < budget:
+        m = Mutation("random", fill="random")
+        for r in scalars[:4]:
+            if rng.random() < 0.6:
+                bits = rng.choice((2, 3, 4, 5, 6, 8, 10, 32))
+                m.regs[r] = rng.getrandbits(bits)
+        for r in pointers[:3]:
+            region = state.region_at(regs[r])
+            window = max(0, min(512, region.end - regs[r]))
+            if window and rng.random() < 0.7:
+                raw = bytearray(rng.randbytes(window))
+                for k in range(0, window - 7, 8):
+                    if rng.random() < 0.2:
+                        raw[k:k + 8] = rng.choice((b"\xff" * 8, bytes(8), struct.pack("<Q", 2**63)))
+                m.patches.append((regs[r], bytes(raw)))
+        m.what = "random: " + ", ".join(f"{k}={v:#x}" for k, v in m.regs.items()) + \
+                 (f", random words at {', '.join(r for r in pointers[:3])}" if m.patches else "")
+        out.append(m)
+    return out
+
+
+# -- comparing ---------------------------------------------------------------------------------
+
+def compare(kind: tuple[str, int], g: Outcome, c: Outcome, machine: Machine, mutation: Mutation) -> str | None:
+    """None if the candidate's outcome ``c`` matches gcc's ``g``, else what differs."""
+    if c.status != g.status:
+        return f"gcc's function ends with {g.status}, the candidate's with {c.status}"
+    if c.calls != g.calls:
+        for i, (a, b) in enumerate(zip(g.calls, c.calls)):
+            if a != b:
+                return f"external call {i + 1}: gcc's makes {_call(a)}, the candidate's {_call(b)}"
+        return f"gcc's function makes {len(g.calls)} external calls, the candidate's {len(c.calls)}"
+    if g.status == "ret":
+        kind_name, bits = kind
+        checks = []
+        if kind_name == "int":
+            checks.append(("rax", (1 << bits) - 1))
+        elif kind_name == "float":
+            checks.append(("xmm0", (1 << bits) - 1))
+        elif kind_name == "any":
+            checks += [("rax", 2**64 - 1), ("rdx", 2**64 - 1), ("xmm0", 2**128 - 1), ("xmm1", 2**128 - 1)]
+        checks += [(r, 2**64 - 1) for r in ("rsp", *CALLEE_SAVED)]
+        for reg, mask in checks:
+            a, b = g.regs[reg], c.regs[reg]
+            if isinstance(a, int) and isinstance(b, int):
+                if a & mask != b & mask:
+                    return f"{reg} is {b & mask:#x}, gcc's function returns {a & mask:#x}"
+            elif a != b:
+                return f"{reg} is {b!r}, gcc's function returns {a!r}"
+    for addr in sorted(set(g.memory) | set(c.memory)):
+        exp, got = g.memory.get(addr), c.memory.get(addr)
+        if exp != got:
+            if exp is None or got is None:
+                which = "gcc's function" if got is None else "the candidate"
+                return f"only {which} changes memory at {addr:#x}.."
+            k = next(i for i in range(len(exp)) if exp[i] != got[i])
+            return (f"memory at {addr + k:#x} is {got[k:k + 8].hex()}, gcc's function leaves "
+                    f"{exp[k:k + 8].hex()}")
+    return None
+
+
+def _call(call) -> str:
+    name, args = call
+    shown = [hex(a) if isinstance(a, int) else a if isinstance(a, str) else repr(a[-1]) for a in args]
+    return f"{name}({', '.join(shown)})"
+
+

@@ -1,0 +1,204 @@
+"""Prove the function, not only the program: a candidate's functions against gcc's, on the
+entry states the tests really produce (:mod:`sgcc.verify.funcstate`) and on many mutations
+of them, in an emulator (:mod:`sgcc.verify.emulate`).
+
+:class:`FunctionTester` is made once per program (after the capture) and asked once per
+candidate. gcc's outcome on each state is remembered, so each later candidate of a function
+costs only its own runs. The verdict says how many states each function was tested on, or
+why it could not be (no state captured: the tests never call it; an object the emulator
+cannot load; an instruction it lacks), and on a difference, the state.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+
+from sgcc.errors import SgccError
+
+#: Default states per function and candidate (captured + mutated), and seconds.
+DEFAULT_STATES = 600
+DEFAULT_SECONDS = 6.0
+#: Where each kind of state's share of the time ends (fractions of the seconds): as captured,
+#: cheap mutations, sizes far beyond the tests', random mutations.
+PHASE_ENDS = (0.2, 0.45, 0.85, 1.0)
+#: Mutations with sizes far beyond the tests' per function (on the smallest state; they cost most).
+MAX_LARGE = 16
+#: Most seconds a candidate's run on one state may take (a longer allowance leaves it undecided).
+CANDIDATE_SECONDS = 15.0
+#: States gcc's function takes longer than this on (as captured) are run as captured only.
+EXPENSIVE = 0.05
+
+
+@dataclass
+class FunctionVerdict:
+    """The function-level test of one candidate."""
+
+    tested: dict = field(default_factory=dict)  # function -> (states, of which mutated)
+    untested: dict = field(default_factory=dict)  # function -> why
+    mismatch: object = None  # emulate.Mismatch
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.mismatch is None
+
+    def level(self) -> str:
+        """How the candidate's functions were proven, in the report's words."""
+        if self.mismatch is not None:
+            return "refused: differs from gcc's function on a function state"
+        if not self.tested:
+            return "whole-program tests only"
+        n = sum(t for t, _ in self.tested.values())
+        m = sum(k for _, k in self.tested.values())
+        text = f"tested on {n} function states ({m} mutated)"
+        if self.untested:
+            text += "; " + ", ".join(f"{f}: whole-program tests only ({why})" for f, why in self.untested.items())
+        return text
+
+    def to_dict(self) -> dict:
+        return {"level": self.level(), "tested": {f: {"states": t, "mutated": m} for f, (t, m) in self.tested.items()},
+                "untested": dict(self.untested), "seconds": round(self.seconds, 3),
+                "mismatch": self.mismatch.render() if self.mismatch is not None else None}
+
+
+class FunctionTester:
+    """Differential tests of candidates against gcc's object ``base_obj`` on ``capture``'s states."""
+
+    def __init__(self, capture, base_obj, source_text: str, *, states: int = DEFAULT_STATES,
+                 seconds: float = DEFAULT_SECONDS, seed: int = 0):
+        from sgcc.asm.obj import read_object
+
+        self.capture = capture
+        self.base_path = base_obj
+        self.base = read_object(base_obj)
+        self.source_text = source_text
+        self.states = states
+        self.seconds = seconds
+        self.seed = seed
+        self._gcc: dict[tuple, object] = {}  # (function, state index, mutation) -> gcc's Outcome
+
+    def check(self, cand_obj, functions) -> FunctionVerdict:
+        """Test every function of ``functions`` that has captured states."""
+        from sgcc.asm.obj import read_object
+
+        verdict = FunctionVerdict()
+        started = time.perf_counter()
+        cand = read_object(cand_obj, remember=False)
+        for name in sorted(functions):
+            if name not in self.capture.states:
+                verdict.untested[name] = "the tests never call it"
+                continue
+            try:
+                mismatch, tested, mutated, why = self._check_function(name, cand)
+            except SgccError as exc:
+                verdict.untested[name] = exc.message if hasattr(exc, "message") else str(exc)
+                continue
+            if mismatch is not None:
+                verdict.mismatch = mismatch
+                break
+            if tested:
+                verdict.tested[name] = (tested, mutated)
+            else:
+                verdict.untested[name] = why or "no state gcc's function runs on in the emulator"
+        verdict.seconds = time.perf_counter() - started
+        return verdict
+
+    def _check_function(self, name: str, cand):
+        from sgcc.verify import emulate
+
+        kind = emulate.return_kind(self.source_text, name)
+        consts = emulate.constants(self.base, name) | emulate.constants(cand, name)
+        states = self.capture.states[name]
+        per_state = max(8, self.states // len(states))
+        largest = {r: max(st.regs[r] & 0xFFFFFFFF for st in states) for r in emulate.ARG_REGS}
+        args = emulate.integer_args(self.source_text, name)
+        plans = []
+        for si, state in enumerate(states):
+            rng = random.Random(f"{self.seed}:{name}:{si}")
+            plans.append(emulate.mutations(state, consts, rng, budget=per_state - 1, largest=largest, args=args))
+        # Order: every state as captured; the cheap mutations, state by state in turn; sizes far
+        # beyond what was seen on the two smallest states; then random ones.
+        order = [(si, emulate.Mutation("as captured", fill="random"), False, 0) for si in range(len(states))]
+        cheap = [[m for m in plan if not m.large and not m.what.startswith("random")] for plan in plans]
+        rand = [[m for m in plan if m.what.startswith("random")] for plan in plans]
+        # The smallest state gets every cheap mutation first (each kind of value once, soon);
+        # then the other states take turns.
+        order += [(0, m, True, 1) for m in cheap[0]]
+        order += [(si, m, True, 1) for si, m in _round_robin([[], *cheap[1:]])]
+        # In the order made: the code's own constants first (a threshold shows up as one), then
+        # multiples of the largest size seen, then boundaries.
+        large = [m for m in plans[0] if m.large]
+        order += [(0, m, True, 2) for m in large[:MAX_LARGE]]
+        order += [(si, m, True, 3) for si, m in _round_robin(rand)]
+        machines: dict[int, object] = {}
+        deadline = time.perf_counter() + self.seconds
+        tested = mutated = 0
+        why = None
+        cost: dict[int, float] = {}  # gcc's seconds on each state as captured
+        strikes: dict[int, int] = {}  # slow mutations of an expensive state
+        per_phase: dict[int, int] = {}
+        started = time.perf_counter()
+        for si, mut, is_mutated, phase in order:
+            now = time.perf_counter()
+            if now > deadline or (phase == 3 and tested >= self.states):
+                break
+            if now > started + PHASE_ENDS[phase] * self.seconds:
+                continue  # this kind of state has had its share of the time
+            if phase == 1 and per_phase.get(1, 0) >= 0.7 * self.states:
+                continue  # the cheap mutations' share of the states: leave room for sizes beyond
+            per_phase[phase] = per_phase.get(phase, 0) + 1
+            if is_mutated and phase != 2 and cost.get(si, 0.0) > EXPENSIVE:
+                # A state gcc's function takes long on: only mutations that make every integer
+                # they set small (a size, most likely), until two of those are slow as well.
+                small = mut.regs and all(min(v & 0xFFFFFFFF, 2**32 - (v & 0xFFFFFFFF)) < 1024
+                                         for v in mut.regs.values())
+                if not small or strikes.get(si, 0) >= 2:
+                    continue
+            machine = machines.get(si)
+            if machine is None:
+                machine = machines[si] = emulate.Machine(states[si], self.capture, [self.base, cand],
+                                                         fill_seed=self.seed ^ si)
+                if name not in machine.images[0].entries or name not in machine.images[1].entries:
+                    raise emulate.Unsupported(f"{name} is not a function of both objects")
+            key = (name, si, mut.what, tuple(sorted(mut.regs.items())), tuple(mut.patches))
+            g = self._gcc.get(key)
+            if g is None:
+                g = machine.run(machine.images[0].entries[name], mut,
+                                emulate.GCC_SECONDS * (10 if phase == 2 else 1))
+                if g.status != "timeout":  # wall time on a shared machine: a timeout may not recur
+                    self._gcc[key] = g
+            if is_mutated and cost.get(si, 0.0) > EXPENSIVE and g.seconds > EXPENSIVE:
+                strikes[si] = strikes.get(si, 0) + 1
+            if not is_mutated:
+                cost[si] = g.seconds if g.status == "ret" or g.status.startswith("noreturn") else float("inf")
+            if g.status != "ret" and not g.status.startswith("noreturn"):
+                why = f"gcc's function: {g.status}" if why is None else why
+                continue  # a state gcc's own function cannot run on: not the candidate's fault
+            limit = max(0.05, emulate.SLOWDOWN * g.seconds)
+            c = machine.run(machine.images[1].entries[name], mut, min(limit, CANDIDATE_SECONDS))
+            if c.status == "timeout" and limit <= CANDIDATE_SECONDS:
+                # Wall time on a shared machine jitters: confirm with a longer limit before failing.
+                limit = max(1.0, 5 * limit)
+                c = machine.run(machine.images[1].entries[name], mut, min(limit, CANDIDATE_SECONDS))
+            if c.status == "timeout" and limit > CANDIDATE_SECONDS:
+                why = why or "a state too long to decide in the emulator"
+                continue  # its allowance was cut to the cap: undecided, not a failure
+            if c.status.startswith("unsupported"):
+                raise emulate.Unsupported(c.status.split(": ", 1)[-1])
+            diff = emulate.compare(kind, g, c, machine, mut)
+            tested += 1
+            mutated += mut.what != "as captured"
+            if diff is not None:
+                regs = dict(states[si].regs)
+                regs.update(mut.regs)
+                return emulate.Mismatch(name, states[si].origin, mut.what, regs, diff), tested, mutated, why
+        return None, tested, mutated, why
+
+
+def _round_robin(lists: list) -> list:
+    out = []
+    for k in range(max((len(x) for x in lists), default=0)):
+        out += [(si, x[k]) for si, x in enumerate(lists) if k < len(x)]
+    return out
