@@ -13,6 +13,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc import proc
 from sgcc.candidates import WHOLE_UNIT, Candidate
@@ -20,6 +21,9 @@ from sgcc.engine.report import CandidateResult
 from sgcc.engine.request import Program, Request
 from sgcc.gcc import args as gccargs
 from sgcc.stages import Stage
+
+if TYPE_CHECKING:  # imported when the engine makes one (it brings the emulator's modules)
+    from sgcc.engine.funcproof import FunctionProof
 
 
 class Pipeline:
@@ -36,7 +40,7 @@ class Pipeline:
         self.hidden_tests: list = []
         self.hidden_failures = {"held_out": 0, "generated": 0}
         # The function-level proof of candidates timing accepted (sgcc.engine.funcproof); set by the driver.
-        self.functions = None
+        self.functions: FunctionProof | None = None
 
     def new_candidate_dir(self) -> tuple[str, Path]:
         """A fresh candidate id and its private directory (thread-safe)."""

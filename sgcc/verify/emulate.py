@@ -179,6 +179,7 @@ class Machine:
     """One emulated address space for one captured state, with gcc's and a candidate's objects."""
 
     def __init__(self, state, capture, objects: list, *, fill_seed: int = 0):
+        self.ended: str | None = None  # why the current run stopped early (a fault, a timeout)
         import unicorn
         from unicorn import x86_const as x
 
@@ -324,7 +325,7 @@ class Machine:
                     self.uc.mem_write(p, struct.pack("<Q", (s + addend - p) & (2**64 - 1)))
                 else:
                     raise Unsupported(f"relocation type {rtype}")
-        entries = {}
+        entries: dict[str, int] = {}
         for sym in symbols:
             if sym["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC") and isinstance(sym["st_shndx"], int) \
                     and sym["st_shndx"] in placed:
@@ -343,7 +344,7 @@ class Machine:
         u, x = self.uc_mod, self.x
         self.uc.hook_add(u.UC_HOOK_MEM_READ_UNMAPPED | u.UC_HOOK_MEM_WRITE_UNMAPPED, self._on_unmapped)
         self.uc.hook_add(u.UC_HOOK_MEM_WRITE_PROT, self._on_write_prot)
-        self.uc.hook_add(u.UC_HOOK_INSN, self._on_syscall, aux1=x.UC_X86_INS_SYSCALL)
+        self.uc.hook_add(u.UC_HOOK_INSN, self._on_syscall, aux1=x.UC_X86_INS_SYSCALL)  # type: ignore[call-arg]
         self.uc.hook_add(u.UC_HOOK_INTR, self._on_interrupt)
 
     def _fill_chunk(self, chunk: int) -> bytes:
@@ -488,7 +489,9 @@ class Machine:
         """Run the function at ``entry`` from the state with ``mutation`` applied, for at most
         ``seconds``; restore the state afterwards."""
         x, uc = self.x, self.uc
-        self.calls, self.ncalls, self.ended = [], 0, None
+        self.calls: list[tuple] = []
+        self.ncalls = 0
+        self.ended = None
         self.fill = mutation.fill
         if self.context is None:
             self.context = self._base_context()
@@ -544,7 +547,8 @@ class Machine:
         out.calls = self.calls
         if out.status == "ret":
             names = ("rax", "rdx", "rsp", *CALLEE_SAVED)
-            values = uc.reg_read_batch([getattr(x, f"UC_X86_REG_{r.upper()}") for r in names])
+            values = uc.reg_read_batch(  # type: ignore[attr-defined]  # unicorn >= 2.1, not in its stubs
+               [getattr(x, f"UC_X86_REG_{r.upper()}") for r in names])
             out.regs = dict(zip(names, values))
             for r in ("rax", "rdx"):
                 if self.area <= out.regs[r] < self.code_end:

@@ -14,8 +14,12 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sgcc.errors import SgccError
+
+if TYPE_CHECKING:  # the emulator (unicorn) is imported only when a test runs
+    from sgcc.verify.emulate import Machine, Mismatch, Outcome
 
 #: Default states per function and candidate (captured + mutated), and seconds.
 DEFAULT_STATES = 600
@@ -37,7 +41,7 @@ class FunctionVerdict:
 
     tested: dict = field(default_factory=dict)  # function -> (states, of which mutated)
     untested: dict = field(default_factory=dict)  # function -> why
-    mismatch: object = None  # emulate.Mismatch
+    mismatch: Mismatch | None = None
     seconds: float = 0.0
 
     @property
@@ -77,7 +81,7 @@ class FunctionTester:
         self.states = states
         self.seconds = seconds
         self.seed = seed
-        self._gcc: dict[tuple, object] = {}  # (function, state index, mutation) -> gcc's Outcome
+        self._gcc: dict[tuple, Outcome] = {}  # (function, state index, mutation) -> gcc's Outcome
 
     def check(self, cand_obj, functions) -> FunctionVerdict:
         """Test every function of ``functions`` that has captured states."""
@@ -132,7 +136,7 @@ class FunctionTester:
         large = [m for m in plans[0] if m.large]
         order += [(0, m, True, 2) for m in large[:MAX_LARGE]]
         order += [(si, m, True, 3) for si, m in _round_robin(rand)]
-        machines: dict[int, object] = {}
+        machines: dict[int, Machine] = {}
         deadline = time.perf_counter() + self.seconds
         tested = mutated = 0
         why = None

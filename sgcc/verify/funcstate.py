@@ -123,7 +123,7 @@ def build(program, workdir: Path, compiler: str, names: list[str]) -> tuple[Path
     returns (binary, link map, dump directory). Raises :class:`SgccError` when it does not build."""
     import tempfile
 
-    from sgcc.dropin import gccargs
+    from sgcc.gcc import args as gccargs
 
     workdir.mkdir(parents=True, exist_ok=True)
     # Its own directory outside the run's private one (which the box cannot reach), removed by capture().
