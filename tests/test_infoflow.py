@@ -402,6 +402,8 @@ def test_a_proven_index_into_its_written_frame_passes(program, name, bound):
     ("low_half_checked", "\tmovq\t(%rdi), %rax\n\tcmpl\t$255, %eax\n\tja\t.Lout\n"),
     # a check whose flags another instruction replaced before the branch
     ("flags_replaced", "\tmovq\t(%rdi), %rax\n\tcmpq\t$255, %rax\n\ttestl\t%esi, %esi\n\tja\t.Lout\n"),
+    # bsf of zero leaves the whole register as it was: its 32-bit write proves no clear upper half
+    ("bsf_of_zero", "\tmovq\t(%rdi), %rax\n\tbsfl\t8(%rdi), %eax\n\tcmpl\t$255, %eax\n\tja\t.Lout\n"),
     # an upper bound past the array (256 entries + 1)
     ("one_past", "\tmovq\t(%rdi), %rax\n\tcmpq\t$256, %rax\n\tja\t.Lout\n"),
 ])

@@ -31,6 +31,8 @@ FULL32 = (0, _MASK32)
 _THRESHOLDS = (0, 1, 255, 256, 4095, 4096, 65535, 65536, (1 << 31) - 1, _MASK32)
 #: Instructions that write no flags: a compare's flags survive them (if they leave its register).
 _KEEP_FLAGS = frozenset({"mov", "movabs", "movzx", "movsx", "movsxd", "lea", "nop", "push"})
+#: Instructions that may leave a register they name as written unchanged (upper half included).
+_MAY_NOT_WRITE = ("cmpxchg", "bsf", "bsr")
 _NEGATE = {"ja": "jbe", "jae": "jb", "jb": "jae", "jbe": "ja", "je": "jne", "jne": "je", "jg": "jle",
            "jge": "jl", "jl": "jge", "jle": "jg", "js": "jns", "jns": "js"}
 
@@ -98,7 +100,7 @@ def after(st, insn, m: str) -> tuple[tuple, tuple | None]:
         compared = st.compared
     # What the instruction proves of the register it writes.
     known = None
-    if len(ops) == 2 and reg(ops[0]) and _width(insn, ops[0]) and not m.startswith("cmpxchg"):
+    if len(ops) == 2 and reg(ops[0]) and _width(insn, ops[0]) and not m.startswith(_MAY_NOT_WRITE):
         dst, bits = R.gpr[ops[0].reg], _width(insn, ops[0])
         mask = (1 << bits) - 1
         src = ops[1]
@@ -126,9 +128,10 @@ def after(st, insn, m: str) -> tuple[tuple, tuple | None]:
         if r is None or r not in written:
             continue
         name = insn.reg_name(reg_id)
-        # A 32-bit write clears the upper half (cmpxchg may leave its register unwritten).
+        # A 32-bit write clears the upper half; cmpxchg may leave its register unwritten, and
+        # bsf/bsr of zero leave the whole destination as it was on real CPUs.
         wide32 = reg_id not in R.full and (name.startswith("e") or name.endswith("d"))
-        rng[r] = FULL32 if wide32 and not m.startswith("cmpxchg") else None
+        rng[r] = FULL32 if wide32 and not m.startswith(_MAY_NOT_WRITE) else None
         written.discard(r)
     for r in written:  # what a call clobbers
         rng[r] = None

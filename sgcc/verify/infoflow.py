@@ -557,7 +557,9 @@ class Flow:
                 span = self._indexed_span(frame, insn, op, v) if _stack(v) else None
                 if span is not None:
                     # A store the model let through lands somewhere in the span: what it knew of
-                    # the slots there (a saved register, its spills) no longer holds.
+                    # the slots there (a saved register, its spills) no longer holds. Slots
+                    # named from another base (entry vs. a realigned %rsp) may be the same
+                    # bytes: forgotten too. The return address lies above any span.
                     slots = frozenset(s for s in slots if s == (("entry", 0), ("ret", 0))
                                       or s[0][0] == span[0] and not (s[0][1] < span[2] and span[1] < s[0][1] + 8))
         rng, compared = st.bounds, None
