@@ -401,7 +401,9 @@ def test_a_proven_index_into_its_written_frame_passes(program, name, bound):
     # a 32-bit check says nothing of the upper half it did not clear
     ("low_half_checked", "\tmovq\t(%rdi), %rax\n\tcmpl\t$255, %eax\n\tja\t.Lout\n"),
     # a check whose flags another instruction replaced before the branch
-    ("flags_replaced", "\tmovq\t(%rdi), %rax\n\tcmpq\t$255, %rax\n\ttestl\t%esi, %esi\n\tja\t.Lout\n"),
+    ("flags_replaced", "\tmovq\t(%rdi), %rax\n\tcmpq\t$255, %rax\n\taddl\t$1, %esi\n\tja\t.Lout\n"),
+    # the register written between its compare and the branch (mov writes no flags)
+    ("written_before_branch", "\tmovq\t(%rdi), %rax\n\tcmpq\t$255, %rax\n\tmovq\t8(%rdi), %rax\n\tja\t.Lout\n"),
     # bsf of zero leaves the whole register as it was: its 32-bit write proves no clear upper half
     ("bsf_of_zero", "\tmovq\t(%rdi), %rax\n\tbsfl\t8(%rdi), %eax\n\tcmpl\t$255, %eax\n\tja\t.Lout\n"),
     # an upper bound past the array (256 entries + 1)
