@@ -381,6 +381,8 @@ def _indexed(program: Path, bound: str, name: str, access: str = "\taddl\t$1, (%
                                "\tcmpq\t$255, %rax\n\tjg\t.Lout\n"),
     ("counted_loop", "\txorl\t%eax, %eax\n.Lc:\n\tmovl\t(%rsp,%rax,4), %ecx\n\tmovl\t%ecx, (%rdi)\n"
                      "\taddq\t$1, %rax\n\tcmpq\t$256, %rax\n\tjne\t.Lc\n\txorl\t%eax, %eax\n"),
+    ("counted_loop_100", "\txorl\t%eax, %eax\n.Lc:\n\taddl\t$1, 8(%rsp,%rax,4)\n"
+                         "\taddq\t$1, %rax\n\tcmpq\t$100, %rax\n\tjne\t.Lc\n\txorl\t%eax, %eax\n"),
 ])
 def test_a_proven_index_into_its_written_frame_passes(program, name, bound):
     """Honest shapes (histogram's counts, a table walked by a counted loop): every index the
@@ -406,6 +408,9 @@ def test_a_proven_index_into_its_written_frame_passes(program, name, bound):
     ("written_before_branch", "\tmovq\t(%rdi), %rax\n\tcmpq\t$255, %rax\n\tmovq\t8(%rdi), %rax\n\tja\t.Lout\n"),
     # bsf of zero leaves the whole register as it was: its 32-bit write proves no clear upper half
     ("bsf_of_zero", "\tmovq\t(%rdi), %rax\n\tbsfl\t8(%rdi), %eax\n\tcmpl\t$255, %eax\n\tja\t.Lout\n"),
+    # a counted loop one entry past the array
+    ("counted_loop_past", "\txorl\t%eax, %eax\n.Lc:\n\taddl\t$1, 4(%rsp,%rax,4)\n"
+                          "\taddq\t$1, %rax\n\tcmpq\t$256, %rax\n\tjne\t.Lc\n\txorl\t%eax, %eax\n"),
     # an upper bound past the array (256 entries + 1)
     ("one_past", "\tmovq\t(%rdi), %rax\n\tcmpq\t$256, %rax\n\tja\t.Lout\n"),
 ])

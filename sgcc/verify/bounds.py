@@ -17,7 +17,8 @@ Ranges come only from what the instruction set guarantees:
 
 Any other write of a register forgets its range (a call forgets the caller-saved ones).
 Where paths meet, ranges join; a range that grows at a join is widened to the next of a few
-thresholds (255, 256, 4095... 2**32-1), then forgotten, so loops converge in a few rounds.
+thresholds (the compare constants ``k - 1`` and ``k`` seen on the way, 255, 256, 4095...
+2**32-1), then forgotten, so loops converge in a few rounds.
 """
 
 from __future__ import annotations
@@ -37,14 +38,17 @@ _NEGATE = {"ja": "jbe", "jae": "jb", "jb": "jae", "jbe": "ja", "je": "jne", "jne
            "jge": "jl", "jl": "jge", "jle": "jg", "js": "jns", "jns": "js"}
 
 
-def join(seen: tuple, new: tuple) -> tuple:
-    """``seen`` (the ranges already at a join point) joined with ``new``, widened where it grew."""
+def join(seen: tuple, new: tuple, limits=frozenset()) -> tuple:
+    """``seen`` (the ranges already at a join point) joined with ``new``, widened where it
+    grew to the next threshold (``limits``: the function's compare constants, besides a few
+    fixed ones), so that every range can grow only a bounded number of times."""
     if seen == new:
         return seen
-    return tuple(_join1(a, b) for a, b in zip(seen, new))
+    stops = tuple(sorted(set(_THRESHOLDS) | limits)) if limits else _THRESHOLDS
+    return tuple(_join1(a, b, stops) for a, b in zip(seen, new))
 
 
-def _join1(a, b):
+def _join1(a, b, stops):
     if a is None or b is None:
         return None
     if a == b:
@@ -53,7 +57,7 @@ def _join1(a, b):
     if lo < a[0]:
         lo = 0
     if hi > a[1]:
-        hi = next((t for t in _THRESHOLDS if t >= hi), None)
+        hi = next((t for t in stops if t >= hi), None)
         if hi is None:
             return None
     return (lo, hi)

@@ -74,13 +74,17 @@ class FlowState:
     #: The last ``cmp reg, imm`` (or ``test reg, reg``) whose flags are still live:
     #: ``(register, constant, width in bits)``, for the conditional branch that reads them.
     compared: tuple | None = None
+    #: The constants ``k - 1`` and ``k`` of the compares seen on the way: where a widened
+    #: range stops first (a loop `cmp $100; jne` settles at ``[0, 99]``).
+    limits: frozenset = frozenset()
 
     def merge(self, other: FlowState) -> FlowState:
         """Where paths meet (``self`` the state seen there before): ranges join, widened so
         loops converge; a compare survives only if both paths made it."""
+        limits = self.limits | other.limits
         return FlowState(self.written & other.written, self.tainted | other.tainted,
-                         bounds.join(self.bounds, other.bounds),
-                         self.compared if self.compared == other.compared else None)
+                         bounds.join(self.bounds, other.bounds, limits),
+                         self.compared if self.compared == other.compared else None, limits)
 
 
 @dataclass
@@ -562,10 +566,12 @@ class Flow:
                     # bytes: forgotten too. The return address lies above any span.
                     slots = frozenset(s for s in slots if s == (("entry", 0), ("ret", 0))
                                       or s[0][0] == span[0] and not (s[0][1] < span[2] and span[1] < s[0][1] + 8))
-        rng, compared = st.bounds, None
+        rng, compared, limits = st.bounds, None, st.limits
         if not self.record:
             rng, compared = bounds.after(frame.flow, insn, m)
-        return Frame(tuple(regs), slots, FlowState(frozenset(written), frozenset(tainted), rng, compared))
+            if compared is not None and compared is not st.compared and 0 < compared[1] <= bounds.MAX_INDEX:
+                limits = limits | {compared[1] - 1, compared[1]}
+        return Frame(tuple(regs), slots, FlowState(frozenset(written), frozenset(tainted), rng, compared, limits))
 
     def branch(self, frame: Frame, insn, taken: bool) -> Frame:
         """The state along one edge of a conditional branch: what its compare proves there."""
@@ -575,7 +581,7 @@ class Flow:
         rng = bounds.refine(st.bounds, st.compared, insn.mnemonic, taken)
         if rng == st.bounds:
             return frame
-        return Frame(frame.regs, frame.slots, FlowState(st.written, st.tainted, rng, st.compared))
+        return Frame(frame.regs, frame.slots, FlowState(st.written, st.tainted, rng, st.compared, st.limits))
 
     def after_external_call(self, frame: Frame, before: Frame | None = None, name: str | None = None) -> Frame:
         """After a call into the C library: the registers it does not return in hold what it
