@@ -19,8 +19,10 @@ the stack model of :mod:`sgcc.verify.stackframe`:
   frame below the return-address slot, at places it has written before (what an earlier
   call left there is not its to read: ``uninitialised``), and the incoming stack arguments
   only within the extent gcc's function reads (``stack-arguments``). An index register on a
-  stack-derived base, a string instruction from one, or a stack address whose offset the
-  model lost (different on two paths) is refused (``stack-index``, ``unbounded``). A stack
+  stack-derived base (unless its proven range, :mod:`sgcc.verify.bounds`, keeps the whole
+  access in its own frame, and a read where it has written), a string instruction from one,
+  or a stack address whose offset the model lost (different on two paths) is refused
+  (``stack-index``, ``unbounded``). A stack
   address may not be used as data, stored outside its own frame or returned
   (``stack-address``), nor passed to a call unless gcc's function passes one too
   (``call-argument``). ``%rsp``/``%rbp`` are loaded from memory only by ``pop``/``leave``
