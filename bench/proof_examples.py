@@ -10,6 +10,9 @@ control-flow proof, once with today's rules for trusted generators and once as a
 untrusted candidate (``--generators replay``: the information-flow rule of
 sgcc.verify.infoflow too). Prints each candidate's outcome and the two counts.
 
+Measured: 20/20 trusted; untrusted 18/20 before index ranges (sgcc.verify.bounds: histogram
+and nqueens refused), 19/20 with them (nqueens' pointer walk over a stack array refused).
+
     python bench/proof_examples.py
 """
 

@@ -143,7 +143,8 @@ def test_stack_slot_desynchronisation_into_libc_is_refused(program):
     body = ("\tmovq\t%rsp, %rax\n\tpushq\t%rax\n\txorl\t%ecx, %ecx\n\tmovq\t%rdi, (%rsp,%rcx)\n"
             "\tmovq\t(%rsp), %rsp\n\tret\n")
     rules = _rules(program, body, "desync")
-    assert {"stack-index", "stack-pointer"} <= rules
+    # %rcx is proven 0, so the indexed store itself is in its frame; loading %rsp is not.
+    assert "stack-pointer" in rules
 
 
 def test_leave_with_a_forged_frame_pointer_is_refused(program):
@@ -156,7 +157,9 @@ def test_leave_with_a_forged_frame_pointer_is_refused(program):
 def test_leave_after_a_store_through_an_index_is_refused(program):
     body = ("\tpushq\t%rbp\n\tmovq\t%rsp, %rbp\n\txorl\t%ecx, %ecx\n\tmovq\t%rdi, (%rbp,%rcx)\n"
             + COUNT.replace("\tret\n", "\tleave\n\tret\n"))
-    assert "stack-index" in _rules(program, body, "forged_rbp_index")
+    # %rcx is proven 0: the store is followed as one that may hit the saved %rbp, so `leave`
+    # no longer restores the caller's value.
+    assert "callee-saved" in _rules(program, body, "forged_rbp_index")
 
 
 def test_index_register_stack_reads_are_refused(program):
@@ -355,3 +358,84 @@ def test_thread_local_reads_only_where_gcc_s_function_reads(args8):
     """The stack protector's %fs:40 is gcc's; %fs:0 (the thread's own pointer) is not."""
     body = "\tmovq\t%fs:0, %rax\n\tret\n"
     assert "segment" in _sum8(args8, body, "fs0")
+
+
+# ----------------------------------------------------------- register indexes on the stack
+
+#: A 1 KiB frame (256 ints) it zeroes first, and the way out of it into gcc's loop.
+FRAME = ("\tsubq\t$1024, %rsp\n\tmovq\t%rdi, %r8\n\tmovq\t%rsp, %rdi\n\tmovl\t$128, %ecx\n\txorl\t%eax, %eax\n"
+         "\trep stosq\n\tmovq\t%r8, %rdi\n")
+OUT = ".Lout:\n\taddq\t$1024, %rsp\n" + COUNT
+
+
+def _indexed(program: Path, bound: str, name: str, access: str = "\taddl\t$1, (%rsp,%rax,4)\n") -> set[str]:
+    return _rules(program, FRAME + bound + access + OUT, name)
+
+
+@pytest.mark.parametrize("name, bound", [
+    ("zero_extended", "\tmovzbl\t(%rdi), %eax\n"),
+    ("masked", "\tmovl\t(%rdi), %eax\n\tandl\t$255, %eax\n"),
+    ("unsigned_check", "\tmovq\t(%rdi), %rax\n\tcmpq\t$255, %rax\n\tja\t.Lout\n"),
+    ("unsigned_check_32", "\tmovl\t(%rdi), %eax\n\tcmpl\t$256, %eax\n\tjnb\t.Lout\n"),
+    ("signed_check_with_sign", "\tmovq\t(%rdi), %rax\n\ttestq\t%rax, %rax\n\tjs\t.Lout\n"
+                               "\tcmpq\t$255, %rax\n\tjg\t.Lout\n"),
+    ("counted_loop", "\txorl\t%eax, %eax\n.Lc:\n\tmovl\t(%rsp,%rax,4), %ecx\n\tmovl\t%ecx, (%rdi)\n"
+                     "\taddq\t$1, %rax\n\tcmpq\t$256, %rax\n\tjne\t.Lc\n\txorl\t%eax, %eax\n"),
+    ("counted_loop_100", "\txorl\t%eax, %eax\n.Lc:\n\taddl\t$1, 8(%rsp,%rax,4)\n"
+                         "\taddq\t$1, %rax\n\tcmpq\t$100, %rax\n\tjne\t.Lc\n\txorl\t%eax, %eax\n"),
+])
+def test_a_proven_index_into_its_written_frame_passes(program, name, bound):
+    """Honest shapes (histogram's counts, a table walked by a counted loop): every index the
+    model can bound lands in the 1 KiB it zeroed."""
+    assert _indexed(program, bound, name) == set()
+
+
+@pytest.mark.parametrize("name, bound", [
+    # (a) nothing bounds it
+    ("unbounded_index", "\tmovq\t(%rdi), %rax\n"),
+    # (c) checked on one path only: the other reaches the access unbounded
+    ("one_path_checked", "\tmovq\t(%rdi), %rax\n\ttestl\t%esi, %esi\n\tjle\t.Lj\n\tcmpq\t$255, %rax\n"
+                         "\tja\t.Lout\n.Lj:\n"),
+    # (d) checked, then written again before the access
+    ("rewritten_after_check", "\tmovq\t(%rdi), %rax\n\tcmpq\t$255, %rax\n\tja\t.Lout\n\tmovq\t8(%rdi), %rax\n"),
+    # (e) a signed check: a negative index passes it and reaches below (or, wrapped, above)
+    ("signed_check_only", "\tmovq\t(%rdi), %rax\n\tcmpq\t$255, %rax\n\tjg\t.Lout\n"),
+    # a 32-bit check says nothing of the upper half it did not clear
+    ("low_half_checked", "\tmovq\t(%rdi), %rax\n\tcmpl\t$255, %eax\n\tja\t.Lout\n"),
+    # a check whose flags another instruction replaced before the branch
+    ("flags_replaced", "\tmovq\t(%rdi), %rax\n\tcmpq\t$255, %rax\n\taddl\t$1, %esi\n\tja\t.Lout\n"),
+    # the register written between its compare and the branch (mov writes no flags)
+    ("written_before_branch", "\tmovq\t(%rdi), %rax\n\tcmpq\t$255, %rax\n\tmovq\t8(%rdi), %rax\n\tja\t.Lout\n"),
+    # bsf of zero leaves the whole register as it was: its 32-bit write proves no clear upper half
+    ("bsf_of_zero", "\tmovq\t(%rdi), %rax\n\tbsfl\t8(%rdi), %eax\n\tcmpl\t$255, %eax\n\tja\t.Lout\n"),
+    # a counted loop one entry past the array
+    ("counted_loop_past", "\txorl\t%eax, %eax\n.Lc:\n\taddl\t$1, 4(%rsp,%rax,4)\n"
+                          "\taddq\t$1, %rax\n\tcmpq\t$256, %rax\n\tjne\t.Lc\n\txorl\t%eax, %eax\n"),
+    # an upper bound past the array (256 entries + 1)
+    ("one_past", "\tmovq\t(%rdi), %rax\n\tcmpq\t$256, %rax\n\tja\t.Lout\n"),
+])
+def test_an_index_the_model_cannot_bound_inside_its_frame_is_refused(program, name, bound):
+    assert "stack-index" in _indexed(program, bound, name), name
+
+
+def test_a_byte_index_into_a_small_array_is_refused(program):
+    """(b) 256 possible indexes into 16 ints: the access reaches its return address and its
+    caller's frame above."""
+    body = ("\tsubq\t$64, %rsp\n\tmovq\t%rdi, %r8\n\tmovq\t%rsp, %rdi\n\tmovl\t$8, %ecx\n\txorl\t%eax, %eax\n"
+            "\trep stosq\n\tmovq\t%r8, %rdi\n\tmovzbl\t(%rdi), %eax\n\tmovl\t(%rsp,%rax,4), %edx\n"
+            "\tmovl\t%edx, (%rdi)\n\taddq\t$64, %rsp\n" + COUNT)
+    assert "stack-index" in _rules(program, body, "small_array")
+
+
+def test_a_proven_index_reads_only_what_it_wrote(program):
+    """In its frame, but where it never wrote: what an earlier call left there."""
+    body = "\tsubq\t$1024, %rsp\n\tmovzbl\t(%rdi), %eax\n\tmovl\t(%rsp,%rax,4), %edx\n\tmovl\t%edx, (%rdi)\n" + OUT
+    assert _rules(program, body, "indexed_uninitialised") == {"uninitialised"}
+
+
+def test_a_store_through_a_proven_index_over_a_saved_register_is_followed(program):
+    """Inside its frame, but over the slot where it pushed the caller's %rbx: the model may no
+    longer take `pop %rbx` to restore the caller's value."""
+    body = ("\tpushq\t%rbx\n\tsubq\t$1016, %rsp\n\tmovzbl\t(%rdi), %eax\n\tmovb\t%al, (%rsp,%rax,4)\n"
+            "\taddq\t$1016, %rsp\n\tpopq\t%rbx\n" + COUNT)
+    assert "callee-saved" in _rules(program, body, "indexed_over_rbx")

@@ -429,6 +429,11 @@ class Walk:
             if kind == "call":
                 add("call", f"`{text}` at {where} calls into its own body")
                 return
+            if kind == "cond" and self.flow is not None:
+                # Each edge carries what the branch's compare proves on it (index ranges).
+                self.reach(what, self.flow.branch(after, insn, True))
+                self.fall(place, end, self.flow.branch(after, insn, False), text, where, None)
+                return
             self.reach(what, after)
             if kind == "cond":
                 self.fall(place, end, after, text, where, None)

@@ -19,8 +19,10 @@ the stack model of :mod:`sgcc.verify.stackframe`:
   frame below the return-address slot, at places it has written before (what an earlier
   call left there is not its to read: ``uninitialised``), and the incoming stack arguments
   only within the extent gcc's function reads (``stack-arguments``). An index register on a
-  stack-derived base, a string instruction from one, or a stack address whose offset the
-  model lost (different on two paths) is refused (``stack-index``, ``unbounded``). A stack
+  stack-derived base (unless its proven range, :mod:`sgcc.verify.bounds`, keeps the whole
+  access in its own frame, and a read where it has written), a string instruction from one,
+  or a stack address whose offset the model lost (different on two paths) is refused
+  (``stack-index``, ``unbounded``). A stack
   address may not be used as data, stored outside its own frame or returned
   (``stack-address``), nor passed to a call unless gcc's function passes one too
   (``call-argument``). ``%rsp``/``%rbp`` are loaded from memory only by ``pop``/``leave``
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sgcc.verify import bounds
 from sgcc.verify.stackframe import _GPR64, _POP, _PUSH, DIRTY, RSP, Frame, registers
 
 CALLEE_SAVED = (3, 5, 12, 13, 14, 15)  # rbx rbp r12 r13 r14 r15
@@ -67,9 +70,23 @@ class FlowState:
 
     written: frozenset = frozenset()
     tainted: frozenset = frozenset()
+    #: Per general register, the unsigned range ``(lo, hi)`` its whole 64-bit value is proven
+    #: to lie in, or None (:mod:`sgcc.verify.bounds`).
+    bounds: tuple = (None,) * 16
+    #: The last ``cmp reg, imm`` (or ``test reg, reg``) whose flags are still live:
+    #: ``(register, constant, width in bits)``, for the conditional branch that reads them.
+    compared: tuple | None = None
+    #: The constants ``k - 1`` and ``k`` of the compares seen on the way: where a widened
+    #: range stops first (a loop `cmp $100; jne` settles at ``[0, 99]``).
+    limits: frozenset = frozenset()
 
     def merge(self, other: FlowState) -> FlowState:
-        return FlowState(self.written & other.written, self.tainted | other.tainted)
+        """Where paths meet (``self`` the state seen there before): ranges join, widened so
+        loops converge; a compare survives only if both paths made it."""
+        limits = self.limits | other.limits
+        return FlowState(self.written & other.written, self.tainted | other.tainted,
+                         bounds.join(self.bounds, other.bounds, limits),
+                         self.compared if self.compared == other.compared else None, limits)
 
 
 @dataclass
@@ -288,7 +305,7 @@ class Flow:
             self._address_use(mem.base, v, refuse, index=False)
             return
         if mem.index != 0:
-            refuse("stack-index", "indexes a stack address by a register (the model cannot bound where it lands)")
+            self._indexed(frame, insn, op, v, refuse)
             return
         if v[0] == "dirty":
             refuse("unbounded", "uses a stack address whose offset differs between paths")
@@ -305,6 +322,44 @@ class Flow:
             size *= count
         off = v[1] + mem.disp
         self._frame_access(frame, insn, v[0], off, size, self._reads(insn, op), refuse)
+
+    def _indexed(self, frame: Frame, insn, op, v, refuse) -> None:
+        """A register-indexed access on a stack base: allowed only where the index's proven
+        range puts every byte it may touch inside its own frame (below the return-address
+        slot) and, for a read, where it has written (not a slot holding a stack address or
+        a caller's register). ``lea`` is refused: the address would become data the model
+        no longer follows."""
+        span = self._indexed_span(frame, insn, op, v)
+        if span is None:
+            refuse("stack-index", "indexes a stack address by a register the model cannot bound inside its "
+                                  "own frame")
+            return
+        if self._reads(insn, op):
+            base, lo, hi = span
+            st = frame.flow
+            if not _covered(st.written, base, lo, hi):
+                refuse("uninitialised", "reads its stack frame through an index where it has not written (what "
+                                        "an earlier call or the caller left there)")
+            elif any(b == base and a < hi and lo < c for b, a, c in st.tainted):
+                refuse("stack-slot", "reads through an index where a slot holds a stack address or a caller's "
+                                     "register")
+
+    def _indexed_span(self, frame: Frame, insn, op, v) -> tuple | None:
+        """``(base, lo, hi)``: every byte a register-indexed access on stack value ``v`` may
+        touch, when the index is bounded and all of it lies in its own frame; else None."""
+        R = self.R
+        mem = op.mem
+        m = insn.mnemonic
+        if frame.flow is None or v[0] == "dirty" or m.startswith(("lea", "nop")) or self._is_string(insn) \
+                or mem.index not in R.full or insn.mnemonic.startswith(("push", "pop")):
+            return None
+        b = frame.flow.bounds[R.gpr[mem.index]]
+        if b is None or b[1] > bounds.MAX_INDEX:
+            return None
+        lo = v[1] + mem.disp + mem.scale * b[0]
+        hi = v[1] + mem.disp + mem.scale * b[1] + (op.size or 8)
+        own = hi <= 0 if v[0] == "entry" else self._aligned_below(v[0], hi)
+        return (v[0], lo, hi) if own else None
 
     def _reads(self, insn, op) -> bool:
         """Whether ``insn`` reads memory operand ``op``. capstone marks the destination of some
@@ -501,7 +556,34 @@ class Flow:
             name = insn.reg_name(reg_id)
             if not (name.startswith("e") or name.endswith("d")) and not _clean(frame.regs[part]):
                 regs[part] = frame.regs[part] if frame.regs[part][0] == "junk" else DIRTY
-        return Frame(tuple(regs), new.slots, FlowState(frozenset(written), frozenset(tainted)))
+        slots = new.slots
+        for op in ops:
+            if op.type == X.X86_OP_MEM and op.access & 2 and op.mem.index != 0 and op.mem.base in R.gpr:
+                v = frame.regs[R.gpr[op.mem.base]]
+                span = self._indexed_span(frame, insn, op, v) if _stack(v) else None
+                if span is not None:
+                    # A store the model let through lands somewhere in the span: what it knew of
+                    # the slots there (a saved register, its spills) no longer holds. Slots
+                    # named from another base (entry vs. a realigned %rsp) may be the same
+                    # bytes: forgotten too. The return address lies above any span.
+                    slots = frozenset(s for s in slots if s == (("entry", 0), ("ret", 0))
+                                      or s[0][0] == span[0] and not (s[0][1] < span[2] and span[1] < s[0][1] + 8))
+        rng, compared, limits = st.bounds, None, st.limits
+        if not self.record:
+            rng, compared = bounds.after(frame.flow, insn, m)
+            if compared is not None and compared is not st.compared and 0 < compared[1] <= bounds.MAX_INDEX:
+                limits = limits | {compared[1] - 1, compared[1]}
+        return Frame(tuple(regs), slots, FlowState(frozenset(written), frozenset(tainted), rng, compared, limits))
+
+    def branch(self, frame: Frame, insn, taken: bool) -> Frame:
+        """The state along one edge of a conditional branch: what its compare proves there."""
+        st = frame.flow
+        if self.record or st is None or st.compared is None:
+            return frame
+        rng = bounds.refine(st.bounds, st.compared, insn.mnemonic, taken)
+        if rng == st.bounds:
+            return frame
+        return Frame(frame.regs, frame.slots, FlowState(st.written, st.tainted, rng, st.compared, st.limits))
 
     def after_external_call(self, frame: Frame, before: Frame | None = None, name: str | None = None) -> Frame:
         """After a call into the C library: the registers it does not return in hold what it
@@ -512,6 +594,8 @@ class Flow:
         regs = list(frame.regs)
         for g in CLOBBERED:
             regs[g] = ("junk", g)
+        if frame.flow is not None:
+            frame = Frame(frame.regs, frame.slots, bounds.forget(frame.flow, CALLER_SAVED))
         if before is not None and (name is None or name in RETURNS_AN_ARGUMENT) \
                 and any(_stack(before.regs[g]) for g in ARGUMENTS):
             regs[0] = DIRTY
