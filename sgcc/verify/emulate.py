@@ -371,11 +371,12 @@ class Machine:
         for chunk in range(first, last + CHUNK, CHUNK):
             if chunk in self.lazy:
                 continue
-            if len(self.lazy) * CHUNK >= MAX_LAZY_BYTES:
+            if sum(self.lazy.values()) >= MAX_LAZY_BYTES:
                 self.lazy_limit_hit = True
                 return False
-            if any(r.start < chunk + CHUNK and chunk < r.end + PAGE for r in self.regions):
-                return self._map_pages(uc, address, size)  # next to captured memory: page by page
+            if any(r.start < chunk + CHUNK and chunk < r.end + PAGE for r in self.regions) or \
+                    any(k < chunk + CHUNK and chunk < k + n for k, n in self.lazy.items()):
+                return self._map_pages(uc, address, size)  # next to captured memory: what is free of it
             uc.mem_map(chunk, CHUNK)
             if self.fill != "zero":
                 uc.mem_write(chunk, self._fill_chunk(chunk))
@@ -383,18 +384,31 @@ class Machine:
         return True
 
     def _map_pages(self, uc, address, size) -> bool:
-        first = address & ~(PAGE - 1)
-        last = (address + max(size, 1) - 1) & ~(PAGE - 1)
-        for page in range(first, last + PAGE, PAGE):
-            if page in self.lazy or any(r.start <= page < r.end for r in self.regions):
+        """Map the free pages from ``address`` on, up to the end of its chunk or the next
+        captured region or earlier mapping, in one piece: a buffer that runs on past the
+        captured heap (a size far beyond the tests') must not cost a mapping per page."""
+        page = address & ~(PAGE - 1)
+        needed = ((address + max(size, 1) - 1) | (PAGE - 1)) + 1
+        while page < needed:
+            taken = [(r.start & ~(PAGE - 1), r.end) for r in self.regions] + \
+                    [(k, k + n) for k, n in self.lazy.items()]
+            inside = [end for start, end in taken if start <= page < end]
+            if inside:
+                page = (max(inside) + PAGE - 1) & ~(PAGE - 1)
                 continue
+            if len(self.lazy) >= MAX_LAZY_MAPS or sum(self.lazy.values()) >= MAX_LAZY_BYTES:
+                self.lazy_limit_hit = True
+                return False
+            stop = min([(page & ~(CHUNK - 1)) + CHUNK, *(start for start, _ in taken if start > page)])
             try:
-                uc.mem_map(page, PAGE)
+                uc.mem_map(page, stop - page)
             except self.uc_mod.UcError:
                 return False
             if self.fill != "zero":
-                uc.mem_write(page, self._fill_chunk(page & ~(CHUNK - 1))[page & (CHUNK - 1):][:PAGE])
-            self.lazy[page] = PAGE
+                base = page & ~(CHUNK - 1)
+                uc.mem_write(page, self._fill_chunk(base)[page - base:stop - base])
+            self.lazy[page] = stop - page
+            page = stop
         return True
 
     def _on_syscall(self, uc, data) -> None:

@@ -29,6 +29,11 @@ DEFAULT_SECONDS = 6.0
 PHASE_ENDS = (0.2, 0.45, 0.85, 1.0)
 #: Mutations with sizes far beyond the tests' per function (on the smallest state; they cost most).
 MAX_LARGE = 16
+#: The states every candidate is tested on whatever the load (as captured, each kind of cheap
+#: value once, sizes beyond the tests') may take up to this many times the seconds.
+GUARANTEED_FACTOR = 5.0
+#: Most seconds gcc's function may take on one guaranteed size far beyond the tests'.
+LARGE_SECONDS = 60.0
 #: Most seconds a candidate's run on one state may take (a longer allowance leaves it undecided).
 CANDIDATE_SECONDS = 15.0
 #: States gcc's function takes longer than this on (as captured) are run as captured only.
@@ -130,11 +135,19 @@ class FunctionTester:
         # The smallest state gets every cheap mutation first (each kind of value once, soon);
         # then the other states take turns.
         order += [(0, m, True, 1) for m in cheap[0]]
+        # Guaranteed: every state as captured, each kind of cheap value once (the smallest
+        # state's), and the sizes far beyond the tests'. These run whatever the clock says,
+        # up to a hard limit, so what a candidate is tested on does not shrink when the
+        # machine is busy (a narrow region missed under load would be a candidate accepted
+        # under load); the rest fills the time that is left.
+        guaranteed = len(order)
         order += [(si, m, True, 1) for si, m in _round_robin([[], *cheap[1:]])]
         # In the order made: the code's own constants first (a threshold shows up as one), then
         # multiples of the largest size seen, then boundaries.
         large = [m for m in plans[0] if m.large]
-        order += [(0, m, True, 2) for m in large[:MAX_LARGE]]
+        must_large = [(0, m, True, 2) for m in large[:MAX_LARGE]]
+        order = order[:guaranteed] + must_large + order[guaranteed:]
+        guaranteed += len(must_large)
         order += [(si, m, True, 3) for si, m in _round_robin(rand)]
         machines: dict[int, Machine] = {}
         deadline = time.perf_counter() + self.seconds
@@ -144,12 +157,18 @@ class FunctionTester:
         strikes: dict[int, int] = {}  # slow mutations of an expensive state
         per_phase: dict[int, int] = {}
         started = time.perf_counter()
-        for si, mut, is_mutated, phase in order:
+        hard_deadline = started + GUARANTEED_FACTOR * self.seconds
+        for position, (si, mut, is_mutated, phase) in enumerate(order):
             now = time.perf_counter()
-            if now > deadline or (phase == 3 and tested >= self.states):
-                break
-            if now > started + PHASE_ENDS[phase] * self.seconds:
-                continue  # this kind of state has had its share of the time
+            if position < guaranteed:
+                if now > hard_deadline:
+                    why = why or "the guaranteed states did not finish in time"
+                    break
+            else:
+                if now > deadline or (phase == 3 and tested >= self.states):
+                    break
+                if now > started + PHASE_ENDS[phase] * self.seconds:
+                    continue  # this kind of state has had its share of the time
             if phase == 1 and per_phase.get(1, 0) >= 0.7 * self.states:
                 continue  # the cheap mutations' share of the states: leave room for sizes beyond
             per_phase[phase] = per_phase.get(phase, 0) + 1
@@ -169,8 +188,12 @@ class FunctionTester:
             key = (name, si, mut.what, tuple(sorted(mut.regs.items())), tuple(mut.patches))
             g = self._gcc.get(key)
             if g is None:
-                g = machine.run(machine.images[0].entries[name], mut,
-                                emulate.GCC_SECONDS * (10 if phase == 2 else 1))
+                allowance = emulate.GCC_SECONDS * (10 if phase == 2 else 1)
+                if position < guaranteed and phase == 2:
+                    # A size far beyond the tests' is slow to emulate, slower on a busy machine:
+                    # dropping it for gcc's time would leave exactly the region untested.
+                    allowance = max(allowance, min(LARGE_SECONDS, hard_deadline - now))
+                g = machine.run(machine.images[0].entries[name], mut, allowance)
                 if g.status != "timeout":  # wall time on a shared machine: a timeout may not recur
                     self._gcc[key] = g
             if is_mutated and cost.get(si, 0.0) > EXPENSIVE and g.seconds > EXPENSIVE:
@@ -181,12 +204,13 @@ class FunctionTester:
                 why = f"gcc's function: {g.status}" if why is None else why
                 continue  # a state gcc's own function cannot run on: not the candidate's fault
             limit = max(0.05, emulate.SLOWDOWN * g.seconds)
-            c = machine.run(machine.images[1].entries[name], mut, min(limit, CANDIDATE_SECONDS))
-            if c.status == "timeout" and limit <= CANDIDATE_SECONDS:
+            cap = max(CANDIDATE_SECONDS, 3 * g.seconds) if position < guaranteed else CANDIDATE_SECONDS
+            c = machine.run(machine.images[1].entries[name], mut, min(limit, cap))
+            if c.status == "timeout" and limit <= cap:
                 # Wall time on a shared machine jitters: confirm with a longer limit before failing.
                 limit = max(1.0, 5 * limit)
-                c = machine.run(machine.images[1].entries[name], mut, min(limit, CANDIDATE_SECONDS))
-            if c.status == "timeout" and limit > CANDIDATE_SECONDS:
+                c = machine.run(machine.images[1].entries[name], mut, min(limit, cap))
+            if c.status == "timeout" and limit > cap:
                 why = why or "a state too long to decide in the emulator"
                 continue  # its allowance was cut to the cap: undecided, not a failure
             if c.status.startswith("unsupported"):
