@@ -602,8 +602,18 @@ class Machine:
 
     def _on_write_prot(self, uc, access, address, size, value, data) -> bool:
         """The first write to a page of captured writable memory in a run: note it, allow it.
-        Read-only memory of the program or the code: a fault, as in the program."""
-        return self._allow(address, size)
+        Read-only memory of the program or the code: a fault, as in the program.
+
+        Unicorn does not redo a store that faulted on protection once the hook makes the page
+        writable: the first store to each page would be lost (for gcc's function and the
+        candidate alike, so a difference in how they store could pass or fail at random). So
+        the store is carried out here, with the value the hook is given (at most 8 bytes; a
+        16-byte store reaches the hook as its first 8 bytes, and its second half is stored by
+        Unicorn once the page is writable)."""
+        allowed = self._allow(address, size)
+        if allowed and 0 < size <= 8:
+            uc.mem_write(address, (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little"))
+        return allowed
 
     def _at_trap(self, rip: int) -> bool:
         slot = rip - 1 - self.trap_base
