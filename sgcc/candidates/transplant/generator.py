@@ -73,11 +73,12 @@ class TransplantGenerator(Generator):
     first, so the first candidates are built and timed before the later variants are even
     compiled (compiling them all up front outlasted a project source's share of the budget),
     and the budget, which the engine checks before each ``propose``, decides how many get
-    compiled at all. Those never compiled are :meth:`left_over` (reported as cut). For a baseline unit the generator offers,
-    from each variant, the transplanted unit when its code differs from gcc's; for a clone
-    of the baseline (offered through its callers) the transplanted callers. When a searched
-    unit cannot be transplanted, the whole variant translation unit is offered once (if it
-    would pass the engine's text screen).
+    compiled at all. Those never compiled are :meth:`left_over` (reported as cut).
+
+    For a baseline unit the generator offers, from each variant, the transplanted unit when its
+    code differs from gcc's; for a clone of the baseline (offered through its callers) the
+    transplanted callers. When a searched unit cannot be transplanted, the whole variant
+    translation unit is offered once (if it would pass the engine's text screen).
     """
 
     name = "variants"
