@@ -183,3 +183,27 @@ def test_each_text_is_offered_once_per_function(tmp_path):
     gen._tried[unit.name].discard(g)
     assert [c for c in gen._offer([g], program, unit, 1) if not c.skip] == []
     assert len({c.text for c in first}) == len(first)
+
+
+def test_prepared_again_for_another_program_compiles_that_program(tmp_path):
+    """Project mode prepares one generator for each source in turn: the flag sets compile
+    for the source being searched (before, the first source's compilations, cached by flag
+    set, were offered for every later source), and not before the search asks (preparation
+    compiles nothing)."""
+    from types import SimpleNamespace
+
+    from sgcc.engine.baseline import build_baseline
+
+    gen = FlagSearchGenerator(seed=1)
+    for stem, where in (("collatz", tmp_path / "a"), ("bitrev", tmp_path / "b")):
+        where.mkdir()
+        d = EXAMPLES / "programs" / stem
+        req = Request(source=d / f"{stem}.c", flags=["-O3"], tests=d / "tests", output=where / "out")
+        program = build_baseline(req, where)
+        gen.prepare(SimpleNamespace(program=program, compiler="gcc", isa="flags", workdir=where, note=None, jobs=2))
+        assert gen.base is not None, gen.notes
+        assert gen._compiled == {}  # nothing compiled before the search asks
+        unit = next(u for u in program.asm.units if u.name != "main")
+        gen.propose(program, unit, 0, [])
+        assert gen._compiled and all(v.side is not None and unit.name in v.side.units
+                                     for v in gen._compiled.values())

@@ -53,7 +53,10 @@ def test_g_builds_get_per_function_variants(searched):
     tree, report, stderr = searched
     cands = _candidates(report)
     assert not any("referenced from outside" in c.get("reason", "") for c in cands)
-    assert not any(".debug" in c.get("reason", "") for c in cands)
+    # Per function, -g is no obstacle. A whole PGO file of a -g build may be refused for a
+    # debug section gcc's object lacks (hot/cold splitting adds .debug_rnglists): the object
+    # check holds a whole file to gcc's sections, and project mode now offers it first.
+    assert not any(".debug" in c.get("reason", "") for c in cands if c["function"] != "<translation-unit>")
     transplanted = [c for c in cands if c["generator"] in ("variants", "pgo") and c["id"] != "-"
                     and c["function"] == "count_bits"]
     assert transplanted

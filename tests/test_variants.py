@@ -210,9 +210,10 @@ def test_generator_offers_clone_callers_and_skips_identical(tmp_path):
         ctx = Context(program=program, sandbox=None, tests=[], workdir=engine.workdir, compiler="gcc",
                       isa="flags", jobs=2)
         gen.prepare(ctx)
-        assert [v.name for v in gen.variants] == ["same", "unroll"]  # no -march under --isa flags
+        assert gen.variants == [] and gen.rounds == 1  # compiled as the search asks, 2 (jobs) a round
         clone = next(u for u in program.asm.units if ".constprop." in u.name)
         cands = gen.propose(program, clone, 0, [])
+        assert [v.name for v in gen.variants] == ["same", "unroll"]  # no -march under --isa flags
         real = [c for c in cands if not c.skip]
         assert real and all(c.function == "main" and c.meta["variant"] == "unroll" for c in real)
         assert all(".constprop." not in c.function for c in cands)
@@ -365,3 +366,49 @@ def test_non_pie_immediate_addresses_are_renamed_too(tmp_path):
     s.write_text(base.asm.join({"g": t.text, **t.also}))
     proc.run(["gcc", "-no-pie", str(s), "-o", str(tmp_path / "j")], check=True)
     assert _run(tmp_path / "j") == expected
+
+
+def test_variants_compile_one_step_at_a_time_as_the_search_asks(tmp_path):
+    """Preparation compiles nothing; each round compiles the next ``jobs`` variants, most
+    promising first; what was never asked for is left over (the engine reports it as cut).
+    A generator prepared again for another program offers nothing of the first one's.
+    Before, prepare compiled every variant (7 of Lua's lvm.c took 90 s before any build)."""
+    from sgcc.candidates import Context
+    from sgcc.engine import Engine
+
+    sets = [("unroll", ["-funroll-loops"]), ("O2", ["-O2"]), ("novect", ["-fno-tree-vectorize"])]
+    d = PROGRAMS / "nqueens"
+    engine = Engine(Request(source=d / "nqueens.c", flags=["-O3"], tests=d / "tests", output=tmp_path / "out"))
+    other = Engine(Request(source=PROGRAMS / "bitrev" / "bitrev.c", flags=["-O3"], tests=PROGRAMS / "bitrev" / "tests",
+                           output=tmp_path / "out2"))
+    try:
+        program = engine.build_baseline()
+        gen = VariantsGenerator(sets)
+        ctx = Context(program=program, sandbox=None, tests=[], workdir=engine.workdir, compiler="gcc",
+                      isa="flags", jobs=1)
+        gen.prepare(ctx)
+        assert gen.variants == [] and gen.rounds == 3 and gen.waiting()
+        assert not list((Path(engine.workdir) / "variants").glob("*.s"))  # nothing compiled yet
+        assert [v.name for v in gen.left_over()] == ["unroll", "O2", "novect"]
+        main = program.asm.unit("main")
+        gen.propose(program, main, 0, [])
+        assert [v.name for v in gen.variants] == ["unroll"]  # the first, alone
+        gen.propose(program, main, 1, [])
+        assert [v.name for v in gen.variants] == ["unroll", "O2"]
+        assert [v.name for v in gen.left_over()] == ["novect"] and gen.waiting()
+        gen.propose(program, main, 2, [])
+        assert not gen.waiting() and gen.left_over() == [] and gen.propose(program, main, 3, []) == []
+
+        # The same generator, prepared for another program: only that program's compilations.
+        prog2 = other.build_baseline()
+        gen.prepare(Context(program=prog2, sandbox=None, tests=[], workdir=other.workdir, compiler="gcc",
+                            isa="flags", jobs=3))
+        assert gen.variants == [] and gen.rounds == 1
+        unit = next(u for u in prog2.asm.units if u.name != "main")
+        cands = gen.propose(prog2, unit, 0, [])
+        assert [v.name for v in gen.variants] == ["unroll", "O2", "novect"]
+        assert all(unit.name in v.side.units for v in gen.variants if v.side is not None)
+        assert all(c.function in prog2.defined or c.function == "<translation-unit>" for c in cands)
+    finally:
+        engine.close()
+        other.close()

@@ -8,7 +8,8 @@ candidates; a generator says it is done by proposing nothing.
 
 The engine calls, in this order: :meth:`Generator.unmatched` (candidates for functions the
 program lacks, refused up front), :meth:`Generator.prepare` once, :meth:`Generator.propose`
-per unit and round, :attr:`Generator.incomplete` after the search, and
+per unit and round (and :meth:`Generator.waiting` between rounds), :meth:`Generator.left_over`
+and :attr:`Generator.incomplete` after the search, and
 :meth:`Generator.close` when the run ends, successful or not. It calls nothing else;
 callers report :attr:`Generator.error` after the run.
 """
@@ -155,6 +156,18 @@ class Generator(abc.ABC):
         to try. A candidate for the whole translation unit (``function=WHOLE_UNIT``, the full
         assembly text) may be returned from any call; the engine budgets it as the hottest unit.
         """
+
+    def waiting(self) -> bool:
+        """Whether later rounds have work this generator has not offered yet (variants it
+        compiles as the search asks): the engine then goes on to the next round even when
+        this one offered nothing new."""
+        return False
+
+    def left_over(self) -> list:
+        """Work named but never done when the search ended (variants never compiled: the
+        budget ended first); each has ``name`` and ``flags``, and the engine reports it as
+        cut by the budget."""
+        return []
 
     def unmatched(self, names: set[str]) -> list[Candidate]:
         """Candidates this generator has for functions the program does not define (``names``

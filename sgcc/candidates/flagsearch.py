@@ -41,7 +41,7 @@ from pathlib import Path
 
 from sgcc import proc
 from sgcc.candidates.transplant.asmtext import normalized
-from sgcc.candidates.transplant.generator import TransplantGenerator, Variant, compile_variant
+from sgcc.candidates.transplant.generator import TransplantGenerator, Variant, compile_each, compile_variant
 
 #: The search space: gene -> the values it may take, each a list of options; ``[]`` (always
 #: the first value) is ``-O3``'s own choice. Why each is output-preserving is said per group.
@@ -216,17 +216,16 @@ class FlagSearchGenerator(TransplantGenerator):
     def prepare(self, context) -> None:
         try:
             self._setup_base(context.program)
+            # A project's sources are prepared in turn with one generator: the last source's
+            # compilations and offers are not this one's (its best flag set may seed this one).
+            self._compiled, self._tried, self._texts = {}, {}, {}
             self._context = context
             self.genes = self.space(context.isa, known_options(context.compiler))
             if not self.genes:
                 raise RuntimeError("gcc knows none of the searched options")
+            # The population compiles when the search first asks (round 0's first unit,
+            # within the budget), not here: preparation is paid before any candidate is built.
             self._initial = self.initial_population()
-            if context.note:
-                context.note(f"flags: compiling {len(self._initial)} random flag sets")
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=max(1, context.jobs)) as pool:
-                list(pool.map(self._compile, self._initial))
         except Exception as exc:  # noqa: BLE001 - offer nothing, say why; the run goes on
             self.base, self.variants = None, []
             self.notes.append(f"flags: {type(exc).__name__}: {exc}")
@@ -271,6 +270,10 @@ class FlagSearchGenerator(TransplantGenerator):
 
     def _propose_round(self, program, unit, round_no, history):
         tried = self._tried.setdefault(unit.name, set())
+        if round_no == 0 and any(tuple(self.flags(g)) not in self._compiled for g in self._initial):
+            if self._context.note:
+                self._context.note(f"flags: compiling {len(self._initial)} random flag sets")
+            compile_each(self._context, self._initial, self._compile)
         if round_no == 0:
             # The shared random flag sets, then (most options leave a given function's code
             # as -O3 has it) more random ones from -O3 until this function has new code.

@@ -56,6 +56,8 @@ class PgoGenerator(TransplantGenerator):
     name = "pgo"
     trusted = True  # gcc's own code
     whole_always = True
+    #: asked first by the search (set in project mode, see _from_project)
+    leads = False
 
     def __init__(self):
         super().__init__()
@@ -74,10 +76,7 @@ class PgoGenerator(TransplantGenerator):
         if context.program.link is not None:
             # A project's source is no program of its own: its profile comes from the whole
             # project's instrumented build, trained on the workload (sgcc.project.pgo).
-            self.variants = self._from_project(context)
-            for v in self.variants:
-                if v.error:
-                    self.notes.append(f"{v.name}: {v.error}")
+            self._from_project(context)
             return
         # The instrumented program runs as nobody: the profile directory must be reachable
         # and writable by it (and by nothing else of sgcc's), like the profiler's (profile.py).
@@ -132,17 +131,24 @@ class PgoGenerator(TransplantGenerator):
             context.note(f"{name}: compiling with the profile")
         return compile_variant(context, variant, work, stem="prog")
 
-    def _from_project(self, context) -> list[Variant]:
+    def _from_project(self, context) -> None:
         """``-fprofile-use`` with the whole project's profile of this compile, and the combined
         variants with it: each compiles to ``<dir>/prog.s`` beside a copy of the profile as
         ``prog.gcda`` (where a bare ``-fprofile-use`` looks), in the compile's own directory
-        with the source spelled as the build spelled it (the profile's checksums name it)."""
+        with the source spelled as the build spelled it (the profile's checksums name it).
+
+        They compile as the search asks, plain ``pgo`` first, and this generator's candidates
+        are the search's first (``leads``), the whole file before its functions: the whole
+        project's PGO build is the measured gain, so its compile of this source is what a
+        source's share of the budget tries first."""
+        self.leads = self.whole_first = True
         profile = context.program.profile
         if profile is None or not Path(profile).is_file():
             v = Variant("pgo", ["-fprofile-use"])
             v.error = ("no whole-project profile for this compile (the project's instrumented build or its "
                        "workload run did not produce one)")
-            return [v]
+            self.variants = [v]
+            return
         todo = [Variant("pgo", ["-fprofile-use", *USE_FLAGS])]
         todo += [Variant(name, ["-fprofile-use", *USE_FLAGS, *extra]) for name, base, extra in COMBINED
                  if base == "pgo"]
@@ -155,11 +161,8 @@ class PgoGenerator(TransplantGenerator):
             where.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(profile, where / "prog.gcda")
         self.trained["project"] = (1, 1)
-        if context.note:
-            context.note(f"pgo: compiling {len(todo)} variants with the whole project's profile")
-        with ThreadPoolExecutor(max_workers=max(1, context.jobs)) as pool:
-            return list(pool.map(lambda v: compile_variant(context, v, Path(context.workdir) / v.name, stem="prog"),
-                                 todo))
+        self.defer(context, todo,
+                   lambda v: compile_variant(context, v, Path(context.workdir) / v.name, stem="prog"))
 
     def _combined(self, context, trained: dict[str, Variant]) -> list[Variant]:
         """The combined variants whose base was trained, compiled with that base's profile."""

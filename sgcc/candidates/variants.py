@@ -21,7 +21,7 @@ import re
 import shlex
 from pathlib import Path
 
-from sgcc.candidates.transplant.generator import TransplantGenerator, Variant, compile_all
+from sgcc.candidates.transplant.generator import TransplantGenerator, Variant, compile_variant
 
 #: Flag sets for the portable target (``--isa flags``): none changes the instruction set.
 PORTABLE: list[tuple[str, list[str]]] = [
@@ -136,13 +136,11 @@ class VariantsGenerator(TransplantGenerator):
     def _prepare(self, context) -> None:
         self._setup_base(context.program)
         chosen = self.chosen(context.isa)
-        if context.note:
-            context.note(f"variants: compiling {len(chosen)} variants")
+        # Compiled as the search asks for them, most promising first (see TransplantGenerator):
+        # a variant's failure is offered as a skipped candidate saying why.
         variants = [Variant(n, list(f)) for n, f in chosen]
-        self.variants = compile_all(context, variants, Path(context.workdir) / "variants")
-        for v in self.variants:
-            if v.error:
-                self.notes.append(f"variant {v.name} ({' '.join(v.flags)}): {v.error}")
+        directory = Path(context.workdir) / "variants"
+        self.defer(context, variants, lambda v: compile_variant(context, v, directory))
 
 
 def from_config(cfg) -> VariantsGenerator:

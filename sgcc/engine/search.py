@@ -203,6 +203,9 @@ class Search:
                 budget.count(unit_name)
 
         asked = {id(g): max(req.max_generator_rounds, g.rounds) for g in req.generators}
+        # A generator that ``leads`` (project mode's pgo: the whole project's profile, the
+        # measured gain) is asked first; the others keep their order (cheap ones first).
+        generators = sorted(req.generators, key=lambda g: not getattr(g, "leads", False))
         for round_no in range(max(1, req.max_generator_rounds, *asked.values())):
             batch.clear()
             pending.clear()
@@ -214,7 +217,7 @@ class Search:
                 if unit.name in settled:
                     continue
                 proposals: list[list[Candidate]] = []
-                for gen in (g for g in req.generators if round_no < asked[id(g)]):
+                for gen in (g for g in generators if round_no < asked[id(g)]):
                     if not budget.allows(unit.name):
                         self.searched[unit.name] = False  # cut short: no "nothing faster" verdict
                         continue
@@ -232,7 +235,11 @@ class Search:
                         if k < len(proposed):
                             offer(proposed[k], unit.name)
             if not batch:
-                # Nothing new this round (every generator done, or only repeats): stop early.
+                # Nothing new this round (every generator done, or only repeats): stop early,
+                # unless a generator has variants it compiles in later rounds.
+                if any(g.waiting() for g in generators if round_no + 1 < asked[id(g)]) and \
+                        any(budget.allows(u.name) for u in units if u.name not in settled):
+                    continue
                 break
             for name in budget.share:
                 if all(charge != name for charge, _ in batch):
@@ -251,6 +258,7 @@ class Search:
                     break
                 batch = deferred
                 budget.new_pass()
+        self._record_left_over(units, settled, skipped)
         if budget.exhausted:
             report.notes.append(f"search budget reached ({budget.spent_summary()})")
         self._record_cuts(units, settled)
@@ -408,6 +416,20 @@ class Search:
             left[charge] -= 1
             if not left[charge]:
                 budget.finish(charge)
+
+    def _record_left_over(self, units, settled, skipped) -> None:
+        """Variants a generator named but never compiled (the search ended first): one
+        candidate cut by the budget each, charged to the hottest function searched, so the
+        report counts them as cut rather than losing them."""
+        hottest = next((u.name for u in units if u.name not in settled), None)
+        if hottest is None:
+            return
+        for gen in self.req.generators:
+            for variant in gen.left_over():
+                shown = variant.shown if getattr(variant, "shown", None) is not None else variant.flags
+                cand = Candidate(hottest, gen.name, "", origin=f"{gen.name} {variant.name}: {' '.join(shown)} "
+                                 "(not compiled)", meta={"flags": list(shown), "variant": variant.name})
+                skipped(cand, BUDGET_REACHED, hottest)
 
     def _record_cuts(self, units, settled) -> None:
         """What the budget cut, in ``report.budget["cut"]``: candidates offered but never

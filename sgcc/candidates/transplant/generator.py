@@ -57,35 +57,82 @@ def compile_variant(context, variant: Variant, directory: Path, *, stem: str | N
     return variant
 
 
-def compile_all(context, variants: list[Variant], directory: Path) -> list[Variant]:
-    """Compile every variant, ``context.jobs`` at a time."""
+def compile_each(context, variants: list[Variant], compile_one) -> list[Variant]:
+    """``compile_one(variant)`` for each of ``variants``, ``context.jobs`` at a time."""
+    if len(variants) <= 1:
+        return [compile_one(v) for v in variants]
     with ThreadPoolExecutor(max_workers=max(1, context.jobs)) as pool:
-        return list(pool.map(lambda v: compile_variant(context, v, directory), variants))
+        return list(pool.map(compile_one, variants))
 
 
 class TransplantGenerator(Generator):
     """Shared behaviour of generators that offer units of other compilations.
 
-    Subclasses fill :attr:`variants` in ``prepare``. For a baseline unit the generator offers,
-    from each variant, the transplanted unit when its code differs from gcc's; for a clone
-    of the baseline (offered through its callers) the transplanted callers. When a searched
-    unit cannot be transplanted, the whole variant translation unit is offered once (if it
-    would pass the engine's text screen).
+    Subclasses fill :attr:`variants` in ``prepare``, or (:meth:`defer`) name the variants
+    there and let them compile as the search asks: ``step`` of them per round, most promising
+    first, so the first candidates are built and timed before the later variants are even
+    compiled (compiling them all up front outlasted a project source's share of the budget),
+    and the budget, which the engine checks before each ``propose``, decides how many get
+    compiled at all. Those never compiled are :meth:`left_over` (reported as cut).
+
+    For a baseline unit the generator offers, from each variant, the transplanted unit when its
+    code differs from gcc's; for a clone of the baseline (offered through its callers) the
+    transplanted callers. When a searched unit cannot be transplanted, the whole variant
+    translation unit is offered once (if it would pass the engine's text screen).
     """
 
     name = "variants"
     trusted = True  # gcc's own code
     #: offer every variant as a whole translation unit too (not only as a fallback)
     whole_always = False
+    #: offer the whole file before the per-function units (a profile's whole-file layout is
+    #: where the measured gain is)
+    whole_first = False
 
     def __init__(self):
         self.variants: list[Variant] = []
+        self.pending: list[Variant] = []  # named, not compiled yet (see defer)
+        self.step = 1
+        self._compile_one = None
+        self._compiled_rounds = 0
         self.base: Side | None = None
         self.notes: list[str] = []
         self._whole_offered: set[str] = set()
         self._ipa_ra = True
 
+    def defer(self, context, variants: list[Variant], compile_one) -> None:
+        """Compile ``variants`` lazily: ``context.jobs`` of them (``step``) when round k is
+        first asked for, in the given order, with ``compile_one(variant) -> variant``."""
+        self.pending = list(variants)
+        self._compile_one = compile_one
+        self._context = context
+        self.step = max(1, int(getattr(context, "jobs", 1) or 1))
+        self.rounds = max(1, -(-len(self.pending) // self.step))
+
+    def waiting(self) -> bool:
+        return bool(self.pending) and self.base is not None
+
+    def left_over(self) -> list[Variant]:
+        """The variants never compiled (the search ended before it asked for them)."""
+        return list(self.pending) if self.base is not None else []
+
+    def _advance(self, round_no: int) -> None:
+        """Compile the variants of rounds up to ``round_no`` not compiled yet."""
+        while self._compiled_rounds <= round_no and self.pending:
+            chunk, self.pending = self.pending[:self.step], self.pending[self.step:]
+            note = getattr(self._context, "note", None)
+            if note:
+                note(f"{self.name}: compiling {', '.join(v.name for v in chunk)}")
+            done = compile_each(self._context, chunk, self._compile_one)
+            self.variants.extend(done)
+            self._compiled_rounds += 1
+        self._compiled_rounds = max(self._compiled_rounds, round_no + 1)
+
     def _setup_base(self, program) -> None:
+        # One generator serves every source of a project in turn: nothing of the last
+        # program's compilations may be offered for this one.
+        self.variants, self.pending, self._compile_one, self._compiled_rounds = [], [], None, 0
+        self._whole_offered = set()
         self.base = Side(program.asm_text, obj=Path(program.obj), asm=program.asm)
         self._ipa_ra = "-fno-ipa-ra" not in program.flags
 
@@ -105,12 +152,16 @@ class TransplantGenerator(Generator):
         return sorted(set(found))
 
     def propose(self, program, unit, round_no, history):
-        if round_no > 0:
-            return []
         if self.base is None:  # preparation failed: say why, once
+            if round_no > 0:
+                return []
             notes, self.notes = self.notes, []
             return [Candidate(unit.name, self.name, "", origin=self.name, skip=n) for n in notes]
+        if round_no >= max(1, self.rounds):
+            return []
         try:
+            if self._compile_one is not None:
+                self._advance(round_no)
             return self._propose(program, unit)
         except Exception as exc:  # noqa: BLE001 - a generator's bug must not end the run
             return [Candidate(unit.name, self.name, "", origin=self.name,
@@ -126,6 +177,11 @@ class TransplantGenerator(Generator):
         offered: set[str] = set()
         for variant in self.variants:
             shown = variant.shown if variant.shown is not None else variant.flags
+            if self.whole_first and variant.side is not None:
+                whole = self._whole(program, variant, {"flags": list(shown), "variant": variant.name},
+                                    f"{self.name} {variant.name}: {' '.join(shown)} (whole file)")
+                if whole is not None:
+                    out.append(whole)
             if variant.side is None:
                 if variant.error and variant.name not in self._whole_offered:
                     self._whole_offered.add(variant.name)  # say it once
@@ -156,7 +212,7 @@ class TransplantGenerator(Generator):
                 if t.also:
                     meta["with"] = sorted(t.also)
                 out.append(Candidate(root, self.name, t.text, origin=origin, meta=meta, also=dict(t.also)))
-            if self.whole_always:
+            if self.whole_always and not self.whole_first:
                 whole = self._whole(program, variant, {"flags": list(shown), "variant": variant.name},
                                     f"{self.name} {variant.name}: {' '.join(shown)} (whole file)")
                 if whole is not None:
