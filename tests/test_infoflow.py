@@ -439,3 +439,30 @@ def test_a_store_through_a_proven_index_over_a_saved_register_is_followed(progra
     body = ("\tpushq\t%rbx\n\tsubq\t$1016, %rsp\n\tmovzbl\t(%rdi), %eax\n\tmovb\t%al, (%rsp,%rax,4)\n"
             "\taddq\t$1016, %rsp\n\tpopq\t%rbx\n" + COUNT)
     assert "callee-saved" in _rules(program, body, "indexed_over_rbx")
+
+
+def _rules_untrusted(program: Path, body: str, name: str) -> set[str]:
+    obj = _with_body(program, body, name)
+    return {p.rule for p in controlflow.check(obj, program / "base.o", frozenset({"count_bits"}))}
+
+
+def test_an_int_spilled_from_ebp_and_reloaded_passes(program):
+    """gcc -O3 keeps ints in %ebp and spills them to its frame (examples/dataset/triangles):
+    a 32-bit load cannot restore a frame pointer, and the slot's content is checked as any
+    read of the frame is."""
+    body = ("\tpushq\t%rbp\n\tmovl\t%esi, %ebp\n\tmovl\t%ebp, -12(%rsp)\n\tmovl\t-12(%rsp), %ebp\n"
+            "\tmovl\t%ebp, %esi\n\tpopq\t%rbp\n" + COUNT)
+    assert _rules_untrusted(program, body, "ebp_spill") == set()
+
+
+@pytest.mark.parametrize("name, body", [
+    # all 64 bits of %rbp from its own stack: still refused
+    ("rbp64", "\tpushq\t%rbp\n\tmovq\t%rdi, -16(%rsp)\n\tmovq\t-16(%rsp), %rbp\n\tmovq\t%rbp, %rdi\n\tpopq\t%rbp\n"),
+    # the low half of the slot that holds the caller's %rbp, into %ebp: a caller's register read in part
+    ("rbp_low_half", "\tpushq\t%rbp\n\tmovl\t(%rsp), %ebp\n\taddl\t%ebp, %esi\n\tpopq\t%rbp\n"),
+    # a slot never written, into %ebp
+    ("ebp_unwritten", "\tpushq\t%rbp\n\tmovl\t-40(%rsp), %ebp\n\taddl\t%ebp, %esi\n\tpopq\t%rbp\n"),
+])
+def test_frame_pointer_loads_the_model_cannot_follow_are_refused(program, name, body):
+    assert _rules_untrusted(program, body + COUNT, name) & {"stack-pointer", "stack-slot", "uninitialised",
+                                                             "callee-saved"}

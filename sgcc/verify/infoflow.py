@@ -219,10 +219,14 @@ class Flow:
         if loads and m not in _POP and m not in _PUSH and not m.startswith("leave"):
             if RSP in written:
                 refuse("stack-pointer", "loads the stack pointer from memory")
-            elif RBP in written and any(self._stack_based(frame, op) for op in loads):
+            elif RBP in written and any(self._stack_based(frame, op) for op in loads) and not (
+                    ops and ops[0].type == X.X86_OP_REG and ops[0].reg in R.gpr and ops[0].reg not in R.full):
                 # %rbp loaded from clean memory is clean data (gcc uses it as any register): it
                 # can then satisfy neither `leave` nor the rule that %rbp is back at `ret`. From
-                # its own stack it could restore a frame pointer the model did not follow.
+                # its own stack, all 64 bits could restore a frame pointer the model did not
+                # follow. A 32-bit (or narrower) load cannot: a stack address does not fit in it,
+                # and what the slot holds is checked as any read of the frame is (`uninitialised`,
+                # `stack-slot`). gcc -O3 spills ints held in %ebp that way (examples/dataset/triangles).
                 refuse("stack-pointer", "loads the frame pointer from the stack other than by pop or leave")
         if m.startswith("call"):
             self.arguments(frame, refuse)
