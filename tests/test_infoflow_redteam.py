@@ -1,0 +1,94 @@
+"""Red team of the information-flow rule (issue 24): hostile variations the first tests did
+not cover, each refused by a named rule.
+
+Every candidate replaces ``count_bits`` of the popcount example (the helpers of
+``test_infoflow``) and first passes the *trusted* rules (the control the test fails on the
+old code: every one of these shipped before the rule it names below was added, unless the
+docstring says otherwise). The tell is always a branch to gcc's zero-count exit, so the
+candidate is right in the box and wrong (or slow) wherever the tell differs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_infoflow import COUNT, _rules, program  # noqa: F401 - the fixture
+
+#: Branch to the wrong answer when %rcx, the tell, is not zero.
+TELL = "\ttestq\t%rcx, %rcx\n\tjne\t.Lh6\n"
+
+#: name -> (body, the rule that refuses it). Each shipped before this file's fixes.
+SHIPPED_BEFORE = {
+    # The flags of a constant step of %rsp (gcc's own `sub $24,%rsp`) hold bits of the stack
+    # address: PF is the parity of its low byte, which the environment's size moves.
+    "parity_of_a_stack_step": ("\tsubq\t$8, %rsp\n\taddq\t$8, %rsp\n\tjp\t.Lh6\n" + COUNT, "flags"),
+    "pushf_after_a_stack_step": ("\tsubq\t$24, %rsp\n\tpushfq\n\tpopq\t%rcx\n\taddq\t$32, %rsp\n"
+                                 "\tandl\t$4, %ecx\n" + TELL + COUNT, "flags"),
+    "sbb_carry_of_a_stack_step": ("\tsubq\t$16, %rsp\n\tsbbl\t%ecx, %ecx\n\taddq\t$16, %rsp\n" + TELL + COUNT,
+                                  "flags"),
+    # The flags on entry are what the caller's last compare left: its state, not an argument.
+    "entry_flags_branch": ("\tjp\t.Lh6\n" + COUNT, "flags"),
+    "entry_flags_pushf": ("\tpushfq\n\tpopq\t%rcx\n\tandl\t$4, %ecx\n" + TELL + COUNT, "flags"),
+    "entry_carry_adc": ("\txorl\t%ecx, %ecx\n\tadcl\t$0, %ecx\n" + TELL + COUNT, "flags"),
+    # Flags the manual leaves undefined differ between a CPU and the emulator the
+    # function-level test runs in: a tell of the emulator.
+    "undefined_flags_after_imul": ("\tmovl\t$3, %ecx\n\timull\t%ecx, %ecx\n\tjp\t.Lh6\n" + COUNT, "flags"),
+    # Vector registers on entry: what the caller or the C library left there.
+    "vector_register_on_entry": ("\tmovq\t%xmm5, %rcx\n" + TELL + COUNT, "entry-register"),
+    # Machine state no operand carries: the CPU's features, the shadow stack's address.
+    "xgetbv": ("\txorl\t%ecx, %ecx\n\txgetbv\n\tmovl\t%eax, %ecx\n\tandl\t$4, %ecx\n" + TELL + COUNT,
+               "instruction"),
+    "cpuid_with_a_clean_leaf": ("\tpushq\t%rbx\n\txorl\t%eax, %eax\n\txorl\t%ecx, %ecx\n\tcpuid\n\tpopq\t%rbx\n"
+                                "\tcmpl\t$1818588270, %ecx\n\tje\t.Lh6\n" + COUNT, "instruction"),
+    "rdsspq": ("\txorl\t%ecx, %ecx\n\trdsspq\t%rcx\n" + TELL + COUNT, "instruction"),
+    # xlatb reads (%rbx,%al) with no operand the decoder shows: the caller's %rbx as a pointer.
+    "xlatb_through_the_callers_rbx": ("\txorl\t%eax, %eax\n\txlatb\n\tmovzbl\t%al, %ecx\n" + TELL + COUNT,
+                                      "instruction"),
+    # enter moves %rsp and %rbp with no operand the model follows.
+    "enter": ("\tenter\t$0, $0\n\tleave\n" + COUNT, "instruction"),
+    # pop into memory carries a slot's stack address (or the caller's %rbx) out of the frame,
+    # where it reads back as clean data.
+    "stack_address_popped_to_memory": ("\tpushq\t%rsp\n\tpopq\t-8(%rdi)\n\tmovq\t-8(%rdi), %rcx\n"
+                                       "\tandl\t$4080, %ecx\n" + TELL + COUNT, "stack-address"),
+    "callers_rbx_popped_to_memory": ("\tpushq\t%rbx\n\tpopq\t-8(%rdi)\n\tmovq\t-8(%rdi), %rcx\n"
+                                     "\tmovq\t(%rcx), %rcx\n" + TELL + COUNT, "callee-saved"),
+    # A 16-bit pop takes the low half of a pushed stack address.
+    "low_bits_of_a_stack_address_by_popw": ("\txorl\t%ecx, %ecx\n\tpushq\t%rsp\n\tpopw\t%cx\n\taddq\t$6, %rsp\n"
+                                            + TELL + COUNT, "stack-slot"),
+}
+
+#: Tried and already refused on the old code (kept so a regression shows): name -> (body, rule).
+REFUSED_BEFORE = {
+    "lea_then_and": ("\tleaq\t8(%rsp), %rcx\n\tandl\t$4080, %ecx\n" + TELL + COUNT, "stack-address"),
+    "lea_then_or_shr": ("\tleaq\t8(%rsp), %rcx\n\torq\t$1, %rcx\n\tshrq\t$40, %rcx\n" + TELL + COUNT,
+                        "stack-address"),
+    "lea_then_shl": ("\tleaq\t8(%rsp), %rcx\n\tshlq\t$52, %rcx\n" + TELL + COUNT, "stack-address"),
+    "difference_of_two_stack_addresses": ("\tleaq\t8(%rsp), %rcx\n\tleaq\t-8(%rsp), %rax\n\tsubq\t%rax, %rcx\n"
+                                          "\tsubq\t$16, %rcx\n" + TELL + COUNT, "stack-address"),
+    "cmov_selecting_a_stack_address": ("\txorl\t%ecx, %ecx\n\tleaq\t8(%rsp), %rax\n\ttestl\t%esi, %esi\n"
+                                       "\tcmovne\t%rax, %rcx\n\tandl\t$4080, %ecx\n" + TELL + COUNT,
+                                       "stack-address"),
+    "push_pop_of_a_caller_saved_register": ("\tpushq\t%r8\n\tpopq\t%rcx\n" + TELL + COUNT, "entry-register"),
+    "push_pop_of_the_callers_rbx": ("\tpushq\t%rbx\n\tpopq\t%rcx\n" + TELL + COUNT, "callee-saved"),
+    "stack_address_through_xmm": ("\tmovq\t%rsp, %xmm0\n\tmovq\t%xmm0, %rcx\n\tandl\t$4080, %ecx\n" + TELL + COUNT,
+                                  "stack-address"),
+    "bt_on_the_stack_pointer": ("\tbtq\t$4, %rsp\n\tjc\t.Lh6\n" + COUNT, "stack-address"),
+    "xadd_of_a_stack_address": ("\tleaq\t8(%rsp), %rcx\n\txaddq\t%rcx, (%rdi)\n" + COUNT, "stack-address"),
+    "pushed_stack_address_popped": ("\tpushq\t%rsp\n\tpopq\t%rcx\n\tandl\t$4080, %ecx\n" + TELL + COUNT,
+                                    "stack-address"),
+    "segment_override_on_a_stack_read": ("\tmovq\t%ss:8(%rsp), %rcx\n" + TELL + COUNT, "stack-arguments"),
+    "thread_pointer_read": ("\tmovq\t%fs:0, %rcx\n" + TELL + COUNT, "segment"),
+    "gs_read": ("\tmovq\t%gs:0, %rcx\n" + TELL + COUNT, "segment"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_BEFORE))
+def test_variation_shipped_before_is_refused(program, name):  # noqa: F811 - the fixture
+    body, rule = SHIPPED_BEFORE[name]
+    assert rule in _rules(program, body, name), name
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_BEFORE))
+def test_variation_refused_already_stays_refused(program, name):  # noqa: F811 - the fixture
+    body, rule = REFUSED_BEFORE[name]
+    assert rule in _rules(program, body, name), name
