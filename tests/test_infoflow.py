@@ -177,19 +177,19 @@ def test_callee_saved_register_as_a_pointer_is_refused(program):
 
 def test_callee_saved_register_as_data_is_refused(program):
     body = "\tmovq\t%r12, %rcx\n\tshrq\t$12, %rcx\n\tjne\t.Lh6\n" + COUNT
-    assert _rules(program, body, "cs_data") == {"callee-saved"}
+    assert _rules(program, body, "cs_data") == {"callee-saved", "flags"}  # shr sets the flags jne reads
 
 
 def test_a_register_the_caller_did_not_pass_is_refused(program):
     """What main left in %r8 is no argument of count_bits (gcc's reads %rdi and %esi only)."""
     body = "\ttestq\t%r8, %r8\n\tje\t.Lh6\n" + COUNT
-    assert _rules(program, body, "entry_register") == {"entry-register"}
+    assert _rules(program, body, "entry_register") == {"entry-register", "flags"}  # and the flags test sets
 
 
 def test_a_stack_address_used_as_data_is_refused(program):
     """The stack's address depends on the environment's size: its bits are a tell."""
     body = "\tmovq\t%rsp, %rcx\n\tandl\t$4095, %ecx\n\tjne\t.Lh6\n" + COUNT
-    assert _rules(program, body, "stack_bits") == {"stack-address"}
+    assert _rules(program, body, "stack_bits") == {"stack-address", "flags"}  # and the flags and sets
 
 
 def test_a_stack_address_stored_to_memory_is_refused(program):

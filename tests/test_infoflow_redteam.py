@@ -22,7 +22,7 @@ SHIPPED_BEFORE = {
     # The flags of a constant step of %rsp (gcc's own `sub $24,%rsp`) hold bits of the stack
     # address: PF is the parity of its low byte, which the environment's size moves.
     "parity_of_a_stack_step": ("\tsubq\t$8, %rsp\n\taddq\t$8, %rsp\n\tjp\t.Lh6\n" + COUNT, "flags"),
-    "pushf_after_a_stack_step": ("\tsubq\t$24, %rsp\n\tpushfq\n\tpopq\t%rcx\n\taddq\t$32, %rsp\n"
+    "pushf_after_a_stack_step": ("\tsubq\t$24, %rsp\n\tpushfq\n\tpopq\t%rcx\n\taddq\t$24, %rsp\n"
                                  "\tandl\t$4, %ecx\n" + TELL + COUNT, "flags"),
     "sbb_carry_of_a_stack_step": ("\tsubq\t$16, %rsp\n\tsbbl\t%ecx, %ecx\n\taddq\t$16, %rsp\n" + TELL + COUNT,
                                   "flags"),
@@ -45,7 +45,7 @@ SHIPPED_BEFORE = {
     "xlatb_through_the_callers_rbx": ("\txorl\t%eax, %eax\n\txlatb\n\tmovzbl\t%al, %ecx\n" + TELL + COUNT,
                                       "instruction"),
     # enter moves %rsp and %rbp with no operand the model follows.
-    "enter": ("\tenter\t$0, $0\n\tleave\n" + COUNT, "instruction"),
+    "enter": ("\tpushq\t%rbp\n\tmovq\t%rsp, %rax\n\tenter\t$0, $0\n\tmovq\t%rax, %rsp\n\tpopq\t%rbp\n" + COUNT, "instruction"),
     # pop into memory carries a slot's stack address (or the caller's %rbx) out of the frame,
     # where it reads back as clean data.
     "stack_address_popped_to_memory": ("\tpushq\t%rsp\n\tpopq\t-8(%rdi)\n\tmovq\t-8(%rdi), %rcx\n"

@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sgcc.verify import bounds
-from sgcc.verify.stackframe import _GPR64, _POP, _PUSH, DIRTY, RSP, Frame, registers
+from sgcc.verify.stackframe import _GPR64, _POP, _PUSH, DIRTY, RSP, Frame, registers, stack_size
 
 CALLEE_SAVED = (3, 5, 12, 13, 14, 15)  # rbx rbp r12 r13 r14 r15
 CALLER_SAVED = (0, 1, 2, 6, 7, 8, 9, 10, 11)  # rax rcx rdx rsi rdi r8-r11
@@ -60,6 +60,24 @@ RETURNS_AN_ARGUMENT = frozenset("""
 _ZERO_IDIOMS = frozenset({"xor", "sub", "sbb", "pxor", "vpxor", "xorps", "xorpd", "vxorps", "vxorpd", "pcmpeqb",
                           "pcmpeqd", "pcmpeqw", "pcmpeqq", "vpcmpeqd", "vpcmpeqb"})
 _STRING = frozenset(f"{op}{w}" for op in ("movs", "stos", "cmps", "scas", "lods", "ins", "outs") for w in "bwdq")
+#: The six status flags, by capstone's names (``X86_EFLAGS_TEST_CF``...).
+STATUS_FLAGS = ("CF", "PF", "AF", "ZF", "SF", "OF")
+ALL_FLAGS = frozenset(STATUS_FLAGS)
+#: Instructions that read the flags as a whole, which capstone does not mark as testing them.
+_READS_ALL_FLAGS = frozenset({"pushf", "pushfq", "pushfw", "lahf"})
+#: Instructions whose effect the model cannot follow from the operands the decoder reports:
+#: they read machine state no operand carries (the CPU's identity and features, the shadow
+#: stack's address, protection keys) or registers and memory the decoder does not show
+#: (``xlatb`` reads ``(%rbx,%al)``, ``enter`` pushes %rbp and moves %rsp and %rbp). The rule
+#: is positive in what it follows; these are the instructions it cannot, and an untrusted
+#: function may use one only where gcc's same function does. (``rdtsc``, ``rdrand`` and the
+#: privileged ones are refused for every candidate by the object check.)
+UNMODELLED = frozenset("""
+    cpuid xgetbv rdpkru wrpkru rdsspd rdsspq rdtsc rdtscp rdpid rdrand rdseed rdpmc rdpru rdfsbase rdgsbase
+    xlatb enter smsw str sldt sgdt sidt lsl lar verr verw fxsave fxsave64 xsave xsave64 xsaveopt xsaveopt64
+    xsavec xsavec64 fnstenv fnsave fstenv fsave fxrstor fxrstor64 xrstor xrstor64 popf popfq popfw
+""".split())
+_VECTOR = __import__("re").compile(r"^[xyz]mm(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -79,6 +97,14 @@ class FlowState:
     #: The constants ``k - 1`` and ``k`` of the compares seen on the way: where a widened
     #: range stops first (a loop `cmp $100; jne` settles at ``[0, 99]``).
     limits: frozenset = frozenset()
+    #: The status flags that do not hold clean data: what the caller or a call left (on
+    #: entry, after a call), what the manual leaves undefined (``imul``'s ZF, ``bsf``'s CF: a
+    #: CPU and an emulator differ there), or what an instruction computed from a stack
+    #: address (the parity of ``sub $8, %rsp`` is the parity of the stack's low byte).
+    flags: frozenset = ALL_FLAGS
+    #: The vector registers (xmm/ymm/zmm numbers) that hold its own data: on entry the ones
+    #: gcc's function reads as arguments; after a call the return registers.
+    vectors: frozenset = frozenset()
 
     def merge(self, other: FlowState) -> FlowState:
         """Where paths meet (``self`` the state seen there before): ranges join, widened so
@@ -86,7 +112,8 @@ class FlowState:
         limits = self.limits | other.limits
         return FlowState(self.written & other.written, self.tainted | other.tainted,
                          bounds.join(self.bounds, other.bounds, limits),
-                         self.compared if self.compared == other.compared else None, limits)
+                         self.compared if self.compared == other.compared else None, limits,
+                         self.flags | other.flags, self.vectors & other.vectors)
 
 
 @dataclass
@@ -98,11 +125,13 @@ class Facts:
     arg_extent: int = 0  # bytes of incoming stack arguments read, past the return address
     segments: set = field(default_factory=set)  # (segment register, displacement) read
     stack_to_calls: bool = False  # passes a stack address to a call
+    vector_live_in: set = field(default_factory=set)  # vector registers read before written
+    unmodelled: set = field(default_factory=set)  # instructions of UNMODELLED it executes
 
     @classmethod
     def permissive(cls) -> Facts:
         """For a private copy (no namesake in gcc's unit): its arguments, nothing on the stack."""
-        return cls(live_in=set(ARGUMENTS) | {0})
+        return cls(live_in=set(ARGUMENTS) | {0}, vector_live_in=set(range(8)))
 
 
 def _clean(v) -> bool:
@@ -133,7 +162,8 @@ class Flow:
         for r in CALLEE_SAVED:
             regs[r] = ("cs", r)
         ret = frozenset({("entry", 0, 8)})
-        return Frame.entry(FlowState(ret, ret), regs)
+        vectors = frozenset() if self.record else frozenset(self.facts.vector_live_in)
+        return Frame.entry(FlowState(ret, ret, vectors=vectors), regs)
 
     # -- the rule, before an instruction --------------------------------------------------
 
@@ -150,6 +180,15 @@ class Flow:
 
         if m.startswith(("nop", "endbr")):
             return  # padding: its operands are never read
+        name = insn.insn_name() or m
+        if name in UNMODELLED or m in UNMODELLED:
+            if self.record:
+                self.facts.unmodelled.add(name)
+            elif name not in self.facts.unmodelled:
+                refuse("instruction", "has effects the model cannot follow (machine state, or registers and memory "
+                                      "no operand shows); gcc's function does not use it")
+        self._flags(frame, insn, m, refuse)
+        self._vectors(frame, insn, refuse)
 
         try:
             reads, writes = insn.regs_access()
@@ -170,8 +209,24 @@ class Flow:
         if m.startswith("leave"):
             exempt.add(RBP)
             self._frame_read(frame, frame.regs[RBP], 0, 8, True, refuse)
+        if m in _POP and ops and ops[0].type == X.X86_OP_MEM:
+            # pop into memory carries the slot's value there whole: a stack address or the
+            # caller's register only into its own frame (elsewhere it would read back clean).
+            top = frame.regs[RSP]
+            value = dict(frame.slots).get(top) if top is not None else None
+            tainted = _stack(top) and top[0] != "dirty" and any(
+                b == top[0] and a < top[1] + 8 and top[1] < c for b, a, c in frame.flow.tainted)
+            if (tainted or not _clean(value)) and not self._own_frame(frame, ops[0]):
+                if value is not None and value[0] == "cs":
+                    refuse("callee-saved", f"pops the caller's %{_GPR64[value[1]]} outside its own frame")
+                else:
+                    refuse("stack-address", "pops a slot holding a stack address or a caller's register outside "
+                                            "its own frame")
         if m in _POP:
-            self._frame_read(frame, frame.regs[RSP], 0, 2 if m in ("popw", "popfw") else 8, True, refuse)
+            size = stack_size(insn)
+            # Only all 8 bytes of a slot are a whole value: a 16-bit pop of a pushed stack
+            # address takes its low bits as data.
+            self._frame_read(frame, frame.regs[RSP], 0, size, size == 8, refuse)
             if ops and ops[0].type == X.X86_OP_REG and R.gpr.get(ops[0].reg) == RSP:
                 refuse("stack-pointer", "loads %rsp from the stack")
         if len(ops) == 2 and ops[0].type == ops[1].type == X.X86_OP_REG and ops[0].reg == ops[1].reg \
@@ -230,6 +285,29 @@ class Flow:
                 refuse("stack-pointer", "loads the frame pointer from the stack other than by pop or leave")
         if m.startswith("call"):
             self.arguments(frame, refuse)
+
+    def _flags(self, frame: Frame, insn, m: str, refuse) -> None:
+        """A flag may be read only where the last instruction that wrote it defined it from
+        clean data (``flags``)."""
+        if self.record or frame.flow is None:
+            return
+        tested = ALL_FLAGS if m in _READS_ALL_FLAGS else _flag_set(insn, "TEST")
+        bad = tested & frame.flow.flags
+        if bad:
+            refuse("flags", f"reads {', '.join(sorted(bad))}, which holds what its caller or a call left, what "
+                            "the manual leaves undefined, or bits of a stack address")
+
+    def _vectors(self, frame: Frame, insn, refuse) -> None:
+        """A vector register may be read only once it holds the function's own data."""
+        if frame.flow is None:
+            return
+        reads, _writes = _vector_access(insn)
+        for n in sorted(reads - frame.flow.vectors):
+            if self.record:
+                self.facts.vector_live_in.add(n)
+            else:
+                refuse("entry-register", f"reads %xmm{n}, which holds what its caller or a call left there, not "
+                                         "an argument gcc's function reads")
 
     def _data_use(self, g: int, v, refuse) -> None:
         if _clean(v):
@@ -488,7 +566,7 @@ class Flow:
         if m in _PUSH:
             top = new.regs[RSP]
             if _stack(top) and top[0] != "dirty":
-                size = 2 if m in ("pushw", "pushfw") else 8
+                size = stack_size(insn)
                 written.add((top[0], top[1], top[1] + size))
                 value = dict(new.slots).get(top)
                 if ops and ops[0].type == X.X86_OP_MEM or not _clean(value):
@@ -572,12 +650,14 @@ class Flow:
                     # bytes: forgotten too. The return address lies above any span.
                     slots = frozenset(s for s in slots if s == (("entry", 0), ("ret", 0))
                                       or s[0][0] == span[0] and not (s[0][1] < span[2] and span[1] < s[0][1] + 8))
+        flags, vectors = _flags_after(frame, insn, m, self.R), _vectors_after(st.vectors, insn, m)
         rng, compared, limits = st.bounds, None, st.limits
         if not self.record:
             rng, compared = bounds.after(frame.flow, insn, m)
             if compared is not None and compared is not st.compared and 0 < compared[1] <= bounds.MAX_INDEX:
                 limits = limits | {compared[1] - 1, compared[1]}
-        return Frame(tuple(regs), slots, FlowState(frozenset(written), frozenset(tainted), rng, compared, limits))
+        return Frame(tuple(regs), slots, FlowState(frozenset(written), frozenset(tainted), rng, compared, limits,
+                                                   flags, vectors))
 
     def branch(self, frame: Frame, insn, taken: bool) -> Frame:
         """The state along one edge of a conditional branch: what its compare proves there."""
@@ -587,7 +667,8 @@ class Flow:
         rng = bounds.refine(st.bounds, st.compared, insn.mnemonic, taken)
         if rng == st.bounds:
             return frame
-        return Frame(frame.regs, frame.slots, FlowState(st.written, st.tainted, rng, st.compared, st.limits))
+        return Frame(frame.regs, frame.slots, FlowState(st.written, st.tainted, rng, st.compared, st.limits,
+                                                        st.flags, st.vectors))
 
     def after_external_call(self, frame: Frame, before: Frame | None = None, name: str | None = None) -> Frame:
         """After a call into the C library: the registers it does not return in hold what it
@@ -599,11 +680,82 @@ class Flow:
         for g in CLOBBERED:
             regs[g] = ("junk", g)
         if frame.flow is not None:
-            frame = Frame(frame.regs, frame.slots, bounds.forget(frame.flow, CALLER_SAVED))
+            from dataclasses import replace
+
+            frame = Frame(frame.regs, frame.slots, replace(bounds.forget(frame.flow, CALLER_SAVED), flags=ALL_FLAGS,
+                                                           vectors=frame.flow.vectors & _RETURN_VECTORS))
         if before is not None and (name is None or name in RETURNS_AN_ARGUMENT) \
                 and any(_stack(before.regs[g]) for g in ARGUMENTS):
             regs[0] = DIRTY
         return Frame(tuple(regs), frame.slots, frame.flow)
+
+
+#: What a call leaves in the vector registers that holds data: its return value (%xmm0, %xmm1).
+_RETURN_VECTORS = frozenset({0, 1})
+_EFLAGS: dict | None = None
+
+
+def _flag_set(insn, kind: str) -> frozenset:
+    """The status flags ``insn`` marks as ``kind`` (TEST, MODIFY, RESET, SET, UNDEFINED)."""
+    global _EFLAGS
+    if _EFLAGS is None:
+        from capstone import x86_const as X
+
+        _EFLAGS = {(k, f): getattr(X, f"X86_EFLAGS_{k}_{f}", 0)
+                   for k in ("TEST", "MODIFY", "RESET", "SET", "UNDEFINED", "PRIOR") for f in STATUS_FLAGS}
+    bits = insn.eflags
+    return frozenset(f for f in STATUS_FLAGS if bits & _EFLAGS[(kind, f)])
+
+
+def _flags_after(frame: Frame, insn, m: str, R) -> frozenset:
+    """The flags that do not hold clean data after ``insn`` (see :attr:`FlowState.flags`)."""
+    st = frame.flow
+    if m.startswith("call") or m in ("popf", "popfq", "popfw"):
+        return ALL_FLAGS
+    undefined = _flag_set(insn, "UNDEFINED")
+    defined = (_flag_set(insn, "MODIFY") | _flag_set(insn, "RESET") | _flag_set(insn, "SET")
+               | _flag_set(insn, "PRIOR")) - undefined
+    if not (defined or undefined):
+        return st.flags
+    try:
+        reads, _writes = insn.regs_access()
+    except Exception:  # noqa: BLE001 - refused in check
+        return ALL_FLAGS
+    # Computed from a stack address (a constant step of %rsp) or a caller's value: not clean.
+    dirty = any(not _clean(frame.regs[R.gpr[r]]) for r in reads if r in R.gpr)
+    if dirty:
+        return st.flags | defined | undefined
+    return (st.flags - defined) | undefined
+
+
+def _vector_access(insn) -> tuple[set, set]:
+    """The vector register numbers ``insn`` reads and writes (xmm, ymm and zmm alike); a
+    register combined with itself by a zero idiom (``pxor %xmm0,%xmm0``) is not read."""
+    try:
+        reads, writes = insn.regs_access()
+    except Exception:  # noqa: BLE001 - refused in check
+        return set(), set()
+    def nums(ids):
+        out = set()
+        for r in ids:
+            hit = _VECTOR.match(insn.reg_name(r) or "")
+            if hit:
+                out.add(int(hit.group(1)))
+        return out
+    r, w = nums(reads), nums(writes)
+    regs = [o.reg for o in insn.operands if o.type == 1]  # X86_OP_REG
+    if insn.mnemonic in _ZERO_IDIOMS and len(regs) == len(insn.operands) >= 2 and len(set(regs)) == 1:
+        r = set()
+    return r, w
+
+
+def _vectors_after(vectors: frozenset, insn, m: str) -> frozenset:
+    if m.startswith("call"):
+        return vectors & _RETURN_VECTORS
+    if m in ("vzeroall",):
+        return frozenset(range(16))
+    _r, w = _vector_access(insn)
+    return vectors | w if w else vectors
 
 
 def _covered(ranges, base: str, lo: int, hi: int) -> bool:

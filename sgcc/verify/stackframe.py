@@ -158,6 +158,14 @@ _PUSH = frozenset({"push", "pushq", "pushw", "pushf", "pushfq", "pushfw"})
 _POP = frozenset({"pop", "popq", "popw", "popf", "popfq", "popfw"})  # not popcnt
 
 
+def stack_size(insn) -> int:
+    """Bytes a push or pop moves: 2 with the operand-size prefix (0x66), else 8 (64-bit mode
+    has no 32-bit push). From the encoding, not the spelling: capstone writes ``pop cx`` and
+    ``pushf`` for the 16-bit forms, and a model that took them for 8 bytes lost the stack
+    pointer by 6 while believing it exact."""
+    return 2 if 0x66 in insn.prefix else 8
+
+
 def step(frame: Frame, insn, where: str, add, flow=None) -> Frame:
     """The frame after ``insn``; reports accesses to the return-address slot through ``add``.
     ``flow`` (:class:`sgcc.verify.infoflow.Flow`, untrusted code only) checks the
@@ -210,14 +218,14 @@ def _step(frame: Frame, insn, where: str, add) -> Frame:
 
     _reads, writes = insn.regs_access()
     if m in _PUSH:
-        size = 2 if m in ("pushw", "pushfw") else 8
+        size = stack_size(insn)
         value = value_of(ops[0]) if ops else UNKNOWN
         regs[RSP] = _add(regs[RSP], -size)
         if regs[RSP] is not UNKNOWN:
             store(regs[RSP], size, value)
         return Frame(tuple(regs), frozenset(slots.items()))
     if m in _POP:
-        size = 2 if m in ("popw", "popfw") else 8
+        size = stack_size(insn)
         top = regs[RSP]
         value = slots.get(top, UNKNOWN) if top is not UNKNOWN and size == 8 else UNKNOWN
         regs[RSP] = _add(top, size)
