@@ -486,3 +486,27 @@ def test_cache_verify_accepts_gccs_own_common_symbols(tmp_path):
     store.update(key, lambda old: {"functions": {"f": {}}, "apply": {
         "units": {WHOLE_UNIT: variant}, "baseline": asm, "context": ctx, "asm_flags": ["-O2", "-fcommon"]}})
     assert audit(store, key) == ("ok", "1 unit(s) re-proved")
+
+
+def test_cache_verify_holds_every_unit_to_the_information_flow_rule(optimized, sgcc_exe, tmp_path):
+    """A signed entry (a teammate's, or one another user wrote into a shared cache) whose
+    count_bits walks up the stack to envp (issue 24's environment tell) passes the rules of
+    trusted candidates; verify holds it to the information-flow rule and removes it."""
+    import re
+
+    from sgcc.asm.units import AsmFile
+    from tests.test_infoflow import COUNT, ENV_TELL
+
+    work, cache_dir, key = _copy(optimized, tmp_path)
+    store = cache.Store(cache_dir)
+
+    def tell(old):
+        unit = next(u for u in AsmFile.parse(old["apply"]["baseline"]).units if u.name == "count_bits").text
+        unit = re.sub(r"(^count_bits:\n)(.*?)(^\t\.size\tcount_bits, )", lambda m: m.group(1) + ENV_TELL + COUNT
+                      + m.group(3), unit, count=1, flags=re.S | re.M)
+        return {**old, "apply": {**old["apply"], "units": {"count_bits": unit}}}
+
+    store.update(key, tell)
+    r = proc.run([sgcc_exe, "cache", "verify"], env=_env(cache_dir), timeout=120)
+    assert r.returncode == 1 and b"refused" in r.stdout and b"stack-arguments" in r.stdout, r.stdout
+    assert store.keys() == []

@@ -5,7 +5,9 @@ must be gcc's assembly for this very entry (its digest and the recorded context 
 entry's key), the substitution is built exactly as a compile builds it, and the result goes
 through the checks ``sgcc optimize`` runs on a candidate: the text screen of every unit
 (names the program may define come from gcc's assembly, not from the entry), assembly with
-limits, the object checks and the control-flow proof against gcc's own object. Entries that
+limits, the object checks and the control-flow proof against gcc's own object, with every
+substituted unit held to the information-flow rule of untrusted candidates
+(:mod:`sgcc.verify.infoflow`): an entry cannot say who wrote it. Entries that
 no trusted key signed are reported (builds ignore them); entries that fail are removed.
 """
 
@@ -62,7 +64,11 @@ def audit(store, key: str, *, compiler: str = "gcc") -> tuple[str, str]:
         native = ctx.get("isa") == "native"
         target = isa.native_target(compiler) if native else isa.target_from_flags(compiler, flags)
         for check in (lambda: objcheck.check_object(work / "cand.o", work / "base.o", isa=target),
-                      lambda: controlflow.verdict(work / "cand.o", work / "base.o")):
+                      # Every unit is held to the information-flow rule: nothing in the entry
+                      # can vouch that gcc wrote it (who wrote the entry, which generator), and
+                      # one written by another user or a model is an untrusted candidate.
+                      lambda: controlflow.verdict(work / "cand.o", work / "base.o",
+                                                  True if WHOLE_UNIT in units else frozenset(units))):
             verdict = check()
             if not verdict.ok:
                 return "refused", f"{verdict.stage}: {verdict.reason}"

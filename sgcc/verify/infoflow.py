@@ -722,7 +722,14 @@ def _flags_after(frame: Frame, insn, m: str, R) -> frozenset:
     except Exception:  # noqa: BLE001 - refused in check
         return ALL_FLAGS
     # Computed from a stack address (a constant step of %rsp) or a caller's value: not clean.
-    dirty = any(not _clean(frame.regs[R.gpr[r]]) for r in reads if r in R.gpr)
+    # A register that only forms a memory operand's address (`cmpl $2, -48(%rsp)`) is not an
+    # input: the flags come from what the memory holds, which the frame rules vouch for.
+    X = R.X
+    address = {o.mem.base for o in insn.operands if o.type == X.X86_OP_MEM} | {
+        o.mem.index for o in insn.operands if o.type == X.X86_OP_MEM}
+    direct = {o.reg for o in insn.operands if o.type == X.X86_OP_REG}
+    inputs = [r for r in reads if r in R.gpr and (r not in address or r in direct)]
+    dirty = any(not _clean(frame.regs[R.gpr[r]]) for r in inputs)
     if dirty:
         return st.flags | defined | undefined
     return (st.flags - defined) | undefined
