@@ -92,3 +92,31 @@ def test_variation_shipped_before_is_refused(program, name):  # noqa: F811 - the
 def test_variation_refused_already_stays_refused(program, name):  # noqa: F811 - the fixture
     body, rule = REFUSED_BEFORE[name]
     assert rule in _rules(program, body, name), name
+
+
+# --------------------------------------------------- thread-local memory where gcc reads %fs:40
+
+from tests.test_infoflow import _sum8, args8  # noqa: E402, F401 - the fixture
+
+#: sum8 (-fstack-protector-all) reads the canary at %fs:40, so %fs:40 is a displacement gcc's
+#: function uses. Each body returns the tell in %rax.
+SEGMENT_SHIPPED_BEFORE = {
+    # %fs:40 plus a register: any thread-local byte (here %fs:0, the thread's own address).
+    "fs40_plus_a_register": "\tmovq\t$-40, %rax\n\tmovq\t%fs:40(%rax), %rax\n\tret\n",
+    # The canary as data: returned, compared with a constant, shifted into an index.
+    "canary_returned": "\tmovq\t%fs:40, %rax\n\tret\n",
+    "canary_as_data": "\tmovq\t%fs:40, %rax\n\tshrq\t$60, %rax\n\tret\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEGMENT_SHIPPED_BEFORE))
+def test_thread_local_variation_shipped_before_is_refused(args8, name):  # noqa: F811 - the fixture
+    assert "segment" in _sum8(args8, SEGMENT_SHIPPED_BEFORE[name], name)
+
+
+def test_gcc_s_stack_protector_shape_passes(args8):  # noqa: F811 - the fixture
+    """The canary saved in its frame and compared back, as gcc's own sum8 does."""
+    body = ("\tsubq\t$24, %rsp\n\tmovq\t%fs:40, %rax\n\tmovq\t%rax, 8(%rsp)\n\txorl\t%eax, %eax\n"
+            "\tleaq\t(%rdi,%rsi), %rax\n\tmovq\t8(%rsp), %rdx\n\tsubq\t%fs:40, %rdx\n\tjne\t.Lfail\n"
+            "\taddq\t$24, %rsp\n\tret\n.Lfail:\n\tcall\t__stack_chk_fail@PLT\n")
+    assert _sum8(args8, body, "protector") == set()

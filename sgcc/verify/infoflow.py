@@ -123,7 +123,8 @@ class Facts:
 
     live_in: set = field(default_factory=set)  # caller-saved registers read before written
     arg_extent: int = 0  # bytes of incoming stack arguments read, past the return address
-    segments: set = field(default_factory=set)  # (segment register, displacement) read
+    #: (segment register, displacement, with a base register, with an index) read
+    segments: set = field(default_factory=set)
     stack_to_calls: bool = False  # passes a stack address to a call
     vector_live_in: set = field(default_factory=set)  # vector registers read before written
     unmodelled: set = field(default_factory=set)  # instructions of UNMODELLED it executes
@@ -251,6 +252,8 @@ class Flow:
             if v is not None and (v[0] == "entry" or v[0].startswith("aligned@")) \
                     and (not m.startswith("and") or dst == RSP):
                 exempt.add(dst)  # constant steps of a stack address (and realigning %rsp)
+        if _canary_check(frame, insn, R):
+            exempt.add(R.gpr[ops[0].reg])
         for g in sorted(read - exempt):
             self._data_use(g, frame.regs[g], refuse)
         if m.startswith("lea") and len(ops) == 2 and not full(ops[0]) and ops[1].mem.base in R.gpr \
@@ -266,7 +269,9 @@ class Flow:
                     self._data_use(src, v, refuse)
                 elif not ok:
                     rule, what = ("callee-saved", f"the caller's %{_GPR64[v[1]]}") if v[0] == "cs" else \
-                        ("return-slot", "the return address") if v[0] == "ret" else ("stack-address", "a stack address")
+                        ("return-slot", "the return address") if v[0] == "ret" else \
+                        ("segment", "the stack protector's canary") if v[0] == "canary" else \
+                        ("stack-address", "a stack address")
                     refuse(rule, f"stores {what} outside its own frame")
         if m == "std":
             refuse("direction", "reverses string instructions, which the model follows upwards only")
@@ -324,6 +329,8 @@ class Flow:
             refuse("callee-saved", f"uses the caller's %{_GPR64[v[1]]} (a callee-saved register) as data")
         elif kind == "ret":
             refuse("return-slot", "uses the return address as data")
+        elif kind == "canary":
+            refuse("segment", f"uses the stack protector's canary ({name}) as data other than to check it")
         else:
             refuse("stack-address", f"uses a stack address ({name}) as data")
 
@@ -337,6 +344,8 @@ class Flow:
                 refuse("callee-saved", f"passes the caller's %{_GPR64[v[1]]} to a call")
             elif v[0] == "ret":
                 refuse("return-slot", "passes the return address to a call")
+            elif v[0] == "canary":
+                refuse("segment", f"passes the stack protector's canary (%{_GPR64[g]}) to a call")
             elif self.record:
                 self.facts.stack_to_calls = True
             elif v[0] == "entry" and v[1] >= 0:
@@ -359,7 +368,9 @@ class Flow:
             return
         for r in RETURNS:
             v = frame.regs[r]
-            if not _clean(v) and v[0] != "junk":
+            if v is not None and v[0] == "canary":
+                add("segment", f"`{text}` at {where} returns the stack protector's canary in %{_GPR64[r]}")
+            elif not _clean(v) and v[0] != "junk":
                 add("stack-address", f"`{text}` at {where} returns a stack address or a caller's register "
                                      f"in %{_GPR64[r]}")
 
@@ -370,11 +381,17 @@ class Flow:
         mem = op.mem
         m = insn.mnemonic
         if mem.segment != 0:
-            key = (mem.segment, mem.disp)
+            # The displacement and the shape: `%fs:40(%rax)` reaches any thread-local byte
+            # (the thread's own address at %fs:0 among them) where gcc reads only %fs:40.
+            key = (mem.segment, mem.disp, mem.base != 0, mem.index != 0)
             if self.record:
                 self.facts.segments.add(key)
             elif key not in self.facts.segments:
                 refuse("segment", "reads thread-local memory gcc's function does not read")
+            if not self.record:
+                for reg in (mem.base, mem.index):
+                    if reg in R.gpr and not _clean(frame.regs[R.gpr[reg]]):
+                        self._address_use(reg, frame.regs[R.gpr[reg]], refuse, index=reg == mem.index)
             return
         v = frame.regs[R.gpr[mem.base]] if mem.base in R.gpr else None
         iv = frame.regs[R.gpr[mem.index]] if mem.index in R.gpr else None
@@ -651,6 +668,14 @@ class Flow:
                     slots = frozenset(s for s in slots if s == (("entry", 0), ("ret", 0))
                                       or s[0][0] == span[0] and not (s[0][1] < span[2] and span[1] < s[0][1] + 8))
         flags, vectors = _flags_after(frame, insn, m, self.R), _vectors_after(st.vectors, insn, m)
+        # What an instruction loads from the canary's place is the canary: it may be saved in
+        # the frame and checked (`sub %fs:40, reg`: then the register is clean), nothing else.
+        if _canary_check(frame, insn, R):
+            regs[R.gpr[ops[0].reg]] = None
+        elif any(op.type == X.X86_OP_MEM and op.mem.segment != 0 and op.mem.disp == CANARY and op.access & 1
+                 for op in ops) and not m.startswith("lea"):
+            for reg_id in _written_gprs(insn, R):
+                regs[R.gpr[reg_id]] = ("canary", CANARY)
         rng, compared, limits = st.bounds, None, st.limits
         if not self.record:
             rng, compared = bounds.after(frame.flow, insn, m)
@@ -707,9 +732,34 @@ def _flag_set(insn, kind: str) -> frozenset:
     return frozenset(f for f in STATUS_FLAGS if bits & _EFLAGS[(kind, f)])
 
 
+#: Where glibc's thread control block keeps the stack protector's canary (``%fs:40``).
+CANARY = 40
+
+
+def _canary_check(frame: Frame, insn, R) -> bool:
+    """``sub``/``xor``/``cmp %fs:40, reg`` with the canary in ``reg``: gcc's check, whose
+    result (zero, or a call to ``__stack_chk_fail``) says only whether the frame is intact."""
+    ops = insn.operands
+    X = R.X
+    return (insn.mnemonic in ("sub", "subq", "xor", "xorq", "cmp", "cmpq") and len(ops) == 2
+            and ops[0].type == X.X86_OP_REG and ops[0].reg in R.full and ops[1].type == X.X86_OP_MEM
+            and ops[1].mem.segment != 0 and ops[1].mem.disp == CANARY and ops[1].mem.base == 0
+            and ops[1].mem.index == 0 and frame.regs[R.gpr[ops[0].reg]] == ("canary", CANARY))
+
+
+def _written_gprs(insn, R) -> list:
+    try:
+        _reads, writes = insn.regs_access()
+    except Exception:  # noqa: BLE001 - refused in check
+        return []
+    return [r for r in writes if r in R.gpr and R.gpr[r] != RSP]
+
+
 def _flags_after(frame: Frame, insn, m: str, R) -> frozenset:
     """The flags that do not hold clean data after ``insn`` (see :attr:`FlowState.flags`)."""
     st = frame.flow
+    if _canary_check(frame, insn, R):
+        return st.flags - _flag_set(insn, "MODIFY")
     if m.startswith("call") or m in ("popf", "popfq", "popfw"):
         return ALL_FLAGS
     undefined = _flag_set(insn, "UNDEFINED")
@@ -758,7 +808,10 @@ def _vector_access(insn) -> tuple[set, set]:
 
 def _vectors_after(vectors: frozenset, insn, m: str) -> frozenset:
     if m.startswith("call"):
-        return vectors & _RETURN_VECTORS
+        # A function of the unit (gcc's, or a candidate held to this rule) leaves only its
+        # own data; gcc keeps vectors live across such a call (-fipa-ra: float_consts'
+        # %xmm4 across saxpy). A C library call resets them (after_external_call).
+        return vectors
     if m in ("vzeroall",):
         return frozenset(range(16))
     _r, w = _vector_access(insn)
