@@ -120,3 +120,31 @@ def test_gcc_s_stack_protector_shape_passes(args8):  # noqa: F811 - the fixture
             "\tleaq\t(%rdi,%rsi), %rax\n\tmovq\t8(%rsp), %rdx\n\tsubq\t%fs:40, %rdx\n\tjne\t.Lfail\n"
             "\taddq\t$24, %rsp\n\tret\n.Lfail:\n\tcall\t__stack_chk_fail@PLT\n")
     assert _sum8(args8, body, "protector") == set()
+
+
+#: Registers and machine state beyond the general registers: name -> (body, rule).
+STATE_SHIPPED_BEFORE = {
+    "mmx_register_on_entry": ("\tmovq\t%mm3, %rcx\n" + TELL + COUNT, "entry-register"),
+    # The x87 stack as the caller left it.
+    "x87_register_on_entry": ("\tsubq\t$16, %rsp\n\tfld\t%st(3)\n\tfstpt\t(%rsp)\n\tmovq\t(%rsp), %rcx\n"
+                              "\taddq\t$16, %rsp\n" + TELL + COUNT, "instruction"),
+    # The SSE control and status word: sticky exception flags earlier code (or an emulator) set.
+    "mxcsr_status": ("\tsubq\t$8, %rsp\n\tmovq\t$0, (%rsp)\n\tstmxcsr\t(%rsp)\n\tmovl\t(%rsp), %ecx\n"
+                     "\taddq\t$8, %rsp\n\tandl\t$63, %ecx\n" + TELL + COUNT, "instruction"),
+    # A legacy SSE write to %xmm9 keeps the caller's bits above 128 in %ymm9.
+    "upper_half_after_a_legacy_write": ("\tmovd\t%esi, %xmm9\n\tvextracti128\t$1, %ymm9, %xmm1\n"
+                                        "\tvmovq\t%xmm1, %rcx\n" + TELL + COUNT, "entry-register"),
+    # vzeroupper clears the upper halves only: %xmm8 is still the caller's.
+    "xmm_after_vzeroupper": ("\tvzeroupper\n\tvmovq\t%xmm8, %rcx\n" + TELL + COUNT, "entry-register"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATE_SHIPPED_BEFORE))
+def test_machine_state_variation_shipped_before_is_refused(program, name):  # noqa: F811 - the fixture
+    body, rule = STATE_SHIPPED_BEFORE[name]
+    assert rule in _rules(program, body, name), name
+
+
+def test_a_vex_write_defines_the_whole_vector_register(program):  # noqa: F811 - the fixture
+    body = "\tvmovd\t%esi, %xmm9\n\tvextracti128\t$1, %ymm9, %xmm1\n\tvmovq\t%xmm1, %rcx\n" + TELL + COUNT
+    assert _rules(program, body, "vex_write") == set()

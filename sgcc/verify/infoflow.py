@@ -76,8 +76,16 @@ UNMODELLED = frozenset("""
     cpuid xgetbv rdpkru wrpkru rdsspd rdsspq rdtsc rdtscp rdpid rdrand rdseed rdpmc rdpru rdfsbase rdgsbase
     xlatb enter smsw str sldt sgdt sidt lsl lar verr verw fxsave fxsave64 xsave xsave64 xsaveopt xsaveopt64
     xsavec xsavec64 fnstenv fnsave fstenv fsave fxrstor fxrstor64 xrstor xrstor64 popf popfq popfw
+    stmxcsr vstmxcsr ldmxcsr vldmxcsr fnstcw fstcw fnstsw fstsw fldcw fldenv frstor fnclex fclex fninit finit
 """.split())
-_VECTOR = __import__("re").compile(r"^[xyz]mm(\d+)$")
+#: The x87 register stack is addressed relative to its top, which the model does not follow:
+#: x87 instructions (capstone's FPU group) only where gcc's function has them.
+X87 = "x87"
+_VECTOR = __import__("re").compile(r"^(?:([xyz])mm|(mm))(\d+)$")
+#: Vector register numbers: n for the low 128 bits of xmm/ymm/zmm n, n + UPPER for the bits
+#: above (a legacy SSE write to %xmm n keeps them: they may still be the caller's), MMX n at
+#: MMX + n.
+UPPER, MMX = 32, 64
 
 
 @dataclass(frozen=True)
@@ -132,7 +140,7 @@ class Facts:
     @classmethod
     def permissive(cls) -> Facts:
         """For a private copy (no namesake in gcc's unit): its arguments, nothing on the stack."""
-        return cls(live_in=set(ARGUMENTS) | {0}, vector_live_in=set(range(8)))
+        return cls(live_in=set(ARGUMENTS) | {0}, vector_live_in=set(range(8)) | {n + UPPER for n in range(8)})
 
 
 def _clean(v) -> bool:
@@ -182,7 +190,9 @@ class Flow:
         if m.startswith(("nop", "endbr")):
             return  # padding: its operands are never read
         name = insn.insn_name() or m
-        if name in UNMODELLED or m in UNMODELLED:
+        if _is_x87(insn):
+            name = X87
+        if name in UNMODELLED or m in UNMODELLED or name == X87:
             if self.record:
                 self.facts.unmodelled.add(name)
             elif name not in self.facts.unmodelled:
@@ -311,7 +321,9 @@ class Flow:
             if self.record:
                 self.facts.vector_live_in.add(n)
             else:
-                refuse("entry-register", f"reads %xmm{n}, which holds what its caller or a call left there, not "
+                what = f"%mm{n - MMX}" if n >= MMX else f"the upper part of %ymm{n - UPPER}" if n >= UPPER \
+                    else f"%xmm{n}"
+                refuse("entry-register", f"reads {what}, which holds what its caller or a call left there, not "
                                          "an argument gcc's function reads")
 
     def _data_use(self, g: int, v, refuse) -> None:
@@ -716,7 +728,17 @@ class Flow:
 
 
 #: What a call leaves in the vector registers that holds data: its return value (%xmm0, %xmm1).
-_RETURN_VECTORS = frozenset({0, 1})
+_RETURN_VECTORS = frozenset({0, 1, UPPER, UPPER + 1})
+_X87_GROUP: int | None = None
+
+
+def _is_x87(insn) -> bool:
+    global _X87_GROUP
+    if _X87_GROUP is None:
+        from sgcc.verify import insnfeatures
+
+        _X87_GROUP = next((g for g, n in insnfeatures.group_names().items() if n == "FPU"), -1)
+    return _X87_GROUP in insn.groups
 _EFLAGS: dict | None = None
 
 
@@ -792,14 +814,27 @@ def _vector_access(insn) -> tuple[set, set]:
         reads, writes = insn.regs_access()
     except Exception:  # noqa: BLE001 - refused in check
         return set(), set()
-    def nums(ids):
+    from sgcc.verify.insnfeatures import encoding
+
+    legacy = encoding(insn) == "legacy"
+
+    def nums(ids, writing):
         out = set()
         for r in ids:
             hit = _VECTOR.match(insn.reg_name(r) or "")
-            if hit:
-                out.add(int(hit.group(1)))
+            if not hit:
+                continue
+            n = int(hit.group(3))
+            if hit.group(2):
+                out.add(MMX + n)
+            elif hit.group(1) != "x":
+                out |= {n, n + UPPER}
+            else:
+                out.add(n)
+                if writing and not legacy:
+                    out.add(n + UPPER)  # a VEX or EVEX write clears the bits above
         return out
-    r, w = nums(reads), nums(writes)
+    r, w = nums(reads, False), nums(writes, True)
     regs = [o.reg for o in insn.operands if o.type == 1]  # X86_OP_REG
     if insn.mnemonic in _ZERO_IDIOMS and len(regs) == len(insn.operands) >= 2 and len(set(regs)) == 1:
         r = set()
@@ -812,8 +847,10 @@ def _vectors_after(vectors: frozenset, insn, m: str) -> frozenset:
         # own data; gcc keeps vectors live across such a call (-fipa-ra: float_consts'
         # %xmm4 across saxpy). A C library call resets them (after_external_call).
         return vectors
-    if m in ("vzeroall",):
-        return frozenset(range(16))
+    if m == "vzeroall":
+        return frozenset(range(16)) | frozenset(n + UPPER for n in range(16))
+    if m == "vzeroupper":
+        return vectors | frozenset(n + UPPER for n in range(16))
     _r, w = _vector_access(insn)
     return vectors | w if w else vectors
 
