@@ -160,9 +160,10 @@ class ObjectFile:
             raise self._invalid(exc) from exc
 
     @cached_property
-    def relocations(self) -> list[tuple[int, list[tuple[int, int, int, int]]]]:
+    def _raw_relocations(self) -> list[tuple[int, list[tuple[int, int, int, int]]]]:
         """Per relocation section: (index of the section it patches as ``sh_info`` says,
-        possibly out of range in a corrupt file, [(offset, type, symbol index, addend)])."""
+        possibly out of range in a corrupt file, [(offset, type, symbol index, addend)]).
+        Read through :attr:`relocs`, the one decoded model."""
         from elftools.elf.relocation import RelocationSection
 
         try:
@@ -178,9 +179,6 @@ class ObjectFile:
         except Exception as exc:  # corrupt input
             raise self._invalid(exc) from exc
 
-    def relocations_in(self, shndx: int) -> list[tuple[int, int, int, int]]:
-        """Every relocation that patches section ``shndx``, in file order."""
-        return [r for target, relocs in self.relocations if target == shndx for r in relocs]
 
     @cached_property
     def functions(self) -> list[FunctionSymbol]:
@@ -288,11 +286,58 @@ class ObjectFile:
     def relocs(self) -> list[Reloc]:
         """Every relocation of a section that exists, decoded once (:class:`Reloc`)."""
         out = []
-        for target, relocs in self.relocations:
+        for target, relocs in self._raw_relocations:
             if not 0 < target < len(self.sections):
                 raise SgccError(f"{self.path.name}: relocation section for a missing section")
             out.extend(Reloc(target, *r) for r in relocs)
         return out
+
+    @cached_property
+    def _relocs_by_section(self) -> dict[int, list[Reloc]]:
+        out: dict[int, list[Reloc]] = {}
+        for r in self.relocs:
+            out.setdefault(r.section, []).append(r)
+        return out
+
+    def relocs_in(self, shndx: int) -> list[Reloc]:
+        """Every relocation that patches section ``shndx``, in file order."""
+        return self._relocs_by_section.get(shndx, [])
+
+    def reloc_name(self, r: Reloc) -> str:
+        """What relocation ``r`` names, as ``readelf -r`` shows it: its symbol's name, a
+        section symbol's section name, or "" when it has no symbol."""
+        sym = self.symbols[r.symbol] if 0 < r.symbol < len(self.symbols) else None
+        if sym is None:
+            return ""
+        if sym["st_info"]["type"] == "STT_SECTION":
+            shndx = sym["st_shndx"]
+            return self.sections[shndx].name if isinstance(shndx, int) and 0 < shndx < len(self.sections) else "?"
+        return sym.name
+
+    @cached_property
+    def _named_places(self) -> dict[tuple[int, int], str]:
+        places: dict[tuple[int, int], str] = {}
+        for sym in self.symbols:
+            if sym.name and sym["st_info"]["type"] not in ("STT_SECTION", "STT_FILE") \
+                    and isinstance(sym["st_shndx"], int):
+                places.setdefault((sym["st_shndx"], sym["st_value"]), sym.name)
+        return places
+
+    def reloc_place(self, r: Reloc) -> tuple:
+        """What relocation ``r`` points at, independent of the layout of code and constants:
+        ``("symbol", name, addend)``; ``("section", index, offset)`` for a place no symbol
+        names; ``("absolute", addend)`` with no symbol. gas writes a reference to a local
+        function or static as "section symbol + offset", an offset that moves whenever an
+        earlier function changes size: such a place is named by the symbol defined there."""
+        sym = self.symbols[r.symbol] if 0 < r.symbol < len(self.symbols) else None
+        if sym is None:
+            return ("absolute", r.addend)
+        shndx = sym["st_shndx"]
+        if sym["st_info"]["type"] != "STT_SECTION" or not isinstance(shndx, int):
+            return ("symbol", sym.name, r.addend)
+        offset = sym["st_value"] + r.addend
+        named = self._named_places.get((shndx, offset))
+        return ("symbol", named, 0) if named else ("section", shndx, offset)
 
     @cached_property
     def _reloc_sites(self) -> dict[int, tuple[list[int], dict[int, Reloc]]]:

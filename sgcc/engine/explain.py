@@ -251,21 +251,7 @@ def _placeholder(reg: str) -> str:
 
 def _section_relocs(obj: ObjectFile, section_index: int) -> dict[int, str]:
     """Section offset -> what the relocation there names (a symbol, or a section's name)."""
-    symbols = obj.symbols
-    out: dict[int, str] = {}
-    for offset, _rtype, symidx, _addend in obj.relocations_in(section_index):
-        sym = symbols[symidx] if symbols else None
-        if sym is None:
-            name = "?"
-        elif sym["st_info"]["type"] == "STT_SECTION":
-            try:
-                name = obj.sections[sym["st_shndx"]].name
-            except Exception:  # noqa: BLE001 - a symbol of an odd section: still a relocation
-                name = "section"
-        else:
-            name = sym.name or "?"
-        out[offset] = name
-    return out
+    return {r.offset: obj.reloc_name(r) or "?" for r in obj.relocs_in(section_index)}
 
 
 def _function_symbols(obj: ObjectFile) -> dict[str, tuple[int, int, int]]:

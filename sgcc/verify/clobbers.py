@@ -211,7 +211,7 @@ class ClobberAnalysis:
         sec = self._obj.sections[sec_of]
         if sec["sh_flags"] & 0x1 or sec["sh_type"] != "SHT_PROGBITS":
             return False  # writable: its entries could change at run time
-        entries = {off: (rtype, symidx, addend) for off, rtype, symidx, addend in self._obj.relocations_in(sec_of)}
+        entries = {r.offset: (r.type, r.symbol, r.addend) for r in self._obj.relocs_in(sec_of)}
         ranges = self.functions.get(current, [])
         k = 0
         while table + k * size in entries:

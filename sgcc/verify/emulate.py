@@ -304,27 +304,28 @@ class Machine:
                 return self.capture.symbols[sym.name] + delta
             return self._trap(sym.name)
 
-        for target, relocs in obj.relocations:
-            if target not in placed or target >= len(obj.sections) or obj.sections[target]["sh_flags"] & SHF_WRITE:
+        for r in obj.relocs:
+            target = r.section
+            if target not in placed or obj.sections[target]["sh_flags"] & SHF_WRITE:
                 continue  # writable data is the captured program's own, already relocated
             base = placed[target]
-            for offset, rtype, symidx, addend in relocs:
-                p = base + offset
-                s = resolve(symidx)
-                if rtype == R_64:
-                    self.uc.mem_write(p, struct.pack("<Q", (s + addend) & (2**64 - 1)))
-                elif rtype in (R_PC32, R_PLT32):
-                    self._put32(p, s + addend - p, signed=True)
-                elif rtype in (R_GOTPCREL, R_GOTPCRELX, R_REX_GOTPCRELX):
-                    self._put32(p, self._got(s) + addend - p, signed=True)
-                elif rtype == R_32:
-                    self._put32(p, s + addend, signed=False)
-                elif rtype == R_32S:
-                    self._put32(p, s + addend, signed=True)
-                elif rtype == R_PC64:
-                    self.uc.mem_write(p, struct.pack("<Q", (s + addend - p) & (2**64 - 1)))
-                else:
-                    raise Unsupported(f"relocation type {rtype}")
+            offset, rtype, symidx, addend = r.offset, r.type, r.symbol, r.addend
+            p = base + offset
+            s = resolve(symidx)
+            if rtype == R_64:
+                self.uc.mem_write(p, struct.pack("<Q", (s + addend) & (2**64 - 1)))
+            elif rtype in (R_PC32, R_PLT32):
+                self._put32(p, s + addend - p, signed=True)
+            elif rtype in (R_GOTPCREL, R_GOTPCRELX, R_REX_GOTPCRELX):
+                self._put32(p, self._got(s) + addend - p, signed=True)
+            elif rtype == R_32:
+                self._put32(p, s + addend, signed=False)
+            elif rtype == R_32S:
+                self._put32(p, s + addend, signed=True)
+            elif rtype == R_PC64:
+                self.uc.mem_write(p, struct.pack("<Q", (s + addend - p) & (2**64 - 1)))
+            else:
+                raise Unsupported(f"relocation type {rtype}")
         entries: dict[str, int] = {}
         for sym in symbols:
             if sym["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC") and isinstance(sym["st_shndx"], int) \

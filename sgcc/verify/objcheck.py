@@ -116,10 +116,12 @@ def _content_sections(obj: ObjectFile):
 
 
 def _relocations(obj: ObjectFile):
-    """(relocated section's index, section, [(offset, type, symbol index, addend)])."""
-    for target, relocs in obj.relocations:
-        if not 0 < target < len(obj.sections):
-            raise SgccError(f"{obj.path.name}: relocation section for a missing section")
+    """(relocated section's index, section, [:class:`~sgcc.asm.obj.Reloc`]), from the one
+    relocation model of :mod:`sgcc.asm.obj`."""
+    by_section: dict[int, list] = {}
+    for r in obj.relocs:
+        by_section.setdefault(r.section, []).append(r)
+    for target, relocs in by_section.items():
         yield target, obj.sections[target], relocs
 
 
@@ -243,12 +245,13 @@ def _object_problems(cand: ObjectFile, base: ObjectFile, target: isamod.Target,
                 problems.append(f"changes the startup table {sec.name}")
 
     # -- relocations ----------------------------------------------------------------------------
-    base_types = {r[1] for _, _, rel in _relocations(base) for r in rel}
+    base_types = {r.type for r in base.relocs}
     decoded = {d.index: d for d in cand.code}
     starts = {d.index: set(d.addrs) for d in cand.code}
     reloc_sites: dict[int, list[int]] = {}
     for tidx, tsec, relocs in _relocations(cand):
-        for offset, rtype, symidx, addend in relocs:
+        for r in relocs:
+            offset, rtype, symidx, addend = r.offset, r.type, r.symbol, r.addend
             reloc_sites.setdefault(tidx, []).append(offset)
             tname = _R_NAMES.get(rtype, f"type {rtype}")
             if rtype not in _CODE_RELOCS and rtype not in base_types:
@@ -357,22 +360,12 @@ def _reloc_sig(obj: ObjectFile, relocs) -> list:
     whenever a candidate changes the size of an earlier function, so such targets are named
     by the symbol defined at that offset instead.
     """
-    by_place: dict[tuple[int, int], str] = {}
-    for sym in obj.symbols:
-        kind = sym["st_info"]["type"]
-        if sym.name and kind not in ("STT_SECTION", "STT_FILE") and isinstance(sym["st_shndx"], int):
-            by_place.setdefault((sym["st_shndx"], sym["st_value"]), sym.name)
     out = []
-    for offset, rtype, symidx, addend in relocs:
-        sym = obj.symbols[symidx] if 0 < symidx < len(obj.symbols) else None
-        if sym is None:
-            target = ("", addend)
-        elif sym["st_info"]["type"] == "STT_SECTION" and isinstance(sym["st_shndx"], int):
-            named = by_place.get((sym["st_shndx"], sym["st_value"] + addend))
-            target = (named, 0) if named else (obj.sections[sym["st_shndx"]].name, addend)
-        else:
-            target = (sym.name, addend)
-        out.append((offset, rtype, *target))
+    for r in relocs:
+        place = obj.reloc_place(r)
+        if place[0] == "section":  # by name: section indexes differ between the two objects
+            place = ("section", obj.sections[place[1]].name, place[2])
+        out.append((r.offset, r.type, *place))
     return sorted(out)
 
 

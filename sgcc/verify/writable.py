@@ -55,25 +55,13 @@ def _commons(obj) -> list[tuple]:
                   if s.name and s["st_shndx"] == "SHN_COMMON")
 
 
-def _named_places(obj) -> dict[tuple[int, int], str]:
-    out: dict[tuple[int, int], str] = {}
-    for s in obj.symbols:
-        if s.name and isinstance(s["st_shndx"], int) and s["st_info"]["type"] not in ("STT_SECTION", "STT_FILE"):
-            out.setdefault((s["st_shndx"], s["st_value"]), s.name)
-    return out
-
-
-def _target(obj, places: dict, symidx: int, addend: int) -> tuple:
-    """What a relocation points at, independent of the layout of code and constants."""
-    if not 0 < symidx < len(obj.symbols):
-        return ("absolute", addend)
-    sym = obj.symbols[symidx]
-    shndx = sym["st_shndx"]
-    if sym["st_info"]["type"] != "STT_SECTION" or not isinstance(shndx, int):
-        return ("symbol", sym.name, addend)
-    offset = sym["st_value"] + addend
-    if (shndx, offset) in places:  # a named symbol at that place (a local function, a static)
-        return ("symbol", places[(shndx, offset)], 0)
+def _target(obj, r) -> tuple:
+    """What a relocation points at, independent of the layout of code and constants
+    (:meth:`sgcc.asm.obj.ObjectFile.reloc_place`), a merged constant or string by its bytes."""
+    place = obj.reloc_place(r)
+    if place[0] != "section":
+        return place
+    shndx, offset = place[1], place[2]
     if not 0 < shndx < len(obj.sections):
         return ("section", "?", offset)
     sec = obj.sections[shndx]
@@ -91,9 +79,7 @@ def _target(obj, places: dict, symidx: int, addend: int) -> tuple:
 
 
 def _relocs(obj, index: int) -> list[tuple]:
-    places = _named_places(obj)
-    return sorted((off, rtype, *_target(obj, places, symidx, addend))
-                  for off, rtype, symidx, addend in obj.relocations_in(index))
+    return sorted((r.offset, r.type, *_target(obj, r)) for r in obj.relocs_in(index))
 
 
 def problems(cand, base) -> list[str]:
