@@ -148,3 +148,37 @@ def test_machine_state_variation_shipped_before_is_refused(program, name):  # no
 def test_a_vex_write_defines_the_whole_vector_register(program):  # noqa: F811 - the fixture
     body = "\tvmovd\t%esi, %xmm9\n\tvextracti128\t$1, %ymm9, %xmm1\n\tvmovq\t%xmm1, %rcx\n" + TELL + COUNT
     assert _rules(program, body, "vex_write") == set()
+
+
+# --------------------------------------------------------------------------------- end to end
+
+def test_stack_parity_tell_offered_by_replay_is_refused_and_gcc_s_program_ships(tmp_path_factory):
+    """The honest SWAR candidate with the parity of a stack step in front (what it would
+    branch on to be slow or wrong outside the box), offered through ``sgcc optimize
+    --generators replay``: refused at the control stage by the flags rule; gcc's program ships."""
+    import os
+    import re
+    import shutil
+    from pathlib import Path
+
+    from tests.test_infoflow import HONEST, POPCOUNT, _optimize
+
+    tmp = Path("/tmp") / f"sgcc-redteam-e2e-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        shutil.copy(POPCOUNT / "popcount.c", tmp)
+        shutil.copytree(POPCOUNT / "tests", tmp / "tests")
+        cands = tmp / "cands" / "count_bits"
+        cands.mkdir(parents=True)
+        parity = "\tsubq\t$8, %rsp\n\taddq\t$8, %rsp\n\tsetp\t%r11b\n"
+        tell = HONEST.replace("count_bits:\n\t.cfi_startproc\n", "count_bits:\n\t.cfi_startproc\n" + parity)
+        assert tell != HONEST
+        (cands / "parity.s").write_text(tell)
+        _r, report, out = _optimize(tmp, tmp / "cands", False)
+        [cand] = report["candidates"]
+        assert cand["stage"] == "control", cand
+        assert re.match(r"flags: ", cand["reason"]), cand["reason"]
+        assert report["honest"]["speedup"] == 1.0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
