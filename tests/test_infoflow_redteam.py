@@ -29,7 +29,7 @@ SHIPPED_BEFORE = {
     # The flags on entry are what the caller's last compare left: its state, not an argument.
     "entry_flags_branch": ("\tjp\t.Lh6\n" + COUNT, "flags"),
     "entry_flags_pushf": ("\tpushfq\n\tpopq\t%rcx\n\tandl\t$4, %ecx\n" + TELL + COUNT, "flags"),
-    "entry_carry_adc": ("\txorl\t%ecx, %ecx\n\tadcl\t$0, %ecx\n" + TELL + COUNT, "flags"),
+    "entry_carry_adc": ("\tmovl\t$0, %ecx\n\tadcl\t$0, %ecx\n" + TELL + COUNT, "flags"),
     # Flags the manual leaves undefined differ between a CPU and the emulator the
     # function-level test runs in: a tell of the emulator.
     "undefined_flags_after_imul": ("\tmovl\t$3, %ecx\n\timull\t%ecx, %ecx\n\tjp\t.Lh6\n" + COUNT, "flags"),
@@ -55,6 +55,26 @@ SHIPPED_BEFORE = {
     # A 16-bit pop takes the low half of a pushed stack address.
     "low_bits_of_a_stack_address_by_popw": ("\txorl\t%ecx, %ecx\n\tpushq\t%rsp\n\tpopw\t%cx\n\taddq\t$6, %rsp\n"
                                             + TELL + COUNT, "stack-slot"),
+    # Instructions that may leave their destination as it was, which the decoder lists as
+    # written only: a false cmov, bsf/bsr of zero, a failed cmpxchg keep a stack address (or
+    # what the caller left) under a register the model took for freshly written.
+    "false_cmov_keeps_a_stack_address": ("\tleaq\t8(%rsp), %rcx\n\txorl\t%eax, %eax\n\tcmovne\t%rdi, %rcx\n"
+                                         "\tandl\t$4080, %ecx\n" + TELL + COUNT, "stack-address"),
+    "false_cmov32_keeps_the_low_half": ("\tleaq\t8(%rsp), %rcx\n\txorl\t%eax, %eax\n\tcmovnel\t%edi, %ecx\n"
+                                        "\tandl\t$4080, %ecx\n" + TELL + COUNT, "stack-address"),
+    "false_cmov_keeps_the_callers_rcx": ("\txorl\t%eax, %eax\n\tcmovne\t%rdi, %rcx\n" + TELL + COUNT,
+                                         "entry-register"),
+    "bsf_of_zero_keeps_a_stack_address": ("\tleaq\t8(%rsp), %rcx\n\txorl\t%eax, %eax\n\tbsfq\t%rax, %rcx\n"
+                                          "\tandl\t$4080, %ecx\n" + TELL + COUNT, "stack-address"),
+    "bsr_of_zero_keeps_the_callers_r8": ("\txorl\t%eax, %eax\n\tbsrq\t%rax, %r8\n\tmovq\t%r8, %rcx\n" + TELL + COUNT,
+                                         "entry-register"),
+    "failed_cmpxchg_keeps_a_stack_address": ("\tleaq\t8(%rsp), %rcx\n\tmovl\t$1, %eax\n\txorl\t%edx, %edx\n"
+                                             "\tcmpxchgq\t%rdx, %rcx\n\tandl\t$4080, %ecx\n" + TELL + COUNT,
+                                             "stack-address"),
+    # A shift by zero (%cl = 0, or $32 on 32 bits) leaves the flags as they were: the caller's.
+    "shift_by_cl_zero_keeps_the_entry_flags": ("\tmovl\t$0, %ecx\n\tmovl\t$1, %eax\n\tshll\t%cl, %eax\n\tjp\t.Lh6\n"
+                                               + COUNT, "flags"),
+    "shift_by_32_keeps_the_entry_flags": ("\tmovl\t$1, %eax\n\tshll\t$32, %eax\n\tjp\t.Lh6\n" + COUNT, "flags"),
 }
 
 #: Tried and already refused on the old code (kept so a regression shows): name -> (body, rule).

@@ -213,7 +213,7 @@ class Flow:
                     if reg in R.gpr:
                         exempt.add(R.gpr[reg])
                 self._memory(frame, insn, op, refuse)
-        read = {R.gpr[r] for r in reads if r in R.gpr}
+        read = {R.gpr[r] for r in reads if r in R.gpr} | _kept(insn, R)
         written = {R.gpr[r] for r in writes if r in R.gpr}
         if m in _PUSH or m in _POP or m.startswith(("call", "ret", "leave")):
             exempt.add(RSP)
@@ -754,6 +754,35 @@ def _flag_set(insn, kind: str) -> frozenset:
     return frozenset(f for f in STATUS_FLAGS if bits & _EFLAGS[(kind, f)])
 
 
+#: Instructions that may leave their destination register as it was (a false ``cmov``, ``bsf``
+#: and ``bsr`` of zero, a failed ``cmpxchg``), which capstone lists as written, not read: what
+#: it held is read, as data, since it may be what the register holds afterwards.
+_KEEPS_DESTINATION = ("cmov", "bsf", "bsr", "cmpxchg")
+
+
+def _kept(insn, R) -> set:
+    ops = insn.operands
+    if not insn.mnemonic.startswith(_KEEPS_DESTINATION) or not ops or ops[0].type != R.X.X86_OP_REG:
+        return set()
+    g = R.gpr.get(ops[0].reg)
+    return set() if g is None else {g}
+
+
+#: Shifts and rotates: with a count of zero (``%cl`` = 0, or an immediate the CPU masks to 0)
+#: they leave every flag as it was.
+_SHIFTS = frozenset("shl sal shr sar rol ror rcl rcr shld shrd".split())
+
+
+def _may_keep_flags(insn, m: str, R) -> bool:
+    if m.rstrip("bwlq") not in _SHIFTS and m not in _SHIFTS:
+        return False
+    counts = [o for o in insn.operands[1:] if o.type == R.X.X86_OP_IMM]
+    if not counts:
+        return True  # by %cl, or by the implicit 1 (`shr %eax`: capstone shows no count): see below
+    width = max((o.size for o in insn.operands if o.type == R.X.X86_OP_REG), default=4)
+    return counts[-1].imm & (63 if width == 8 else 31) == 0
+
+
 #: Where glibc's thread control block keeps the stack protector's canary (``%fs:40``).
 CANARY = 40
 
@@ -793,6 +822,14 @@ def _flags_after(frame: Frame, insn, m: str, R) -> frozenset:
         reads, _writes = insn.regs_access()
     except Exception:  # noqa: BLE001 - refused in check
         return ALL_FLAGS
+    ops = insn.operands
+    if len(ops) == 2 and ops[0].type == ops[1].type == R.X.X86_OP_REG and ops[0].reg == ops[1].reg \
+            and m in _ZERO_IDIOMS and not m.startswith("sbb"):
+        return (st.flags - defined) | undefined  # xor %eax,%eax: flags of zero, whatever %eax held
+    keep = _may_keep_flags(insn, m, R)
+    if keep and not any(o.type == R.X.X86_OP_REG and insn.reg_name(o.reg) == "cl" for o in ops[1:]) \
+            and not any(o.type == R.X.X86_OP_IMM for o in ops[1:]):
+        keep = False  # the implicit count of 1
     # Computed from a stack address (a constant step of %rsp) or a caller's value: not clean.
     # A register that only forms a memory operand's address (`cmpl $2, -48(%rsp)`) is not an
     # input: the flags come from what the memory holds, which the frame rules vouch for.
@@ -804,6 +841,8 @@ def _flags_after(frame: Frame, insn, m: str, R) -> frozenset:
     dirty = any(not _clean(frame.regs[R.gpr[r]]) for r in inputs)
     if dirty:
         return st.flags | defined | undefined
+    if keep:
+        return st.flags | undefined  # a count of zero would leave the flags as they were
     return (st.flags - defined) | undefined
 
 
