@@ -71,6 +71,13 @@ SHIPPED_BEFORE = {
     "failed_cmpxchg_keeps_a_stack_address": ("\tleaq\t8(%rsp), %rcx\n\tmovl\t$1, %eax\n\txorl\t%edx, %edx\n"
                                              "\tcmpxchgq\t%rdx, %rcx\n\tandl\t$4080, %ecx\n" + TELL + COUNT,
                                              "stack-address"),
+    # pushf after a clean compare: the status flags are clean, but IF (bit 9) and the other
+    # system flags are the machine's (an emulator's differ): a tell of the function-level test.
+    "pushf_of_the_system_flags": ("\tcmpl\t$0, %edi\n\tpushfq\n\tpopq\t%rcx\n\tandl\t$512, %ecx\n" + TELL + COUNT,
+                                  "instruction"),
+    # clzero zeroes the 64-byte line holding %rax, which no memory operand shows: from a stack
+    # address, up to 63 bytes of the caller's frame, as the stack's alignment decides.
+    "clzero_through_a_stack_address": ("\tleaq\t-64(%rsp), %rax\n\tclzero\n" + COUNT, "instruction"),
     # A shift by zero (%cl = 0, or $32 on 32 bits) leaves the flags as they were: the caller's.
     "shift_by_cl_zero_keeps_the_entry_flags": ("\tmovl\t$0, %ecx\n\tmovl\t$1, %eax\n\tshll\t%cl, %eax\n\tjp\t.Lh6\n"
                                                + COUNT, "flags"),

@@ -70,13 +70,17 @@ _READS_ALL_FLAGS = frozenset({"pushf", "pushfq", "pushfw", "lahf"})
 #: stack's address, protection keys) or registers and memory the decoder does not show
 #: (``xlatb`` reads ``(%rbx,%al)``, ``enter`` pushes %rbp and moves %rsp and %rbp). The rule
 #: is positive in what it follows; these are the instructions it cannot, and an untrusted
-#: function may use one only where gcc's same function does. (``rdtsc``, ``rdrand`` and the
+#: function may use one only where gcc's same function does. ``pushf`` is among them: besides
+#: the status flags it reads system flags (IF, AC, ID) an emulator sets otherwise than the
+#: kernel; ``clzero`` and ``maskmovdqu`` store through a register no memory operand shows.
+#: (``rdtsc``, ``rdrand`` and the
 #: privileged ones are refused for every candidate by the object check.)
 UNMODELLED = frozenset("""
     cpuid xgetbv rdpkru wrpkru rdsspd rdsspq rdtsc rdtscp rdpid rdrand rdseed rdpmc rdpru rdfsbase rdgsbase
     xlatb enter smsw str sldt sgdt sidt lsl lar verr verw fxsave fxsave64 xsave xsave64 xsaveopt xsaveopt64
     xsavec xsavec64 fnstenv fnsave fstenv fsave fxrstor fxrstor64 xrstor xrstor64 popf popfq popfw
     stmxcsr vstmxcsr ldmxcsr vldmxcsr fnstcw fstcw fnstsw fstsw fldcw fldenv frstor fnclex fclex fninit finit
+    pushf pushfq pushfw clzero maskmovdqu vmaskmovdqu maskmovq movdir64b enqcmd enqcmds
 """.split())
 #: The x87 register stack is addressed relative to its top, which the model does not follow:
 #: x87 instructions (capstone's FPU group) only where gcc's function has them.
