@@ -190,7 +190,8 @@ def cache_verify() -> None:
     A cache shared by a team (a project's cache/ directory) is code that builds will use:
     run this after pulling one. Each entry with winners is rebuilt from gcc's recorded
     assembly exactly as a compile substitutes it, and goes through the checks sgcc optimize
-    runs: text screen, assembly, object checks, control-flow proof. Corrupt entries and
+    runs: text screen, assembly, object checks, control-flow proof, with every unit held to
+    the information-flow rule of untrusted candidates (an entry cannot say who wrote it). Corrupt entries and
     entries that fail are removed; entries no trusted key signed are listed (builds ignore them).
     """
     from sgcc import config as configmod
