@@ -28,6 +28,14 @@ the stack model of :mod:`sgcc.verify.stackframe`:
   (``call-argument``). ``%rsp``/``%rbp`` are loaded from memory only by ``pop``/``leave``
   (``stack-pointer``); a slot holding a stack address or a caller's register may be read
   back only whole (``stack-slot``).
+* **Flags, vector registers, machine state.** A flag is read only where the last
+  instruction writing it defined it from clean data (not the caller's flags, not one the
+  manual leaves undefined, not one computed from a stack address: ``flags``); a vector or
+  MMX register only once written or as gcc's function reads it on entry
+  (``entry-register``); an instruction whose effect the model cannot follow from the
+  operands the decoder shows (``cpuid``, ``pushf``, ``xlatb``, ``enter``, the x87 stack...)
+  only where gcc's function has it (``instruction``). An instruction that may leave its
+  destination as it was (a false ``cmov``, ``bsf`` of zero) reads it.
 * **Elsewhere.** Memory reached through clean pointers (its arguments, what it loads
   through them, its symbols) is the program's own data, as in gcc's function; segment
   (``%fs``) accesses only at the displacements gcc's function uses (``segment``); and calls
