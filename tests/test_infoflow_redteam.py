@@ -161,6 +161,11 @@ STATE_SHIPPED_BEFORE = {
     # A legacy SSE write to %xmm9 keeps the caller's bits above 128 in %ymm9.
     "upper_half_after_a_legacy_write": ("\tmovd\t%esi, %xmm9\n\tvextracti128\t$1, %ymm9, %xmm1\n"
                                         "\tvmovq\t%xmm1, %rcx\n" + TELL + COUNT, "entry-register"),
+    # Legacy scalar SSE keeps the bits above the scalar: the caller's bits 64-127 of %xmm5.
+    "upper_lane_after_a_scalar_sqrt": ("\tpxor\t%xmm1, %xmm1\n\tpxor\t%xmm2, %xmm2\n\tsqrtsd\t%xmm1, %xmm5\n"
+                                       "\tmovhlps\t%xmm5, %xmm2\n\tmovq\t%xmm2, %rcx\n" + TELL + COUNT, "entry-register"),
+    "upper_lane_after_cvtsi2sd": ("\tpxor\t%xmm2, %xmm2\n\tcvtsi2sdl\t%esi, %xmm5\n\tmovhlps\t%xmm5, %xmm2\n"
+                                  "\tmovq\t%xmm2, %rcx\n" + TELL + COUNT, "entry-register"),
     # vzeroupper clears the upper halves only: %xmm8 is still the caller's.
     "xmm_after_vzeroupper": ("\tvzeroupper\n\tvmovq\t%xmm8, %rcx\n" + TELL + COUNT, "entry-register"),
 }
@@ -170,6 +175,12 @@ STATE_SHIPPED_BEFORE = {
 def test_machine_state_variation_shipped_before_is_refused(program, name):  # noqa: F811 - the fixture
     body, rule = STATE_SHIPPED_BEFORE[name]
     assert rule in _rules(program, body, name), name
+
+
+def test_a_scalar_load_defines_the_whole_xmm_register(program):  # noqa: F811 - the fixture
+    """movq from memory zeroes bits 64-127: reading them back is honest."""
+    body = "\tpxor\t%xmm2, %xmm2\n\tmovq\t(%rdi), %xmm5\n\tmovhlps\t%xmm5, %xmm2\n\tmovq\t%xmm2, %rcx\n" + TELL + COUNT
+    assert _rules(program, body, "movq_load") == set()
 
 
 def test_a_vex_write_defines_the_whole_vector_register(program):  # noqa: F811 - the fixture

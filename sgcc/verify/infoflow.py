@@ -858,6 +858,12 @@ def _flags_after(frame: Frame, insn, m: str, R) -> frozenset:
     return (st.flags - defined) | undefined
 
 
+#: Legacy SSE scalar instructions that write the low 32 or 64 bits of their destination and
+#: keep the rest, which capstone does not list as read (``sqrtsd %xmm1,%xmm5`` keeps the
+#: caller's bits 64-127 of %xmm5).
+_SCALAR_MERGE = frozenset("cvtsi2ss cvtsi2sd cvtss2sd cvtsd2ss sqrtss sqrtsd rcpss rsqrtss roundss roundsd".split())
+
+
 def _vector_access(insn) -> tuple[set, set]:
     """The vector register numbers ``insn`` reads and writes (xmm, ymm and zmm alike); a
     register combined with itself by a zero idiom (``pxor %xmm0,%xmm0``) is not read."""
@@ -886,6 +892,10 @@ def _vector_access(insn) -> tuple[set, set]:
                     out.add(n + UPPER)  # a VEX or EVEX write clears the bits above
         return out
     r, w = nums(reads, False), nums(writes, True)
+    ops = insn.operands
+    if legacy and insn.mnemonic in _SCALAR_MERGE and ops and ops[0].type == 1:
+        # The bits above the scalar come from the destination as it was: read.
+        r |= nums([ops[0].reg], False)
     regs = [o.reg for o in insn.operands if o.type == 1]  # X86_OP_REG
     if insn.mnemonic in _ZERO_IDIOMS and len(regs) == len(insn.operands) >= 2 and len(set(regs)) == 1:
         r = set()
