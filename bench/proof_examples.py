@@ -11,7 +11,9 @@ untrusted candidate (``--generators replay``: the information-flow rule of
 sgcc.verify.infoflow too). Prints each candidate's outcome and the two counts.
 
 Measured: 20/20 trusted; untrusted 18/20 before index ranges (sgcc.verify.bounds: histogram
-and nqueens refused), 19/20 with them (nqueens' pointer walk over a stack array refused).
+and nqueens refused), 19/20 with them (nqueens' pointer walk over a stack array refused);
+18/20 since the red team's rule that bsf may keep its destination (gcdsum's first loop
+iteration has the caller's %ecx there: docs/proof.md, "Measured").
 
     python bench/proof_examples.py
 """
