@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from sgcc.asm import lex
 from sgcc.candidates.transplant import debuginfo
 from sgcc.candidates.transplant.asmtext import (
     COLD_RE,
@@ -113,6 +114,13 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
             raise _Refuse(f"{name} contains inline asm, which the screen refuses")
         refs, calls, tails = references(text)
         own = defined_labels(text)
+        if name in var.units:
+            # A label table that travels with its function (sgcc.asm.splitter) is named like
+            # a static (``disptab.3``): the numbering is this compilation's, so it gets a fresh
+            # name, as a private copy does, and never clashes with the baseline's statics.
+            for sym in sorted(_object_labels(var.units[name])):
+                if sym not in var.functions and not COLD_RE.search(sym):
+                    copies.setdefault(sym, _fresh(sym, suffix))
         for sym in sorted(refs - own):
             parent = COLD_RE.sub("", sym)
             if sym.startswith(".L") and sym in var.alias_lines:
@@ -221,6 +229,15 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
     if clash:
         raise _Refuse(f"fresh names clash with the baseline's: {', '.join(sorted(clash))}")
     return texts, sorted(copies), sorted(kept)
+
+
+def _object_labels(unit) -> set[str]:
+    """Named (not ``.L``) labels a unit defines: its function's names and the label tables
+    that travel with it."""
+    out: set[str] = set()
+    for line in lex.split_lines(unit.text):
+        out.update(lab for lab in lex.analyze(line)[0] if not lab.startswith(".L"))
+    return out
 
 
 def _same_in_base(base: Side, var: Side, name: str) -> bool:
