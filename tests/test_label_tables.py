@@ -139,3 +139,57 @@ def test_a_table_used_by_two_functions_is_refused(goto):
     bad = re.sub(r"^(main:\n(?:\t\.cfi_startproc\n)?)", rf"\1\tleaq\t{name}(%rip), %rax\n", text, count=1, flags=re.M)
     assert bad != text
     assert "table" in _rules(goto, bad, "shared")
+
+
+SPLIT = """\t.text
+\t.globl\tf
+\t.type\tf, @function
+f:
+.L1:
+\tleaq\tTABLE(%rip), %rax
+\tjmp\t*(%rax,%rdi,8)
+.L2:
+\tret
+\t.size\tf, .-f
+\t.globl\tg
+\t.type\tg, @function
+g:
+.L3:
+\tUSE
+\tret
+\t.size\tg, .-g
+\t.section\tSECTION
+\t.align 8
+\t.type\ttab.0, @object
+\t.size\ttab.0, 16
+tab.0:
+\t.quad\t.L1
+\t.quad\tSECOND
+"""
+
+
+@pytest.mark.parametrize("case, travels", [
+    ("private", True),
+    ("entry of another function", False),
+    ("used by two functions", False),
+    ("writable", False),
+    ("global", False),
+])
+def test_which_tables_travel_with_their_function(case, travels):
+    """The splitter's rule, on assembly written for each case: only a read-only table of one
+    function's labels that only that function refers to becomes a piece of its unit; the
+    file joins back byte for byte either way."""
+    from sgcc.asm.units import AsmFile
+
+    text = SPLIT.replace("TABLE", "tab.0").replace("SECTION", '.data.rel.ro.local,"aw"')
+    text = text.replace("SECOND", ".L3" if case == "entry of another function" else ".L2")
+    text = text.replace("USE", "leaq\ttab.0(%rip), %rax" if case == "used by two functions" else "nop")
+    if case == "writable":
+        text = text.replace('.data.rel.ro.local,"aw"', '.data.rel.local,"aw"')
+    if case == "global":
+        text = text.replace("\t.align 8\n", "\t.globl\ttab.0\n\t.align 8\n")
+    asm = AsmFile.parse(text)
+    assert asm.join() == text
+    f = asm.unit("f")
+    assert (len(f.pieces) == 2 and "tab.0:" in f.text) == travels, case
+    assert "tab.0:" not in asm.unit("g").text
