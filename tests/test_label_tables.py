@@ -193,3 +193,16 @@ def test_which_tables_travel_with_their_function(case, travels):
     f = asm.unit("f")
     assert (len(f.pieces) == 2 and "tab.0:" in f.text) == travels, case
     assert "tab.0:" not in asm.unit("g").text
+
+
+def test_a_table_reached_only_through_a_pointer_in_data_is_refused(goto):
+    """run's labels in a table no code refers to, whose address another object holds: any
+    function could load it and jump through it, so no one function's walk covers it. The old
+    proof counted its entries as run's targets."""
+    _, text, _ = goto
+    _name, entries = _table(text)
+    label = entries[0].split()[-1]
+    bad = text + ('\t.section\t.data.rel.ro.hidden,"aw"\n\t.align 8\nhidden_tab:\n'
+                  f"\t.quad\t{label}\n"
+                  '\t.section\t.data.rel.ro.ptr,"aw"\n\t.align 8\nptr_to_tab:\n\t.quad\thidden_tab\n')
+    assert "table" in _rules(goto, bad, "hidden")

@@ -154,11 +154,15 @@ def validate(candidate: Unit, baseline: Baseline, untrusted=frozenset(), *, reco
         # through it: every entry inside that function, no other function refers to it, and
         # nothing may rewrite it (read-only, or RELRO: .data.rel.ro is read-only once relocated),
         # unless gcc's own function keeps its table writable too.
+        if not users:
+            # Reached through a pointer in data, by any function: no one function's walk covers it.
+            add("table", f"{sec.name}+{r.offset:#x} points into {name} from a table no code refers to")
+            continue
         if len(users) > 1:
             add("table", f"the table at {sec.name}+{starts[k]:#x} is used by {', '.join(sorted(users))}: "
                          "a label table may belong to one function only")
             continue
-        if users and group not in users:
+        if group not in users:
             add("table", f"{sec.name}+{r.offset:#x} points into {name}, outside {next(iter(users))}, "
                          "the function that uses the table")
             continue
