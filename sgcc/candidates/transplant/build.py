@@ -96,7 +96,8 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
             raise _Refuse(f"{m} is not a function of its own in this variant (inlined or removed)")
         if base.escaping_labels(m):
             raise _Refuse(f"labels of gcc's {m} are referenced from outside it "
-                          f"({', '.join(sorted(base.escaping_labels(m))[:3])}: a label table or alias)")
+                          f"({', '.join(sorted(base.escaping_labels(m))[:3])}: a label table that is writable, "
+                          "used elsewhere or named by debug information, or an alias)")
     suffix = "sg_" + re.sub(r"[^\w]", "_", function) + "_" + tag
     include = list(members)  # variant units in the candidate
     copies: dict[str, str] = {}  # variant symbol -> fresh name (functions and named data)
