@@ -232,6 +232,8 @@ class Splitter:
         self._check_previous(spans)
 
         extra = self._private_constants(label_at, len(bodies))
+        for k, blocks in self._private_label_tables(label_at, bodies).items():
+            extra.setdefault(k, []).extend(blocks)
         units: list[tuple[str, list[range], int, str]] = []
         restore: list[str] = []
         for k, (_start, _end, fname) in enumerate(bodies):
@@ -349,12 +351,73 @@ class Splitter:
                 extra.setdefault(next(iter(who)), []).append(block)
         return extra
 
-    def _constant_block(self, i: int) -> range | None:
+    def _private_label_tables(self, label_at: dict[str, list[int]],
+                              bodies: list[tuple[int, int, str]]) -> dict[int, list[range]]:
+        """Label-address tables (computed goto's ``static void *const t[] = {&&a, ...}``) in
+        read-only frame sections (``.rodata*``, and ``.data.rel.ro*``, which the dynamic
+        loader makes read-only after relocating it) whose entries all name ``.L`` labels of
+        one function and whose name only that function's code refers to: they travel with
+        the function, so a replacement brings its own table (its own labels). Writable
+        tables, tables shared by two functions or referred to from anywhere else (a global,
+        debug information, another table) stay in the frame; the function's labels are then
+        referenced from outside it and it is not searched."""
+        owner, labels, ops = self.owner, self.labels, self.ops
+        unit_labels: dict[str, int] = {}
+        for k, (start, end, _fname) in enumerate(bodies):
+            for i in range(start, end + 1):
+                for label in labels[i]:
+                    if label.startswith(".L"):
+                        unit_labels[label] = k
+        found: dict[str, tuple[int, int]] = {}  # table name -> (its label line, the unit)
+        for label, where in label_at.items():
+            if len(where) != 1 or label.startswith(".L") or _LC_RE.match(label):
+                continue
+            i = where[0]
+            section = self.before[i].name
+            if owner[i] != -1 or labels[i] != (label,) or ops[i] or \
+                    not (section.startswith(".rodata") or section.startswith(".data.rel.ro")):
+                continue
+            users: set[int] = set()
+            j = i + 1
+            while j < self.n and owner[j] == -1 and not labels[j] and ops[j] and all(o[0] in _DATA for o in ops[j]):
+                for _name, args in ops[j]:
+                    for token in lex.TOKEN_RE.findall(lex.blank_strings(args)):
+                        users.add(unit_labels.get(token, -1))
+                j += 1
+            if j > i + 1 and len(users) == 1 and -1 not in users:
+                found[label] = (i, next(iter(users)))
+        if not found:
+            return {}
+        referrers: dict[str, set[int]] = {label: set() for label in found}
+        for i, line in enumerate(self.lines):
+            if not any(label in line for label in found):
+                continue
+            for stmt in lex.statements(line):
+                for token in lex.TOKEN_RE.findall(lex.blank_strings(lex.strip_labels(stmt))):
+                    if token in referrers and not (owner[i] == -1 and self._own_bookkeeping(i, token)):
+                        referrers[token].add(owner[i])
+        extra: dict[int, list[range]] = {}
+        for label, (i, k) in found.items():
+            if referrers[label] != {k}:
+                continue
+            block = self._constant_block(i, own=label)
+            if block is not None:
+                extra.setdefault(k, []).append(block)
+        return extra
+
+    def _own_bookkeeping(self, i: int, name: str) -> bool:
+        """Whether line ``i`` is only ``.type NAME``/``.size NAME``/``.local NAME``."""
+        return not self.labels[i] and len(self.ops[i]) == 1 and self.ops[i][0][0] in (".type", ".size", ".local") \
+            and type_args(self.ops[i][0][1])[0] == name
+
+    def _constant_block(self, i: int, own: str = "") -> range | None:
         """Alignment + label + data of the constant labelled at line ``i``, if unambiguous."""
         owner, labels, ops, n = self.owner, self.labels, self.ops, self.n
 
         def alignment(j: int) -> bool:
-            return owner[j] == -1 and not labels[j] and len(ops[j]) == 1 and ops[j][0][0] in _ALIGN
+            # A named object's own .type/.size/.local lines come with it.
+            return owner[j] == -1 and not labels[j] and len(ops[j]) == 1 and (
+                ops[j][0][0] in _ALIGN or (own and self._own_bookkeeping(j, own)))
 
         start = i
         while start > 0 and alignment(start - 1):

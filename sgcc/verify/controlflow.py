@@ -109,14 +109,18 @@ def validate(candidate: Unit, baseline: Baseline, untrusted=frozenset(), *, reco
     # -- data that points into code: jump tables and function pointers ----------------------
     table_targets: dict[str, set[tuple[int, int]]] = {}  # group -> code places reached through tables
     table_starts: dict[int, list[int]] = {}  # data section -> offsets code refers to (table bases)
+    table_users: dict[tuple[int, int], set[str]] = {}  # (data section, table base) -> groups referring to it
     for shndx, code in unit.code.items():
         for r in unit.relocs_at.get(shndx, []):
             insn = covering(code, r.offset)
             where, what = unit.target(r, insn.address + insn.size if insn is not None else None)
             if where == "data":
                 table_starts.setdefault(what[0], []).append(what[1])
+                fn = unit.function_at(shndx, r.offset)
+                table_users.setdefault(what, set()).add(unit.group_of(fn) if fn is not None else "?")
     for offsets in table_starts.values():
         offsets.sort()
+    writable_tables = _writable_label_tables(base_unit)
     for r in unit.relocs:
         sec = unit.sections[r.section]
         if r.section in unit.code or not sec["sh_flags"] & SHF_ALLOC or sec.name == ".eh_frame":
@@ -127,15 +131,16 @@ def validate(candidate: Unit, baseline: Baseline, untrusted=frozenset(), *, reco
         if where != "code":
             continue  # data pointing at data: the object checks cover which symbols exist
         shndx, off = what
+        # The table an entry belongs to: the nearest place at or before it that code refers to.
+        starts = table_starts.get(r.section, [])
+        k = bisect.bisect_right(starts, r.offset) - 1
         if r.type in PC_RELOCS:
-            # A PC-relative table entry (.long .L5-.L4) holds target - table base; the base is
-            # the nearest label at or before this entry that code refers to.
-            starts = table_starts.get(r.section, [])
-            k = bisect.bisect_right(starts, r.offset) - 1
+            # A PC-relative table entry (.long .L5-.L4) holds target - table base.
             if k < 0:
                 add("table", f"a PC-relative code reference in {sec.name}+{r.offset:#x} belongs to no table")
                 continue
             off = off - (r.offset - starts[k])
+        users = table_users.get((r.section, starts[k]), set()) if k >= 0 else set()
         fn = unit.function_at(shndx, off)
         name = unit.code_name((shndx, off))
         if fn is not None and unit.functions[fn][1] == off and (fn in baseline.taken or name in baseline.taken
@@ -144,7 +149,29 @@ def validate(candidate: Unit, baseline: Baseline, untrusted=frozenset(), *, reco
         if fn is None or at(unit.code[shndx], off) is None:
             add("table", f"{sec.name}+{r.offset:#x} points into {name}, not at an instruction")
             continue
-        table_targets.setdefault(unit.group_of(fn), set()).add((shndx, off))
+        group = unit.group_of(fn)
+        # A label table (a switch's, a computed goto's) belongs to the one function that jumps
+        # through it: every entry inside that function, no other function refers to it, and
+        # nothing may rewrite it (read-only, or RELRO: .data.rel.ro is read-only once relocated),
+        # unless gcc's own function keeps its table writable too.
+        if not users:
+            # Reached through a pointer in data, by any function: no one function's walk covers it.
+            add("table", f"{sec.name}+{r.offset:#x} points into {name} from a table no code refers to")
+            continue
+        if len(users) > 1:
+            add("table", f"the table at {sec.name}+{starts[k]:#x} is used by {', '.join(sorted(users))}: "
+                         "a label table may belong to one function only")
+            continue
+        if group not in users:
+            add("table", f"{sec.name}+{r.offset:#x} points into {name}, outside {next(iter(users))}, "
+                         "the function that uses the table")
+            continue
+        if sec["sh_flags"] & SHF_WRITE and not sec.name.startswith(".data.rel.ro") and \
+                not construct_in_base(group, writable_tables):
+            add("table", f"{sec.name}+{r.offset:#x}: {group}'s label table is in a writable section, "
+                         "gcc's is read-only")
+            continue
+        table_targets.setdefault(group, set()).add((shndx, off))
 
     # -- every function group, walked from its entry ------------------------------------------
     groups: dict[str, list[str]] = {}
@@ -162,6 +189,23 @@ def validate(candidate: Unit, baseline: Baseline, untrusted=frozenset(), *, reco
              add, flow).run()
         _hidden_system_calls(unit, baseline, group, members, add)
     return problems
+
+
+def _writable_label_tables(unit: Unit) -> set[str]:
+    """Function groups of gcc's object whose label tables (code addresses inside the
+    function, not its entry) lie in a writable section other than RELRO's."""
+    groups: set[str] = set()
+    for r in unit.relocs:
+        sec = unit.sections[r.section]
+        if r.section in unit.code or not sec["sh_flags"] & SHF_ALLOC or not sec["sh_flags"] & SHF_WRITE \
+                or sec.name.startswith(".data.rel.ro"):
+            continue
+        where, what = unit.target(r)
+        if where == "code":
+            fn = unit.function_at(*what)
+            if fn is not None and unit.functions[fn][1] != what[1]:
+                groups.add(unit.group_of(fn))
+    return groups
 
 
 #: Encodings of kernel entries, which may hide inside other instructions' bytes.

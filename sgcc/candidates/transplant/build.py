@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from sgcc.asm import lex
 from sgcc.candidates.transplant import debuginfo
 from sgcc.candidates.transplant.asmtext import (
     COLD_RE,
@@ -95,7 +96,8 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
             raise _Refuse(f"{m} is not a function of its own in this variant (inlined or removed)")
         if base.escaping_labels(m):
             raise _Refuse(f"labels of gcc's {m} are referenced from outside it "
-                          f"({', '.join(sorted(base.escaping_labels(m))[:3])}: a label table or alias)")
+                          f"({', '.join(sorted(base.escaping_labels(m))[:3])}: a label table that is writable, "
+                          "used elsewhere or named by debug information, or an alias)")
     suffix = "sg_" + re.sub(r"[^\w]", "_", function) + "_" + tag
     include = list(members)  # variant units in the candidate
     copies: dict[str, str] = {}  # variant symbol -> fresh name (functions and named data)
@@ -113,6 +115,13 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
             raise _Refuse(f"{name} contains inline asm, which the screen refuses")
         refs, calls, tails = references(text)
         own = defined_labels(text)
+        if name in var.units:
+            # A label table that travels with its function (sgcc.asm.splitter) is named like
+            # a static (``disptab.3``): the numbering is this compilation's, so it gets a fresh
+            # name, as a private copy does, and never clashes with the baseline's statics.
+            for sym in sorted(_object_labels(var.units[name])):
+                if sym not in var.functions and not COLD_RE.search(sym):
+                    copies.setdefault(sym, _fresh(sym, suffix))
         for sym in sorted(refs - own):
             parent = COLD_RE.sub("", sym)
             if sym.startswith(".L") and sym in var.alias_lines:
@@ -221,6 +230,15 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
     if clash:
         raise _Refuse(f"fresh names clash with the baseline's: {', '.join(sorted(clash))}")
     return texts, sorted(copies), sorted(kept)
+
+
+def _object_labels(unit) -> set[str]:
+    """Named (not ``.L``) labels a unit defines: its function's names and the label tables
+    that travel with it."""
+    out: set[str] = set()
+    for line in lex.split_lines(unit.text):
+        out.update(lab for lab in lex.analyze(line)[0] if not lab.startswith(".L"))
+    return out
 
 
 def _same_in_base(base: Side, var: Side, name: str) -> bool:
