@@ -197,12 +197,17 @@ class _Side:
         return st
 
     def _where(self, st, addr_ast, size):
-        if addr_ast.symbolic:
+        if isinstance(addr_ast, int):
+            a = addr_ast
+        elif addr_ast.symbolic:
             return None, "a memory access at an address that depends on the input"
-        a = st.solver.eval(addr_ast)
+        else:
+            a = st.solver.eval(addr_ast)
         end = a + size
         if STACK_TOP - FRAME <= a and end <= STACK_TOP - 8:
             return "frame", a
+        if STACK_TOP - 8 <= a and end <= STACK_TOP:
+            return "return-slot", a  # `ret` reads it; the control-flow proof keeps data off it
         for i, (reg, (base, _)) in enumerate(self.inputs["buffers"].items()):
             if base <= a and end <= base + BUFFER:
                 self.used_buffers.add(reg)
@@ -232,6 +237,8 @@ class _Side:
             st.globals["bad"] = st.globals["bad"] or a
         elif kind == "buffer":
             st.globals["writes"] = st.globals["writes"] | frozenset(range(a, a + size))
+        elif kind == "return-slot":
+            st.globals["bad"] = st.globals["bad"] or "writes the return-address slot"
         elif kind == "other":
             st.globals["bad"] = st.globals["bad"] or f"writes memory at {a:#x} (global data or the caller's stack)"
 
