@@ -208,7 +208,7 @@ class _Side:
             return "frame", a
         if STACK_TOP - 8 <= a and end <= STACK_TOP:
             return "return-slot", a  # `ret` reads it; the control-flow proof keeps data off it
-        for i, (reg, (base, _)) in enumerate(self.inputs["buffers"].items()):
+        for reg, (base, _) in self.inputs["buffers"].items():
             if base <= a and end <= base + BUFFER:
                 self.used_buffers.add(reg)
                 return "buffer", a
@@ -247,13 +247,14 @@ class _Side:
         work = [self._state()]
         while work:
             if time.perf_counter() > self.deadline:
-                raise _Undecided("out of time")
+                raise _Undecided(f"out of time after {len(self.done)} paths, {self.cut} cut at bound {self.bound}")
             st = work.pop()
-            if len(self.done) + len(work) > MAX_PATHS:
-                raise _Undecided(f"more than {MAX_PATHS} paths")
+            if len(self.done) + len(work) + self.cut > MAX_PATHS:
+                # cut paths count too: a loop nest over input-dependent counts multiplies them
+                raise _Undecided(f"more than {MAX_PATHS} paths within bound {self.bound}")
             try:
                 succ = self.proj.factory.successors(st)
-            except Exception as exc:  # noqa: BLE001 - angr's engine errors: an instruction it lacks
+            except Exception as exc:  # angr's engine errors: an instruction it lacks
                 raise _Undecided(f"the lifter or engine cannot run it ({type(exc).__name__}: {exc})"[:200]) from exc
             if succ.unconstrained_successors:
                 raise _Undecided("an indirect jump or call through a computed address")
