@@ -143,7 +143,8 @@ def test_proof_equivalent_end_to_end_accepts_the_proven_and_refuses_the_merely_t
     prog = tmp_path / "prog.c"
     prog.write_text(
         "#include <stdio.h>\n"
-        "__attribute__((noinline, optimize(\"O0\"))) long lmax(long a, long b) { return a > b ? a : b; }\n"
+        "__attribute__((noinline, optimize(\"O0\"))) long lmax(long a, long b) {\n"
+        "  long r = a > b ? a : b, k = 0x5555;\n" + "  r ^= k; r += k; r -= k; r ^= k;\n" * 8 + "  return r; }\n"
         "int main(void) { long n, a, s = 0; if (scanf(\"%ld %ld\", &n, &a) != 2) return 1;\n"
         "  for (long i = 0; i < n; i++) s += lmax(a ^ i, i * 3);\n"
         "  printf(\"%ld\\n\", s); return 0; }\n")

@@ -292,7 +292,10 @@ def _inputs(kinds, claripy):
             reg = ARG_REGS[slot]
             base = BUFFER_BASE + len(buffers) * BUFFER_STRIDE
             regs[reg] = claripy.BVV(base, 64)
-            buffers[reg] = (base, claripy.BVS(f"mem_{reg}", 8 * BUFFER, explicit_name=True))
+            # one symbol per 8-byte word: a load then simplifies to its word, not an extract
+            # from one 4096-bit vector (which made every branch check slow)
+            words = [claripy.BVS(f"mem_{reg}_{k:03x}", 64, explicit_name=True) for k in range(0, BUFFER, 8)]
+            buffers[reg] = (base, claripy.Concat(*words))
     return {"regs": regs, "buffers": buffers}
 
 
