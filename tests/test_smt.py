@@ -170,6 +170,8 @@ def test_proof_equivalent_end_to_end_accepts_the_proven_and_refuses_the_merely_t
     assert magic["stage"] == "test", magic
     assert magic["reason"] == "differs from gcc's function on a solver's counterexample", magic
     assert "rdi=0x5eed1234cafef00d" in magic["detail"]
+    # what the level adds: the function-level test passed it (a merely tested candidate)
+    assert magic["proof"].startswith(("tested on ", "whole-program tests only")), magic
     ok = by["ok.s"]
     if ok["stage"] == "accepted":  # whether it is faster is the timing's call; proven is ours
         assert ok["proof"].startswith("proven equivalent"), ok
