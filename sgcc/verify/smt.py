@@ -387,14 +387,14 @@ def _model(s, inputs, kinds, outs) -> dict:
     # every general register's value (what the emulator's confirmation starts from)
     full = claripy.Concat(*[inputs["regs"][r] for r in GPRS if inputs["regs"][r].symbolic])
     fv = s.eval(full, 1)[0]
-    width, entry = full.length, {}
+    width, entry = int(full.length or 0), {}
     for r in GPRS:
         if inputs["regs"][r].symbolic:
             width -= 64
             entry[r] = (fv >> width) & (2**64 - 1)
     if whole is not None:
         v = s.eval(whole, 1)[0]
-        width = whole.length
+        width = int(whole.length or 0)
         for r in names:
             width -= 64
             regs[r] = (v >> width) & (2**64 - 1)
