@@ -216,9 +216,23 @@ class _Side:
                 return None, f"an access {a - base:+#x} bytes from {reg} (outside the {BUFFER} bytes modelled)"
         return "other", a
 
+    @staticmethod
+    def _size(st, length, default) -> int | None:
+        """The access's size, None when it depends on the input (a `rep` count): angr would
+        pick one value, and a proof over one value is none."""
+        if length is None:
+            return default
+        if isinstance(length, int):
+            return length
+        if length.symbolic:
+            return None
+        return st.solver.eval(length)
+
     def _on_read(self, st):
-        size = st.inspect.mem_read_length
-        size = size if isinstance(size, int) else (st.solver.eval(size) if size is not None else 8)
+        size = self._size(st, st.inspect.mem_read_length, 8)
+        if size is None:
+            st.globals["bad"] = st.globals["bad"] or "a memory access whose size depends on the input"
+            return
         kind, a = self._where(st, st.inspect.mem_read_address, size)
         if kind is None:
             st.globals["bad"] = st.globals["bad"] or a
@@ -229,9 +243,10 @@ class _Side:
                 st.globals["bad"] = st.globals["bad"] or f"reads memory at {a:#x} (global or unmodelled data)"
 
     def _on_write(self, st):
-        length = st.inspect.mem_write_length
-        size = length if isinstance(length, int) else (st.solver.eval(length) if length is not None else
-                                                       len(st.inspect.mem_write_expr) // 8)
+        size = self._size(st, st.inspect.mem_write_length, len(st.inspect.mem_write_expr) // 8)
+        if size is None:
+            st.globals["bad"] = st.globals["bad"] or "a memory access whose size depends on the input"
+            return
         kind, a = self._where(st, st.inspect.mem_write_address, size)
         if kind is None:
             st.globals["bad"] = st.globals["bad"] or a
