@@ -237,8 +237,9 @@ SETTINGS: dict[str, Setting] = {
         Setting("proof", _choice("default", "tested", "bounded", "equivalent"), "default",
                 "how a candidate's functions must be proven (docs/proof.md): default (the program's tests, and "
                 "the function-level differential test wherever it can run), tested (refuse a candidate whose "
-                "functions could not be tested on function states), bounded or equivalent (need an SMT proof, "
-                "which this version does not make: every candidate is refused)"),
+                "functions could not be tested on function states), bounded (also the SMT tier: "
+                "equivalent up to an unrolling bound or under a stated memory assumption) or equivalent (the SMT "
+                "tier proved it for all inputs); both need the proof extra (pip install 'sgcc[proof]')"),
         Setting("function_states", _within(_int, 0, 10**6), 600,
                 "function-level differential test: most states per function and candidate (0: off)"),
         Setting("function_seconds", _within(_float, 0, 3600), 8.0,

@@ -194,7 +194,7 @@ def test_proof_setting_layers_and_refuses_below_its_level(tmp_path, monkeypatch)
     class Prog:
         link = None
 
-    for level, off, ok, why in [("equivalent", False, False, "SMT"), ("bounded", False, False, "SMT"),
+    for level, off, ok, why in [("equivalent", True, False, "SMT tier"), ("bounded", True, False, "SMT tier"),
                                 ("tested", True, False, "proof = tested"), ("default", True, True, "")]:
         req = Request(source=tmp_path / "x.c", flags=[], tests=tmp_path, output=tmp_path / "o", proof=level,
                       function_states=0 if off else 600)

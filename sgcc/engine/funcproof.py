@@ -11,7 +11,10 @@ Each accepted candidate records how it was proven (``CandidateResult.proof``): "
 function states (M mutated)", or "whole-program tests only" and why (the tests never call the
 function; an instruction or relocation the emulator lacks). The ``proof`` setting asks for
 more: ``tested`` refuses a candidate any of whose functions went untested; ``bounded`` and
-``equivalent`` need an SMT proof, which this version does not make, so they refuse all.
+``equivalent`` also need the SMT tier (:mod:`sgcc.verify.smt`, the ``proof`` extra): every
+replaced function must be "proven equivalent" (``equivalent``), or at least "equivalent up to
+bound k" or equivalent under a stated assumption (``bounded``); a function the tier cannot
+decide refuses the candidate with the reason, a solver's counterexample with the failing state.
 """
 
 from __future__ import annotations
@@ -40,6 +43,11 @@ class FunctionProof:
         self._tester = None
         self._failed: str | None = None
         self.summary: dict = {"capture_seconds": 0.0, "states": {}, "candidates": 0, "seconds": 0.0}
+        if request.proof in ("bounded", "equivalent"):
+            from sgcc.verify import smt  # light: angr itself is imported only when a candidate is proven
+
+            smt.require()  # "needs the proof extra", at the CLI, before any candidate is built
+            self.summary["smt_seconds"] = 0.0
 
     @property
     def enabled(self) -> bool:
@@ -74,12 +82,59 @@ class FunctionProof:
         """Prove ``res``'s functions (its object ``cand_obj``, replacing ``replacements``); on a
         difference, or when the proof level asks for more than could be done, stop ``res`` and
         return False. Records ``res.proof``."""
-        level = self.req.proof
-        if level in ("bounded", "equivalent"):
-            res.proof = "whole-program tests only"
-            res.stop(Stage.TEST, f"proof = {level} needs an SMT equivalence proof, which this version of sgcc "
-                                 "does not make (docs/proof.md)")
+        if not self._test(res, cand_obj, replacements):
             return False
+        if self.req.proof in ("bounded", "equivalent"):
+            return self._smt(res, cand_obj, replacements)
+        return True
+
+    def _smt(self, res, cand_obj, replacements) -> bool:
+        """The SMT tier for ``res``'s functions at the levels ``bounded`` and ``equivalent``."""
+        from sgcc.verify import smt
+
+        level = self.req.proof
+        names = sorted(u.name for u in self.program.asm.units) if WHOLE_UNIT in replacements else sorted(replacements)
+        verdicts = []
+        for name in names:
+            try:
+                v = smt.prove(self.program.obj, cand_obj, name, self.program.source_text,
+                              bound=getattr(self.req, "proof_bound", smt.DEFAULT_BOUND))
+            except Exception as exc:  # noqa: BLE001 - the tier must never end a run; the candidate is refused
+                v = smt.SmtVerdict(name, "undecided", reason=f"the SMT tier failed: {exc}"[:200])
+            verdicts.append(v)
+            self.summary["smt_seconds"] = round(self.summary.get("smt_seconds", 0.0) + v.seconds, 3)
+            if v.status != "proven" or v.assumptions:
+                break  # the first function short of the level decides the candidate
+        res.meta["smt"] = [v.to_dict() for v in verdicts]
+        tested = res.proof
+        levels = [v.level() for v in verdicts]
+        text = levels[0] if len(set(levels)) == 1 and len(verdicts) == 1 else \
+            "; ".join(f"{v.function}: {v.level()}" for v in verdicts)
+        last = verdicts[-1] if verdicts else None
+        short = last is None or last.status in ("refuted", "undecided") or (
+            level == "equivalent" and (last.status != "proven" or last.assumptions))
+        # Accepted: the SMT verdict first (the strongest claim); refused: what held, then why not.
+        res.proof = (f"{tested}; SMT tier: {text}" if short else f"{text}; {tested}") if tested else text
+        if last is None:
+            res.stop(Stage.TEST, f"proof = {level}, but the candidate replaces no function the SMT tier can check")
+            return False
+        if last.status == "refuted":
+            res.stop(Stage.TEST, "differs from gcc's function on a solver's counterexample",
+                     last.render_counterexample())
+            return False
+        if last.status == "undecided":
+            res.stop(Stage.TEST, f"proof = {level}, but {last.function} is not decided by the SMT tier "
+                                 f"({last.reason}); it is {tested or 'tested only'}")
+            return False
+        if level == "equivalent" and (last.status != "proven" or last.assumptions):
+            res.stop(Stage.TEST, f"proof = equivalent, but {last.function} is only {last.level()}")
+            return False
+        return True
+
+    def _test(self, res, cand_obj, replacements) -> bool:
+        """The function-level differential test (the levels default and tested, and the first
+        step of bounded and equivalent)."""
+        level = self.req.proof
         if not self.enabled:
             res.proof = "whole-program tests only (function-level testing is off)"
             return self._require(res, level, "function-level testing is off")
