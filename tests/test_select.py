@@ -70,7 +70,7 @@ class _FakeTiming:
         self.searched: set[Path] = set()
         self.combined: list[Path] = []
 
-    def __call__(self, sandbox, tests, base, cand, *, screening=False):
+    def __call__(self, sandbox, tests, base, cand, *, screening=False, rounds=None):
         cand = Path(cand)
         if screening:
             self.searched.add(cand)
