@@ -80,6 +80,7 @@ def main() -> int:
     ap.add_argument("--min-sample", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--keep", type=Path, default=None, help="keep the binaries and the report here")
+    ap.add_argument("--reuse", action="store_true", help="with --keep: reuse the sgcc run kept there")
     args = ap.parse_args()
 
     if args.source is None:
@@ -109,14 +110,20 @@ def main() -> int:
         cmd += ["--candidates", str(cands)]
     if args.budget:
         cmd += ["--budget", args.budget]
-    print("$ " + " ".join(cmd), flush=True)
-    subprocess.run(cmd, check=True)
+    if args.reuse and report_path.is_file() and shipped.is_file():
+        print(f"reusing {report_path} and {shipped}")
+    else:
+        print("$ " + " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True)
     subprocess.run(["gcc", "-O3", "-o", str(plain), str(source)], check=True)
     report = json.loads(report_path.read_text())
     final = report.get("final")
     if not final:
         print("sgcc shipped gcc's program: no claim to check")
         return 0
+    if args.inputs == "claimed" and final.get("timed_on"):
+        named = [p for p in inputs if p.stem in set(final["timed_on"])]
+        inputs = named or inputs
     claim = (final["speedup"], final["low"], final["high"])
     print(f"claim (sgcc's report, in the box): {claim[0]:.3f}x [{claim[1]:.3f}, {claim[2]:.3f}] "
           f"on {final.get('rounds')} rounds x {final.get('reps')} reps; functions {', '.join(final['functions'])}")

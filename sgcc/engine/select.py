@@ -196,6 +196,9 @@ def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], 
         report.final = {"functions": [r.function for r, _, _ in attempt], **measured,
                         "tests_passed": outcome.passed + len(pipeline.hidden_tests),
                         "tests_total": outcome.total + len(pipeline.hidden_tests),
+                        # What the speedup was timed on: the tests the search saw (not the held-out
+                        # ones), so that an outside measurement can time the same mix of inputs.
+                        "timed_on": [t.name for t in tests],
                         "changes": changes(program, where / "cand.o", replacements)}
         return binary, [r for r, _, _ in attempt]
     return program.binary, []
