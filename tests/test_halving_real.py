@@ -45,7 +45,7 @@ def test_the_clearly_faster_candidate_survives_the_race_and_the_schedule_is_repo
     (race,) = [r for r in report.budget["races"] if r["function"] == "collatz_steps"]
     assert race["candidates"] == 3 and race["untimed"] == 0
     # The schedule: all three in the first rung, then the survivors; rounds reported per rung.
-    assert race["rungs"][0] == {"rung": 0, "rounds": 6, "ran": 3, "dropped": race["rungs"][0]["dropped"]}
+    assert race["rungs"][0] == {"rung": 1, "rounds": 6, "ran": 3, "dropped": race["rungs"][0]["dropped"]}
     assert race["rungs"][0]["dropped"] >= 1 and all(r["rounds"] >= 2 for r in race["rungs"])
     assert race["survivors"] == [by_origin["shortcut"].id]
     fast = by_origin["shortcut"]

@@ -56,8 +56,8 @@ class Rung:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        """The rung as a report keeps it."""
-        return {"rung": self.number, "rounds": self.rounds, "ran": len(self.ran), "dropped": len(self.dropped)}
+        """The rung as a report keeps it (numbered from 1, as :func:`describe` says it)."""
+        return {"rung": self.number + 1, "rounds": self.rounds, "ran": len(self.ran), "dropped": len(self.dropped)}
 
 
 @dataclass
