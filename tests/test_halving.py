@@ -130,3 +130,36 @@ def test_bad_arguments():
         halving.race(lambda p, w: 1.0, {}, first=1, lock=False)
     r = halving.race(lambda p, w: 1.0, {}, lock=False)
     assert r.survivors == [] and r.stopped == "empty"
+
+
+def test_a_promising_undecided_survivor_gets_rounds_up_to_extend_to():
+    # A 3% gain under 6% noise: after 20 rounds its interval still straddles 1.02.
+    rng = random.Random(2)
+    base = fake(1.0, rng, noise=0.06)
+    r = halving.race(base, {"small": fake(1.04, rng, noise=0.06)}, lock=False, min_sample_seconds=0.0, seed=2,
+                     futile_below=1.02, settled_above=1.02, extend_to=80)
+    assert [g.rounds for g in r.rungs][:2] == [6, 14]
+    total = sum(g.rounds for g in r.rungs)
+    assert total > 20 and total <= 80  # extended while undecided, never past extend_to
+    est = r.estimates["small"]
+    assert est.rounds == total
+    assert est.low > 1.02 or total == 80 or est.speedup <= 1.02  # stopped: settled, at the cap, or no longer promising
+    # Without extend_to (or without the budget's leave) the race stops at min_rounds.
+    rng = random.Random(2)
+    base = fake(1.0, rng, noise=0.06)
+    r = halving.race(base, {"small": fake(1.04, rng, noise=0.06)}, lock=False, min_sample_seconds=0.0, seed=2,
+                     futile_below=1.02, settled_above=1.02)
+    assert sum(g.rounds for g in r.rungs) == 20
+    rng = random.Random(2)
+    base = fake(1.0, rng, noise=0.06)
+    r = halving.race(base, {"small": fake(1.04, rng, noise=0.06)}, lock=False, min_sample_seconds=0.0, seed=2,
+                     futile_below=1.02, settled_above=1.02, extend_to=80,
+                     afford=lambda alive, rounds, s: rounds <= 14)
+    assert sum(g.rounds for g in r.rungs) == 20 and r.stopped == "budget"
+
+
+def test_no_extension_for_a_candidate_whose_estimate_does_not_clear_the_bar():
+    rng = random.Random(4)
+    r = halving.race(fake(1.0, rng, noise=0.06), {"same": fake(0.995, rng, noise=0.06)}, lock=False,
+                     min_sample_seconds=0.0, seed=4, futile_below=1.03, settled_above=1.03, extend_to=80)
+    assert sum(g.rounds for g in r.rungs) <= 20

@@ -29,6 +29,10 @@ PROFILE_SHARE = 0.1
 #: Most of the search time left that ranking candidates under valgrind may take.
 RANK_SHARE = 0.15
 
+#: An undecided race survivor may get up to this many times ``timing_rounds`` rounds in all
+#: while the budget lasts (sgcc.verify.halving.race's ``extend_to``).
+EXTEND_FACTOR = 4
+
 #: An accepted candidate: its result, its binary and the candidate itself.
 Winner = tuple[CandidateResult, Path, Candidate]
 
@@ -382,7 +386,7 @@ class Search:
             groups.setdefault(item[2].function, []).append(item)
         done = 0
         for group in groups.values():
-            if len(group) == 1 or not self.req.race:
+            if not self.req.race:
                 for item in group:
                     done += 1
                     self._time_one(item, budget, winners, done, len(built))
@@ -451,7 +455,8 @@ class Search:
         charge = group[0][0]
         by_id = {item[2].id: item for item in group}
         fn = group[0][2].function
-        self.note(f"racing {len(group)} candidates for {fn} (successive halving)")
+        self.note(f"racing {len(group)} candidates for {fn} (successive halving)" if len(group) > 1 else
+                  f"timing {group[0][2].id} ({fn}, {group[0][2].generator})")
 
         def afford(alive: int, rounds: int, sample_seconds: float) -> bool:
             return budget.time_left(charge, rounds * (alive + 1) * sample_seconds)
@@ -462,7 +467,9 @@ class Search:
                              {rid: timing.runner(self.sandbox, item[3], self.tests) for rid, item in by_id.items()},
                              min_rounds=req.timing_rounds, min_sample_seconds=req.min_sample, seed=req.seed,
                              worlds=len(getattr(self.sandbox, "worlds", ())) or 1, futile_below=1 + req.min_gain,
-                             settled_above=1 + req.min_gain, afford=afford)
+                             settled_above=1 + req.min_gain, afford=afford,
+                             # Only a bounded budget has time that would otherwise go unused.
+                             extend_to=EXTEND_FACTOR * req.timing_rounds if budget.seconds is not None else 0)
         except TimingRunFailed as exc:
             # gcc's own program failed a timed run (the candidates' failures are caught in
             # the race): nothing measured here can be believed.

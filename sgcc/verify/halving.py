@@ -123,6 +123,7 @@ def race(
     futile_below: float | None = None,
     settled_above: float | None = None,
     afford: Callable[[int, int, float], bool] | None = None,
+    extend_to: int = 0,
     clock: Callable[[], float] = time.perf_counter,
 ) -> Race:
     """Race the candidates ``runs`` (key -> run function, most promising first) against the
@@ -136,6 +137,13 @@ def race(
     A candidate whose run raises :class:`~sgcc.verify.timing.TimingRunFailed` leaves the
     race (``failed``); the baseline's failure propagates. ``seed`` makes the orders, the
     paddings, the worlds and the bootstrap reproducible.
+
+    ``extend_to``: survivors whose estimate clears ``settled_above`` but whose interval does
+    not yet (nor falls below ``futile_below``) after ``min_rounds`` get more rounds (their total doubling each rung, up
+    to ``extend_to`` in all) while ``afford`` allows: a real gain of a few percent needs more
+    rounds than a large one, and time the budget would leave unused buys them. Like every
+    screening look, this can make the survivor's own estimate more optimistic; its
+    confirmation on fresh rounds is what decides.
     """
     if first < 2:
         raise ValueError("a race needs at least 2 rounds in its first rung")
@@ -261,10 +269,16 @@ def race(
             if len(alive) <= keep:
                 settled = settled_above is not None and bool(alive) and \
                     all((current[k] or _never).low > settled_above for k in alive)
-                if total >= min_rounds or settled:
+                # Undecided (not settled, not futile): more rounds while the budget lasts, up
+                # to ``extend_to`` in all, rather than leave the time unused.
+                # Only a promising one: its estimate clears the bar, its interval not yet.
+                extend = settled_above is not None and bool(alive) and not settled and total < extend_to and \
+                    all((current[k] or _never).speedup > settled_above for k in alive)
+                if settled or (total >= min_rounds and not extend):
                     stopped = "decided"
                     break
-                rounds = max(first, min_rounds - total)  # the survivors' rounds up to ``min_rounds``
+                # The survivors' rounds up to ``min_rounds``; past it, doubling their total.
+                rounds = max(first, min_rounds - total) if total < min_rounds else min(total, extend_to - total)
             else:
                 # Doubling, up to ``min_rounds`` a rung: selection needs no more (the
                 # confirmation that follows is where the budget's left-over rounds go).
@@ -284,7 +298,7 @@ def race(
 
 
 class _Never:
-    low = -math.inf
+    low = speedup = -math.inf
 
 
 _never = _Never()
