@@ -455,6 +455,14 @@ class Search:
         charge = group[0][0]
         by_id = {item[2].id: item for item in group}
         fn = group[0][2].function
+        if not budget.time_left(charge):
+            # Not even one candidate's timing fits: time none (the race's warm-up and
+            # calibration would be spent for nothing).
+            for _, _, res, _ in group:
+                res.stop(Stage.TIME, f"not timed: {BUDGET_REACHED}")
+            if charge in self.searched:
+                self.searched[charge] = False
+            return
         self.note(f"racing {len(group)} candidates for {fn} (successive halving)" if len(group) > 1 else
                   f"timing {group[0][2].id} ({fn}, {group[0][2].generator})")
 

@@ -196,11 +196,14 @@ def race(
                     failed[k] = exc
                     alive.remove(k)
         if alive:
-            t0 = clock()
             probe = alive[0]
+            walls: list[float] = []  # wall seconds of each calibration sample
 
             def calib_sample(run: RunFn, n: int) -> float:
-                return sum(run(pad_rng.randint(0, MAX_ENV_PAD), 0) for _ in range(n))
+                t = clock()
+                cpu = sum(run(pad_rng.randint(0, MAX_ENV_PAD), 0) for _ in range(n))
+                walls.append(clock() - t)
+                return cpu
 
             try:
                 reps, _ = _calibrate(calib_sample, run_base, runs[probe], min_sample_seconds, pad_rng)
@@ -208,8 +211,8 @@ def race(
                 failed[probe] = exc
                 alive.remove(probe)
                 reps, _ = _calibrate(calib_sample, run_base, run_base, min_sample_seconds, pad_rng)
-            # The calibration's passes ran 2 samples of growing size; the last one at ``reps``.
-            sample_seconds = max(1e-6, (clock() - t0) / 2)
+            # The calibration's last pass ran one sample of each at ``reps``: what a sample costs.
+            sample_seconds = max(1e-6, max(walls[-2:], default=0.0))
         rounds, total, number = first, 0, 0
         while alive:
             if afford is not None:
