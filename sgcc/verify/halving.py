@@ -261,7 +261,8 @@ def race(
                     if est is not None and est.high < futile_below:
                         alive.remove(k)
                         rung.dropped[k] = "futile"
-            alive.sort(key=lambda k: -(current[k].speedup if current[k] is not None else 0.0))
+            speed = {k: (e.speedup if e is not None else -math.inf) for k, e in current.items()}
+            alive.sort(key=lambda k: -speed[k])  # fastest first; no estimate last
             if len(alive) > keep:
                 stay = max(keep, math.ceil(len(alive) / 2))
                 for k in alive[stay:]:
