@@ -49,15 +49,18 @@ def test_the_clearly_faster_candidate_survives_the_race_and_the_schedule_is_repo
     assert race["rungs"][0]["dropped"] >= 1 and all(r["rounds"] >= 2 for r in race["rungs"])
     assert race["survivors"] == [by_origin["shortcut"].id]
     fast = by_origin["shortcut"]
-    assert fast.meta["race"]["rounds"] == sum(r["rounds"] for r in race["rungs"]) >= req.timing_rounds
+    assert fast.meta["race"]["rounds"] == sum(r["rounds"] for r in race["rungs"])
+    # It ran timing_rounds in all, or its interval cleared the bar at a rung's end (settled).
+    assert fast.meta["race"]["rounds"] >= req.timing_rounds or fast.ci_low > 1 + req.min_gain
     assert fast.rounds == fast.meta["race"]["rounds"]  # its estimate uses every round it ran
     assert fast.stage == Stage.ACCEPTED or fast.stage == Stage.TIME and "confirmed" in fast.reason, fast.reason
     for loser in ("cmov", "nop"):
         c = by_origin[loser]
         assert c.stage == Stage.TIME and c.reason.startswith("dropped from the race"), (loser, c.reason)
         assert c.meta["race"]["rounds"] <= fast.meta["race"]["rounds"]
-    # gcc's own code (with a nop) leaves after the first rung: the slower half of three.
-    assert by_origin["nop"].meta["race"]["rounds"] == 6 < fast.meta["race"]["rounds"]
+    # gcc's own code (with a nop) leaves after the first rung: futile, or the slower half of three.
+    assert by_origin["nop"].meta["race"]["rounds"] == 6
+    assert "after rung 1" in by_origin["nop"].reason
     # The claim is the confirmation's, on fresh rounds that took no part in the race.
     if report.shipped:
         assert fast.confirm is not None and report.final["rounds"] == fast.confirm["rounds"]
