@@ -71,6 +71,10 @@ def main() -> int:
     ap.add_argument("--isa", choices=["flags", "native", "both"], default="both")
     ap.add_argument("--rounds", type=int, default=10, help="timing rounds per comparison")
     ap.add_argument("--seed", type=int, default=1, help="first seed (run k uses seed + k)")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="seconds per engine run (default: none); the time the search leaves goes to "
+                         "the confirmations' rounds")
+    ap.add_argument("--no-race", action="store_true", help="time each candidate alone (no successive halving)")
     args = ap.parse_args()
     modes = ["flags", "native"] if args.isa == "both" else [args.isa]
     names = ["variants", "pgo", "layout"]
@@ -88,7 +92,8 @@ def main() -> int:
             for k in range(args.runs):
                 req = Request(source=tmp / "scan.c", flags=["-O3"], tests=tmp / "tests",
                               output=tmp / f"out-{isa}-{k}", generators=registry.build(cfg, names=names),
-                              isa=isa, timing_rounds=args.rounds, seed=args.seed + k)
+                              isa=isa, timing_rounds=args.rounds, seed=args.seed + k, budget_seconds=args.budget,
+                              race=not args.no_race)
                 t0 = time.monotonic()
                 report = optimize(req, Progress(enabled=False))
                 cands = [c for c in report.candidates if c.id != "-"]
@@ -100,11 +105,14 @@ def main() -> int:
                        "accepted": len(accepted), "confirmed": len(confirmed), "shipped": h["functions"],
                        "speedup": h["speedup"], "low": h["ci_low"], "high": h["ci_high"],
                        "max_timed": max((c.speedup for c in timed), default=1.0),
+                       "races": len(report.budget.get("races", [])),
+                       "confirm_rounds": max((c.confirm["rounds"] for c in cands if c.confirm), default=0),
                        "seconds": time.monotonic() - t0}
                 rows.append(row)
                 print(f"{isa:6} run {k + 1}: {row['candidates']:3d} candidates, {row['timed']:3d} timed "
                       f"(largest estimate {row['max_timed']:.3f}), {row['accepted']} accepted, "
-                      f"{row['confirmed']} confirmed, shipped {', '.join(h['functions']) or 'the baseline'} "
+                      f"{row['confirmed']} confirmed ({row['confirm_rounds']} rounds at most), {row['races']} races, "
+                      f"shipped {', '.join(h['functions']) or 'the baseline'} "
                       f"{h['speedup']:.3f} [{h['ci_low']:.3f}, {h['ci_high']:.3f}]  {row['seconds']:.0f} s",
                       flush=True)
 
@@ -114,7 +122,8 @@ def main() -> int:
           f"accepted during the search {sum(r['accepted'] for r in rows)}, confirmed "
           f"{sum(r['confirmed'] for r in rows)}, runs that shipped a candidate {shipped} (target 0)")
     seeds = f"{args.seed}..{args.seed + args.runs - 1}"
-    print(f"{time.monotonic() - started:.0f} s; settings: rounds {args.rounds}, seeds {seeds}")
+    print(f"{time.monotonic() - started:.0f} s; settings: rounds {args.rounds}, seeds {seeds}, budget {args.budget}, "
+          f"race {'off' if args.no_race else 'on'}")
     return 0 if shipped == 0 else 1
 
 

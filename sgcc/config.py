@@ -230,6 +230,9 @@ SETTINGS: dict[str, Setting] = {
         Setting("min_gain", _within(_float, 0, 10), 0.03,
                 "a candidate must be at least this much faster (lower CI bound)"),
         Setting("timing_rounds", _within(_int, 2, 10000), 20, "paired timing rounds per comparison"),
+        Setting("race", parse_bool, True,
+                "several candidates of one function race each other by successive halving (off: each is "
+                "timed against gcc's alone)"),
         Setting("worlds", _within(_int, 2, 8), 2,
                 "synthetic environments every test runs in and a winner's timing must hold in (2-8)"),
         Setting("mutants", _within(_int, 0, 10000), 16,

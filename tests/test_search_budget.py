@@ -164,3 +164,19 @@ def test_full_length_of_a_timing_that_stopped_early():
     assert full_length(3.0, est, 5) == 3.0
     est.lock_wait = 1.0  # waiting for another sgcc's timing is not what a timing costs
     assert full_length(3.0, est, 20) == pytest.approx(2.0 + 15 * 0.5)
+
+
+def test_confirmation_gets_the_rounds_the_time_left_allows():
+    clock = _Clock()
+    budget = Budget(200.0, None, [_Unit("f")], {"f": 1.0}, started=clock.now, clock=clock, confirm_factor=1.0)
+    budget.begin_search()
+    assert budget.confirm_rounds(20, 1) == 20  # nothing timed yet: no cost known
+    budget.record_timing(10.0)  # a 20-round timing: 0.5 s a round
+    clock.now += 150.0  # 50 s left
+    # One confirmation: 0.8 * 50 s / 0.5 s = 80 rounds, the cap (4 x 20).
+    assert budget.confirm_rounds(20, 1) == 80
+    # Two still to come (a second function, or a combination): 40 each.
+    assert budget.confirm_rounds(20, 2) == 40
+    clock.now += 40.0  # 10 s left: never fewer than the setting's rounds
+    assert budget.confirm_rounds(20, 1) == 20
+    assert Budget(None, None, [_Unit("f")], None).confirm_rounds(20, 1) == 20  # unbounded: the setting

@@ -70,7 +70,7 @@ class _FakeTiming:
         self.searched: set[Path] = set()
         self.combined: list[Path] = []
 
-    def __call__(self, sandbox, tests, base, cand, *, screening=False):
+    def __call__(self, sandbox, tests, base, cand, *, screening=False, rounds=None):
         cand = Path(cand)
         if screening:
             self.searched.add(cand)
@@ -100,7 +100,7 @@ def _candidates(tmp_path: Path) -> Path:
 def _run(tmp_path, reject_combined: int, confirm_ok: bool = True, **kw):
     req = Request(source=COLLATZ / "collatz.c", flags=["-O3"], tests=COLLATZ / "tests", output=tmp_path / "out",
                   generators=[ReplayGenerator(_candidates(tmp_path))], seed=1, timing_rounds=8, min_sample=0.02,
-                  mutants=0, **kw)
+                  mutants=0, race=False, **kw)  # each candidate timed alone: the fake decides each
     engine = Engine(req)
     fake = _FakeTiming(reject_combined, confirm_ok)
     engine.pipeline.measure = fake

@@ -22,6 +22,11 @@ import time
 
 #: The reason recorded for candidates the budget left out (and in the report's notes).
 BUDGET_REACHED = "search budget reached"
+#: A confirmation may run up to this many times the ``timing_rounds`` setting's rounds when
+#: the budget has the time (a narrower interval for the winner; more would mostly delay the run).
+MAX_CONFIRM_FACTOR = 4
+#: The share of its part of the time left a confirmation plans to use (timings vary).
+CONFIRM_MARGIN = 0.8
 
 
 class Budget:
@@ -81,6 +86,20 @@ class Budget:
     def confirm_cost(self) -> float:
         """What one confirmation (or a combination's timing) costs."""
         return self.timing_cost() * self.confirm_factor
+
+    def confirm_rounds(self, rounds: int, pending: int) -> int:
+        """Rounds for the next confirmation: ``rounds`` (the ``timing_rounds`` setting), or
+        more when the seconds left, shared among the ``pending`` timings still to come after
+        the search, allow them (up to :data:`MAX_CONFIRM_FACTOR` times as many). Time the
+        search could not use (its candidates all timed, or cut) so narrows the winner's
+        interval instead of being left over; an unbounded budget keeps ``rounds``."""
+        left = self.left()
+        cost = self.confirm_cost()
+        if left is None or cost <= 0 or rounds < 1:
+            return rounds
+        per_round = cost / rounds  # warm-up and calibration included: an overestimate
+        affordable = int(CONFIRM_MARGIN * left / max(1, pending) / per_round)
+        return max(rounds, min(affordable, MAX_CONFIRM_FACTOR * rounds))
 
     def candidate_cost(self) -> float:
         """What one candidate typically costs: mean build-and-test plus mean timing (0 before any)."""

@@ -169,20 +169,22 @@ class Pipeline:
             return True
         return self.functions.check(res, self.workdir / res.id / "cand.o", cand.replacements())
 
-    def measure(self, sandbox, tests, base: Path, cand: Path, *, screening: bool = False):
+    def measure(self, sandbox, tests, base: Path, cand: Path, *, screening: bool = False, rounds: int | None = None):
         """Time ``cand`` against ``base`` on new rounds: (accepted?, estimate). ``screening``
         (a search candidate, not a winner being confirmed) stops a comparison early once it
         clearly cannot clear the minimum gain, or clearly does (a screening acceptance is
         only a candidate for re-measurement on full, fresh rounds). Rounds are spread over
         the sandbox's worlds; a re-measurement (not ``screening``) runs full rounds in each
         world and must clear the minimum gain in each (:mod:`sgcc.verify.worlds`). Raises
-        :class:`sgcc.verify.timing.TimingRunFailed` when a timed run fails."""
+        :class:`sgcc.verify.timing.TimingRunFailed` when a timed run fails. ``rounds``
+        (default: the ``timing_rounds`` setting) is what a confirmation the budget can afford
+        more of asks for (:meth:`sgcc.engine.budget.Budget.confirm_rounds`)."""
         from sgcc.verify import timing
 
         est = timing.measure(
             timing.runner(sandbox, base, tests),
             timing.runner(sandbox, cand, tests),
-            rounds=self.req.timing_rounds,
+            rounds=rounds or self.req.timing_rounds,
             min_sample_seconds=self.req.min_sample,
             seed=self.req.seed,
             futile_below=(1 + self.req.min_gain) if screening else None,

@@ -38,6 +38,7 @@ class Request:
     isa: str = "flags"
     min_gain: float = 0.03
     timing_rounds: int = 20
+    race: bool = True  # several candidates of one function race each other (sgcc.verify.halving)
     worlds: int = 2  # synthetic environments per run (sgcc.verify.worlds)
     world_seed: int | None = None  # fixes the worlds (tests of sgcc only; a real run draws fresh ones)
     min_sample: float = 0.05
@@ -126,7 +127,7 @@ def request_from_options(options: dict, *, source: Path, flags: list[str], tests
     request = Request(source=source, flags=list(flags), tests=tests, output=output,
                       generators=registry.build(cfg, replay_dirs=replay_dirs),
                       isa=cfg.isa, min_gain=cfg.min_gain, timing_rounds=cfg.timing_rounds, worlds=cfg.worlds,
-                      min_sample=cfg.min_sample, test_timeout=cfg.test_timeout,
+                      race=cfg.race, min_sample=cfg.min_sample, test_timeout=cfg.test_timeout,
                       jobs=cfg.jobs, keep_temps=cfg.keep_temps, seed=cfg.seed,
                       compiler=cfg.compiler or "gcc", max_generator_rounds=1 + max(0, cfg.rounds),
                       budget_seconds=budget_seconds, budget_candidates=budget_candidates,

@@ -29,6 +29,10 @@ PROFILE_SHARE = 0.1
 #: Most of the search time left that ranking candidates under valgrind may take.
 RANK_SHARE = 0.15
 
+#: An undecided race survivor may get up to this many times ``timing_rounds`` rounds in all
+#: while the budget lasts (sgcc.verify.halving.race's ``extend_to``).
+EXTEND_FACTOR = 4
+
 #: An accepted candidate: its result, its binary and the candidate itself.
 Winner = tuple[CandidateResult, Path, Candidate]
 
@@ -367,55 +371,147 @@ class Search:
         return sorted(built, key=lambda t: -t[2].meta.get("predicted", 1.0))
 
     def _time(self, built: list[tuple], budget: Budget, winners: dict, history) -> None:
-        """Time the built candidates one at a time, in order, within the budget."""
-        req, program = self.req, self.program
+        """Time the built candidates within the budget, in order: a function with one
+        candidate is timed against the baseline alone; several candidates of one function
+        race each other (successive halving, :mod:`sgcc.verify.halving`), so the rounds go
+        to the ones that look fastest and the futile ones stop early."""
         left: dict[str, int] = {}
         for charge, *_ in built:
             left[charge] = left.get(charge, 0) + 1
         for name in budget.share:
             if name not in left:
                 budget.finish(name)  # nothing of its own to time this round: its share is slack
-        for done, (charge, cand, res, binary) in enumerate(built, 1):
-            if not budget.time_left(charge):
+        groups: dict[str, list[tuple]] = {}
+        for item in built:
+            groups.setdefault(item[2].function, []).append(item)
+        done = 0
+        for group in groups.values():
+            if not self.req.race:
+                for item in group:
+                    done += 1
+                    self._time_one(item, budget, winners, done, len(built))
+            else:
+                self._race(group, budget, winners)
+                done += len(group)
+            for charge, cand, res, _ in group:
+                history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
+                left[charge] -= 1
+                if not left[charge]:
+                    budget.finish(charge)
+
+    def _time_one(self, item: tuple, budget: Budget, winners: dict, done: int, total: int) -> None:
+        """One candidate against the baseline (screening: it stops early once decided)."""
+        req, program = self.req, self.program
+        charge, cand, res, binary = item
+        if not budget.time_left(charge):
+            res.stop(Stage.TIME, f"not timed: {BUDGET_REACHED}")
+            if charge in self.searched:
+                self.searched[charge] = False
+            return
+        self.note(f"timing {res.id} ({res.function}, {res.generator}) [{done}/{total}]")
+        t0 = time.perf_counter()
+        try:
+            accepted, est = self.pipeline.measure(self.sandbox, self.tests, program.binary, binary, screening=True)
+        except TimingRunFailed as exc:
+            # It passed the tests, then failed on a timing run (another
+            # environment size, so another stack alignment): wrong, not slow.
+            res.stop(Stage.TEST, f"failed while being timed: {exc.message}")
+            budget.spend(charge, time.perf_counter() - t0)
+            return
+        spent = time.perf_counter() - t0
+        budget.spend(charge, spent)
+        budget.record_timing(spent, full_length(spent, est, req.timing_rounds))
+        res.set_estimate(est)
+        self._judge(item, est, accepted, budget, winners)
+
+    def _judge(self, item: tuple, est, accepted: bool, budget: Budget, winners: dict) -> None:
+        """A timed candidate: accepted (then proven function by function) or not faster."""
+        req, program = self.req, self.program
+        charge, cand, res, binary = item
+        if accepted:
+            res.stage, res.reason = Stage.ACCEPTED, f"{est.speedup:.3f}x faster"
+            # Faster and correct on the tests: now its functions on their own states.
+            t1 = time.perf_counter()
+            accepted = self.pipeline.prove(res, cand)
+            budget.spend(charge, time.perf_counter() - t1)
+        if accepted:
+            if res.function not in winners:
+                budget.winners += 1
+                budget.combinable += res.function != WHOLE_UNIT
+            winners.setdefault(res.function, []).append((res, binary, cand))
+            self.pipeline.explain(program, res, cand)
+        elif res.stage != Stage.TEST:
+            res.stop(Stage.TIME, f"not significantly faster (lower bound {est.low:.3f} "
+                                 f"<= {1 + req.min_gain:.3f})")
+
+    def _race(self, group: list[tuple], budget: Budget, winners: dict) -> None:
+        """Several candidates of one function race each other (:func:`sgcc.verify.halving.race`);
+        the survivor is judged like a single candidate on all its rounds (a screening: the
+        engine confirms it on fresh rounds before believing it). The schedule is recorded
+        in each candidate's ``meta["race"]`` and in ``report.budget["races"]``."""
+        from sgcc.verify import halving
+
+        req, program = self.req, self.program
+        charge = group[0][0]
+        by_id = {item[2].id: item for item in group}
+        fn = group[0][2].function
+        if not budget.time_left(charge):
+            # Not even one candidate's timing fits: time none (the race's warm-up and
+            # calibration would be spent for nothing).
+            for _, _, res, _ in group:
+                res.stop(Stage.TIME, f"not timed: {BUDGET_REACHED}")
+            if charge in self.searched:
+                self.searched[charge] = False
+            return
+        self.note(f"racing {len(group)} candidates for {fn} (successive halving)" if len(group) > 1 else
+                  f"timing {group[0][2].id} ({fn}, {group[0][2].generator})")
+
+        def afford(alive: int, rounds: int, sample_seconds: float) -> bool:
+            return budget.time_left(charge, rounds * (alive + 1) * sample_seconds)
+
+        t0 = time.perf_counter()
+        try:
+            r = halving.race(timing.runner(self.sandbox, program.binary, self.tests),
+                             {rid: timing.runner(self.sandbox, item[3], self.tests) for rid, item in by_id.items()},
+                             min_rounds=req.timing_rounds, min_sample_seconds=req.min_sample, seed=req.seed,
+                             worlds=len(getattr(self.sandbox, "worlds", ())) or 1, futile_below=1 + req.min_gain,
+                             settled_above=1 + req.min_gain, afford=afford,
+                             # Only a bounded budget has time that would otherwise go unused.
+                             extend_to=EXTEND_FACTOR * req.timing_rounds if budget.seconds is not None else 0)
+        except TimingRunFailed as exc:
+            # gcc's own program failed a timed run (the candidates' failures are caught in
+            # the race): nothing measured here can be believed.
+            budget.spend(charge, time.perf_counter() - t0)
+            for _, _, res, _ in group:
+                res.stop(Stage.TEST, f"not timed: gcc's program failed while being timed: {exc.message}")
+            return
+        spent = time.perf_counter() - t0 - r.lock_wait
+        budget.spend(charge, spent)
+        ran = [rid for rid in by_id if rid in r.estimates]
+        # What one candidate timed alone at full length would cost (the reserve counts on it).
+        full = 2 * req.timing_rounds * r.sample_seconds + (r.seconds - sum(g.seconds for g in r.rungs))
+        for _ in ran:
+            budget.record_timing(spent / max(1, len(ran)), full)
+        summary = {"function": fn, "candidates": len(group), "rungs": r.schedule(), "stopped": r.stopped,
+                   "survivors": list(r.survivors), "untimed": len(r.untimed), "seconds": round(spent, 1)}
+        self.report.budget.setdefault("races", []).append(summary)
+        for rid, item in by_id.items():
+            _, _, res, _ = item
+            est = r.estimates.get(rid)
+            if est is not None:
+                res.set_estimate(est)
+                res.meta["race"] = {"field": len(group), "rounds": halving.rounds_of(r, rid),
+                                    "rungs": [g.rounds for g in r.rungs if rid in g.ran]}
+            if rid in r.failed:
+                res.stop(Stage.TEST, f"failed while being timed: {r.failed[rid].message}")
+            elif rid in r.untimed or est is None:
                 res.stop(Stage.TIME, f"not timed: {BUDGET_REACHED}")
                 if charge in self.searched:
                     self.searched[charge] = False
+            elif rid in r.dropped:
+                res.stop(Stage.TIME, halving.describe(r, rid))
             else:
-                self.note(f"timing {res.id} ({res.function}, {res.generator}) [{done}/{len(built)}]")
-                t0 = time.perf_counter()
-                try:
-                    accepted, est = self.pipeline.measure(self.sandbox, self.tests, program.binary, binary,
-                                                          screening=True)
-                except TimingRunFailed as exc:
-                    # It passed the tests, then failed on a timing run (another
-                    # environment size, so another stack alignment): wrong, not slow.
-                    accepted, est = False, None
-                    res.stop(Stage.TEST, f"failed while being timed: {exc.message}")
-                spent = time.perf_counter() - t0
-                budget.spend(charge, spent)
-                if est is not None:
-                    budget.record_timing(spent, full_length(spent, est, req.timing_rounds))
-                if est is not None:
-                    res.set_estimate(est)
-                    if accepted:
-                        res.stage, res.reason = Stage.ACCEPTED, f"{est.speedup:.3f}x faster"
-                        # Faster and correct on the tests: now its functions on their own states.
-                        t1 = time.perf_counter()
-                        accepted = self.pipeline.prove(res, cand)
-                        budget.spend(charge, time.perf_counter() - t1)
-                    if accepted:
-                        if res.function not in winners:
-                            budget.winners += 1
-                            budget.combinable += res.function != WHOLE_UNIT
-                        winners.setdefault(res.function, []).append((res, binary, cand))
-                        self.pipeline.explain(program, res, cand)
-                    elif res.stage != Stage.TEST:
-                        res.stop(Stage.TIME, f"not significantly faster (lower bound {est.low:.3f} "
-                                             f"<= {1 + req.min_gain:.3f})")
-            history.setdefault((cand.generator, cand.function), []).append(Attempt(cand, res))
-            left[charge] -= 1
-            if not left[charge]:
-                budget.finish(charge)
+                self._judge(item, est, timing.decide(est, req.min_gain), budget, winners)
 
     def _record_left_over(self, units, settled, skipped) -> None:
         """Variants a generator named but never compiled (the search ended first): one

@@ -44,14 +44,20 @@ def confirm(pipeline: Pipeline, program: Program, winners: dict[str, list[Winner
     :data:`MAX_CONFIRMATIONS`, and while the ``budget``, a :class:`sgcc.engine.budget.Budget`,
     has time left; each function's first re-measurement always runs)."""
     confirmed: dict[str, Winner] = {}
-    for fn, ranked in winners.items():
+    combinable = sum(fn != WHOLE_UNIT for fn in winners) > 1
+    for done, (fn, ranked) in enumerate(winners.items()):
         for tried, (res, binary, cand) in enumerate(ranked[:MAX_CONFIRMATIONS]):
             if not _affordable(budget, tried):
                 break
+            # The time the search left is shared among the confirmations still to come (and
+            # the combination's timing): more rounds, a narrower interval for the claim.
+            rounds = budget.confirm_rounds(pipeline.req.timing_rounds, len(winners) - done + combinable) \
+                if budget is not None and tried == 0 else None
             if note is not None:
-                note(f"re-measuring {res.id}, the best remaining candidate for {fn}")
+                note(f"re-measuring {res.id}, the best remaining candidate for {fn}"
+                     + (f" ({rounds} rounds)" if rounds else ""))
             try:
-                accepted, est = pipeline.measure(sandbox, tests, program.binary, binary)
+                accepted, est = pipeline.measure(sandbox, tests, program.binary, binary, rounds=rounds)
             except TimingRunFailed as exc:
                 res.stop(Stage.TEST, f"failed while being re-measured: {exc.message}")
                 continue
@@ -173,8 +179,9 @@ def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], 
             measured = dict(attempt[0][0].confirm)
             entry["outcome"] = "shipped (its re-measurement on fresh rounds)"
         else:
+            rounds = budget.confirm_rounds(pipeline.req.timing_rounds, 1) if budget is not None else None
             try:
-                accepted, est = pipeline.measure(sandbox, tests, program.binary, binary)
+                accepted, est = pipeline.measure(sandbox, tests, program.binary, binary, rounds=rounds)
             except TimingRunFailed as exc:
                 entry["outcome"] = f"failed while being timed: {exc.message}"
                 report.notes.append(f"combination {res.function} failed while being timed: {exc.message}")
@@ -189,6 +196,9 @@ def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], 
         report.final = {"functions": [r.function for r, _, _ in attempt], **measured,
                         "tests_passed": outcome.passed + len(pipeline.hidden_tests),
                         "tests_total": outcome.total + len(pipeline.hidden_tests),
+                        # What the speedup was timed on: the tests the search saw (not the held-out
+                        # ones), so that an outside measurement can time the same mix of inputs.
+                        "timed_on": [t.name for t in tests],
                         "changes": changes(program, where / "cand.o", replacements)}
         return binary, [r for r, _, _ in attempt]
     return program.binary, []
