@@ -131,3 +131,32 @@ def pgo_everywhere(builder, spec, compiler: str, prof: ProjectProfile, workdir: 
     if not r.ok:
         return None, "the -fprofile-use build failed"
     return prof.tree, ""
+
+
+def profile_digest(gcda: Path) -> str:
+    """The content's SHA-256 of a profile (what a cache entry of its PGO compile names)."""
+    import hashlib
+
+    return hashlib.sha256(Path(gcda).read_bytes()).hexdigest()
+
+
+def compile_with_profile(compiler: str, c, gcda: Path, where: Path) -> tuple[str | None, str]:
+    """gcc's assembly of recorded compile ``c`` with ``-fprofile-use`` from ``gcda``: in the
+    compile's own directory, the source spelled as the build spelled it, the profile beside
+    the output as ``prog.gcda`` (where a bare ``-fprofile-use`` looks). (text, '') or (None, why)."""
+    from sgcc import proc
+    from sgcc.gcc import args as gccargs
+
+    inv = gccargs.parse(c.args)
+    if not inv.sources:
+        return None, "no source on the compile's command line"
+    where.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(gcda, where / "prog.gcda")
+    out = where / "prog.s"
+    flags = inv.flags_without_inputs(drop_dependency_flags=True)
+    r = proc.run([compiler, *flags, "-fprofile-use", *USE, "-S", "-o", str(out.resolve()), inv.sources[0].path],
+                 cwd=c.cwd, timeout=600)
+    if not r.ok:
+        lines = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error" in ln.lower()]
+        return None, "gcc failed: " + ("; ".join(lines[:2])[:300] or f"exit {r.returncode}")
+    return out.read_text(encoding="utf-8", errors="surrogateescape"), ""
