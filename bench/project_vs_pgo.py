@@ -11,7 +11,8 @@ standing for gcc plus the build's flags (a two-line wrapper, as ``sgcc.project.p
   the rest gcc's: how much of PGO's gain one source holds, inlining and layout of the other
   sources left as gcc's;
 - ``flags:F``: the whole project with gcc plus ``F`` (``--flags``), a whole-project flag set;
-- ``sgcc``: an already built tree (``--sgcc-tree``: ``make CC=sgcc`` after a project run).
+- ``sgcc``: an already built tree (``--sgcc-tree``: ``make CC=sgcc`` after a project run);
+- ``gcc-copy``: a copy of gcc's build (``--aa``): the A-vs-A ratio is this machine's noise floor.
 
 Rounds run every build's workload once each, in a fresh random order; each run's CPU time
 (user + system of all its processes) is taken from ``wait4``. Printed per build: the median of
@@ -82,6 +83,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", action="append", default=[], help="object path (relative) for a pgo-only build")
     ap.add_argument("--flags", action="append", default=[], help="a whole-project flag set, e.g. '-march=native'")
     ap.add_argument("--sgcc-tree", type=Path, help="a tree built by sgcc to time beside them")
+    ap.add_argument("--aa", action="store_true", help="also time a copy of gcc's build (A-vs-A: the noise floor)")
     ap.add_argument("--versus", action="append", default=[], help="A,B: also print B against A")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--compiler", default="gcc")
@@ -133,6 +135,9 @@ def main(argv=None) -> int:
         t = copy(f"flags:{f}")
         build(t, wrapper(work / f"cc-{t.name}", f'exec {cc} "$@" {f}'), args)
         trees[f"flags:{f}"] = t
+    if args.aa:
+        trees["gcc-copy"] = work / "gcc-copy"
+        shutil.copytree(trees["gcc"], trees["gcc-copy"], symlinks=True)
     if args.sgcc_tree:
         trees["sgcc"] = args.sgcc_tree
     print(f"built {len(trees)} trees in {time.monotonic() - started:.0f} s; timing {args.rounds} rounds",
