@@ -396,11 +396,11 @@ class Project:
             return None
         self._note(f"PGO everywhere as a candidate: compiling {len(prof.gcda)} source(s) with -fprofile-use")
         todo = [c for c in compiles if c.key in prof.gcda]
-        where = self.workdir / "pgo-use"
+        root = self.spec.root.resolve()
 
         def one(ic):
             i, c = ic
-            return c, pgo.compile_with_profile(self.tmpl.compiler, c, prof.gcda[c.key], where / f"u{i}")
+            return c, pgo.compile_with_profile(self.tmpl.compiler, c, prof.gcda[c.key], prof.tree, root)
 
         self.progress and self.progress.tick(True)
         try:
