@@ -66,6 +66,18 @@ class Project:
         self.unit_label = ""
         self.budget: ProjectBudget | None = None
         self.profile = None  # sgcc.project.pgo.ProjectProfile, when the pgo generator runs
+        # PGO everywhere adopted as the search's baseline: compile key -> gcc's -fprofile-use
+        # assembly of that compile, the tree built from them, each one's profile digest.
+        self.pgo_texts: dict[str, str] | None = None
+        self.pgo_tree: Path | None = None
+        self.pgo_digests: dict[str, str] = {}
+        self._compiles: list[Compile] = []
+
+    def _text(self, c: Compile) -> str:
+        """The baseline assembly of compile ``c``: gcc's, or its PGO compile when adopted."""
+        if self.pgo_texts is not None and c.key in self.pgo_texts:
+            return self.pgo_texts[c.key]
+        return c.asm_path.read_text(encoding="utf-8", errors="surrogateescape")
 
     def _note(self, message: str) -> None:
         if self.progress is not None:
@@ -95,8 +107,7 @@ class Project:
         from sgcc.asm.units import AsmFile
 
         root = self.spec.root.resolve()
-        others = [(c, c.asm_path.read_text(encoding="utf-8", errors="surrogateescape"))
-                  for c in group if c.key != searched.key]
+        others = [(c, self._text(c)) for c in group if c.key != searched.key]
         rel_source = searched.source.resolve().relative_to(root)
 
         def link(asm_text: str, obj: Path, where: Path, replacements: dict[str, str]):
@@ -174,6 +185,7 @@ class Project:
             self.progress.line(expected_duration(self.tmpl.budget_seconds))
         self._note("clean build with the compiles recorded")
         compiles, build_seconds = self.builder.record(self.workdir)
+        self._compiles = compiles
         report.phases["build"] = round(build_seconds, 1)
         built_tree = self.workdir / "built"
         shutil.copytree(root, built_tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
@@ -270,7 +282,24 @@ class Project:
                                    f"{len(plan)} source(s) to search")
             if plan and any(getattr(g, "name", "") == "pgo" for g in self.tmpl.generators):
                 self._train(root, compiles, sb, commands, report)
+                t0 = time.monotonic()
+                try:
+                    adopted = self._pgo_baseline(compiles, built_tree, sb, base_launcher, report, commands)
+                except Exception as exc:  # noqa: BLE001 - the search goes on from gcc's build
+                    adopted = None
+                    report.pgo_baseline = {"adopted": False, "why": f"{type(exc).__name__}: {exc}"}
+                report.phases["pgo_baseline"] = round(time.monotonic() - t0, 1)
+                # Its build is the PGO-everywhere reference's: kept back in the reserve, spent now.
+                budget.reserve = max(0.0, budget.reserve - build_seconds)
+                if adopted is not None:
+                    built_tree = adopted
+                    if spec.command_mode:
+                        search_base = workload.launcher(adopted, "bench", commands)
+                    else:
+                        search_base = adopted / spec.binary
             search_started = time.monotonic()
+            if self.pgo_texts is None:
+                search_base = base_launcher if spec.command_mode else base / spec.binary
             for n, (source, weight, weights, group, searched, binaries) in enumerate(plan):
                 try:
                     rel = str(Path(source).resolve().relative_to(root))
@@ -285,7 +314,7 @@ class Project:
                 self.budget = budget
                 self.live = {}
                 unit = self._search(rel, group, searched, binaries, weights, seconds, built_tree, engine_tests,
-                                    base_launcher if spec.command_mode else base / spec.binary, sb)
+                                    search_base, sb)
                 budget.spent(weight)
                 unit["modes"] = f"{len(group)} modes" if len(group) > 1 else ""
                 report.units.append(unit)
@@ -294,6 +323,7 @@ class Project:
                 if not self.tmpl.keep_temps:
                     shutil.rmtree(self.workdir / "cands", ignore_errors=True)
             self._store_siblings(report, plan)
+            self._store_pgo(report)
             report.phases["search"] = round(time.monotonic() - search_started, 1)
             t0 = time.monotonic()
             report.final = self._rebuild_and_check(base_launcher, sb, report, commands)
@@ -332,6 +362,165 @@ class Project:
             report.notes.append(f"whole-project profile: {self.profile.build_error}; the workload ran on what "
                                 "was built before the failure")
             report.pgo["build_error"] = self.profile.build_error
+
+    def _pgo_baseline(self, compiles, built_tree: Path, sb, base_launcher: Path, report: ProjectReport,
+                      commands: list[str]) -> Path | None:
+        """PGO everywhere as a project-level candidate, and the search's baseline when it wins.
+
+        Every recorded compile with a profile is compiled by gcc with ``-fprofile-use`` from it
+        (:func:`sgcc.project.pgo.compile_with_profile`); a copy of the built tree is cleaned and
+        rebuilt by the drop-in with those texts as its overlay (so what is tested and timed is
+        exactly what the cache will substitute); the project's tests must pass in it, and its
+        workload must be significantly faster than gcc's build (interleaved, the interval's
+        lower end above 1 + ``PGO_MIN_GAIN``). gcc's own output from the user's own workload is
+        trusted as gcc's output is: no per-function proof, the tests and the timing decide.
+        Then the tree is the baseline of every source's search (candidates are built on it,
+        substituted into the PGO texts and timed against it) and :meth:`_store_pgo` stores
+        each compile's PGO text, its winners joined in, as a whole unit under the compile's
+        key. Returns the tree, or None (the reason in ``report.pgo_baseline``)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from sgcc.engine import estimate_dict
+        from sgcc.project import pgo
+        from sgcc.verify import sandbox as sandboxmod
+        from sgcc.verify import timing
+
+        info: dict = {"adopted": False}
+        report.pgo_baseline = info
+        prof = self.profile
+        if prof is None or prof.error or not prof.gcda:
+            info["why"] = f"no whole-project profile ({prof.error if prof else 'not made'})"
+            return None
+        if not self.tmpl.cache_dir:
+            info["why"] = "no cache: the build could not substitute it"
+            return None
+        self._note(f"PGO everywhere as a candidate: compiling {len(prof.gcda)} source(s) with -fprofile-use")
+        todo = [c for c in compiles if c.key in prof.gcda]
+        root = self.spec.root.resolve()
+
+        def one(ic):
+            i, c = ic
+            return c, pgo.compile_with_profile(self.tmpl.compiler, c, prof.gcda[c.key], prof.tree, root)
+
+        self.progress and self.progress.tick(True)
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, self.tmpl.jobs or os.cpu_count() or 1)) as pool:
+                done = list(pool.map(one, enumerate(todo)))
+        finally:
+            self.progress and self.progress.tick(False)
+        texts = {c.key: text for c, (text, _) in done if text is not None}
+        failed = [f"{c.source.name}: {why}" for c, (text, why) in done if text is None]
+        info.update({"compiles": len(texts), "failed": failed[:5]})
+        if not texts:
+            info["why"] = "no source compiled with its profile"
+            return None
+        overlay = self.workdir / "pgo-use.overlay.json"
+        overlay.write_text(json.dumps(texts), encoding="utf-8", errors="surrogateescape")
+        tree = self.workdir / "pgo-base"
+        shutil.copytree(built_tree, tree, symlinks=True)
+        self._note("PGO everywhere as a candidate: building the project with the profile-guided compiles")
+        self.builder.run(self.spec.clean, tree, self.builder.env(), "clean", check=False)
+        r = self.builder.run(self.spec.build, tree, self.builder.env(SGCC_CACHE="0", SGCC_OVERLAY=str(overlay)),
+                             "build", check=False)
+        if not r.ok:
+            info["why"] = "the project does not build with its profile-guided compiles"
+            return None
+        changed = [o for o in tree.rglob("*.o")
+                   if (built_tree / o.relative_to(tree)).is_file()
+                   and o.read_bytes() != (built_tree / o.relative_to(tree)).read_bytes()]
+        info["objects_changed"] = len(changed)
+        if not changed:
+            # The overlay is keyed by each compile's cache key, which hashes gcc's assembly:
+            # with -g that holds the build's absolute directory, so in a copy of the tree no
+            # key matches and the build is gcc's again (measured on Lua -g: timed 1.007x).
+            info["why"] = ("the profile-guided compiles were not substituted in the copy of the tree (with -g "
+                           "the compiles' cache keys hold the build's directory)")
+            return None
+        self.pgo_tree = tree
+        if self.spec.command_mode:
+            self._note(f"PGO everywhere as a candidate: the project's tests: {self.spec.test}")
+            ok, why = workload.run_tests(sb, workload.copy_tree(tree, tree.with_name("pgo-base-test")),
+                                         self.spec.test, self.spec.test_timeout)
+            if not ok:
+                info["why"] = why
+                return None
+            case = sb.record(base_launcher, [sandboxmod.TestCase(name="workload", stdin=b"")])
+            runs = (timing.runner(sb, base_launcher, case),
+                    timing.runner(sb, workload.launcher(tree, "bench", commands), case))
+        else:
+            base_binary = self.workdir / "base" / self.spec.binary
+            tests = sb.record(base_binary, sandboxmod.load_tests(Path(self.spec.tests)))
+            outcome = sb.check(tree / self.spec.binary, tests)
+            if outcome.first_failure is not None:
+                info["why"] = f"its program fails a test: {outcome.first_failure}"
+                return None
+            runs = (timing.runner(sb, base_binary, tests), timing.runner(sb, tree / self.spec.binary, tests))
+        info["tests_passed"] = True
+        self._note("PGO everywhere as a candidate: timing its workload against gcc's build (interleaved)")
+        try:
+            # The project's one big lever, timed once: twice the rounds (at least PGO_ROUNDS) to
+            # narrow the interval on a noisy machine; stopped early only when it cannot win.
+            est = timing.measure(*runs, rounds=max(PGO_ROUNDS, 2 * self.tmpl.timing_rounds),
+                                 min_sample_seconds=self.tmpl.min_sample, seed=self.tmpl.seed,
+                                 worlds=len(sb.worlds), futile_below=1.0)
+        except timing.TimingRunFailed as exc:
+            info["why"] = f"its workload did not behave as gcc's build's: {exc}"
+            return None
+        info["timing"] = estimate_dict(est)
+        if not timing.decide(est, PGO_MIN_GAIN):
+            info["why"] = (f"not significantly faster than gcc's build ({est.speedup:.3f}x "
+                           f"[{est.low:.3f}, {est.high:.3f}])")
+            return None
+        info["adopted"] = True
+        self.pgo_texts = texts
+        self.pgo_digests = {k: pgo.profile_digest(prof.gcda[k]) for k in texts}
+        if self.progress is not None:
+            self.progress.line(f"PGO everywhere adopted as the baseline: {est.speedup:.3f}x [{est.low:.3f}, "
+                               f"{est.high:.3f}] as fast as gcc's build, the project's tests pass; "
+                               "the function search starts from it")
+        return tree
+
+    def _store_pgo(self, report: ProjectReport) -> None:
+        """Each adopted compile's PGO text (its winners, proven against it, joined in) as a
+        whole unit under the compile's key, naming its profile's digest: a plain ``make
+        CC=sgcc`` then rebuilds the tree that was tested and timed."""
+        from sgcc.asm import WHOLE_UNIT
+        from sgcc.asm.units import AsmFile
+        from sgcc.gcc import args as gccargs
+
+        if not self.pgo_texts or not self.tmpl.cache_dir:
+            return
+        store = self.tmpl.cache_store()
+        by_key = {}
+        for u in report.units:
+            for key in u.get("keys", [u["key"]]):
+                by_key[key] = u
+        compiles = {c.key: c for c in self._compiles}
+        for key, text in self.pgo_texts.items():
+            c = compiles[key]
+            entry, _ = store.read_checked(key)
+            apply = (entry or {}).get("apply")
+            functions: list[str] = []
+            units = apply.get("units") if isinstance(apply, dict) and apply.get("baseline") == text else None
+            if isinstance(units, dict) and units and WHOLE_UNIT not in units:
+                # Winners found against the PGO text (this run's search): joined into it.
+                text = AsmFile.parse(text).join(units)
+                functions = sorted(units)
+            applied = {"units": {WHOLE_UNIT: text}, "generator": "pgo-everywhere",
+                       "profile_sha256": self.pgo_digests.get(key, ""), "functions": functions,
+                       "baseline": c.asm_path.read_text(encoding="utf-8", errors="surrogateescape"),
+                       "context": c.context,
+                       "asm_flags": gccargs.parse(c.args).flags_without_inputs(drop_dependency_flags=True),
+                       **{k: (report.pgo_baseline or {}).get("timing", {}).get(k) for k in ("speedup", "low",
+                                                                                             "high")}}
+
+            def change(old, c=c, applied=applied):
+                new = old or {"functions": {}}
+                new["source"] = str(c.source)
+                new["apply"] = applied
+                return new
+
+            store.update(key, change)
 
     def _check_workload(self, tree: Path, commands: list[str]) -> None:
         """A workload command naming a path (``./prog``) must name something the build made."""
@@ -392,7 +581,7 @@ class Project:
 
         c = searched
         inv = gccargs.parse(c.args)
-        asm_text = c.asm_path.read_text(encoding="utf-8", errors="surrogateescape")
+        asm_text = self._text(c)  # gcc's, or its -fprofile-use compile when PGO everywhere is the baseline
         asm = AsmFile.parse(asm_text)
         asm_flags = inv.flags_without_inputs(drop_dependency_flags=True)
         obj = self.workdir / f"{c.key[:16]}.o"
@@ -443,7 +632,7 @@ class Project:
             for c in groups.get(unit["key"], []):
                 if c.key == unit["key"]:
                     continue
-                text = c.asm_path.read_text(encoding="utf-8", errors="surrogateescape")
+                text = self._text(c)
                 try:
                     AsmFile.parse(text).join(apply["units"])
                 except KeyError:
@@ -466,7 +655,7 @@ class Project:
         from sgcc.verify import timing
 
         root = self.spec.root.resolve()
-        shipped = [u for u in report.units if u["honest"].get("functions")]
+        shipped = [u for u in report.units if u["honest"].get("functions")] or bool(self.pgo_texts)
         self._note("rebuilding the project with the cache")
         self.builder.run(self.spec.clean, root, self.builder.env(), "clean")
         self.builder.run(self.spec.build, root, self.builder.env(SGCC_CACHE="1"), "build")
@@ -519,7 +708,11 @@ class Project:
         self._note("building the PGO-everywhere reference (the whole project with -fprofile-use)")
         self.progress and self.progress.tick(True)
         try:
-            tree, why = pgo.pgo_everywhere(self.builder, self.spec, self.tmpl.compiler, self.profile, self.workdir)
+            if self.pgo_tree is not None:  # built as the project-level candidate
+                tree, why = self.pgo_tree, ""
+            else:
+                tree, why = pgo.pgo_everywhere(self.builder, self.spec, self.tmpl.compiler, self.profile,
+                                               self.workdir)
         finally:
             self.progress and self.progress.tick(False)
         refs: dict = {"build": {"speedup": 1.0, "low": 1.0, "high": 1.0, "what": "gcc's build (the one replaced)"}}
@@ -539,12 +732,18 @@ class Project:
             base_run = timing.runner(sb, base / self.spec.binary, tests)
             pgo_run = timing.runner(sb, ref_tree / self.spec.binary, tests)
             final_run = timing.runner(sb, self.workdir / "final" / self.spec.binary, tests) if report.final else None
-        self._note("timing the PGO-everywhere reference against gcc's build (interleaved)")
         try:
-            est = timing.measure(base_run, pgo_run, rounds=self.tmpl.timing_rounds,
-                                 min_sample_seconds=self.tmpl.min_sample, seed=self.tmpl.seed)
-            refs["pgo_everywhere"] = {**estimate_dict(est), "what": "the whole project with -fprofile-use from "
-                                                                    "the same workload"}
+            measured = (report.pgo_baseline or {}).get("timing")
+            if measured and self.pgo_tree is not None:
+                # Timed already, interleaved with gcc's build, as the project-level candidate.
+                refs["pgo_everywhere"] = {**measured, "what": "the whole project with -fprofile-use from the "
+                                                              "same workload (timed as the PGO candidate)"}
+            else:
+                self._note("timing the PGO-everywhere reference against gcc's build (interleaved)")
+                est = timing.measure(base_run, pgo_run, rounds=self.tmpl.timing_rounds,
+                                     min_sample_seconds=self.tmpl.min_sample, seed=self.tmpl.seed)
+                refs["pgo_everywhere"] = {**estimate_dict(est), "what": "the whole project with -fprofile-use "
+                                                                        "from the same workload"}
             if final_run is not None:
                 self._note("timing sgcc's result against the PGO-everywhere reference (interleaved)")
                 est = timing.measure(pgo_run, final_run, rounds=self.tmpl.timing_rounds,
@@ -557,18 +756,27 @@ class Project:
         if not self.tmpl.cache_dir:
             return
         store = self.tmpl.cache_store()
-        for u in report.units:
-            for key in u.get("keys", [u["key"]]):
-                def change(old):
-                    entry = old or {"functions": {}}
-                    entry.pop("apply", None)
-                    return entry
+        keys = [k for u in report.units for k in u.get("keys", [u["key"]])] + list(self.pgo_texts or {})
+        if report.pgo_baseline and report.pgo_baseline.get("adopted"):
+            report.pgo_baseline["withdrawn"] = True
+        for key in keys:
+            def change(old):
+                entry = old or {"functions": {}}
+                entry.pop("apply", None)
+                return entry
 
-                store.update(key, change)
+            store.update(key, change)
 
     def close(self) -> None:
         if not self.tmpl.keep_temps:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+#: PGO everywhere becomes the baseline when its workload's interval clears 1 + this: gcc's own
+#: output, its gain on the whole workload measured (not a function's share of it).
+PGO_MIN_GAIN = 0.01
+#: Fewest interleaved rounds PGO everywhere is timed with as a candidate.
+PGO_ROUNDS = 30
 
 
 def profile_cap(budget_seconds: float | None) -> float:

@@ -131,3 +131,48 @@ def pgo_everywhere(builder, spec, compiler: str, prof: ProjectProfile, workdir: 
     if not r.ok:
         return None, "the -fprofile-use build failed"
     return prof.tree, ""
+
+
+def profile_digest(gcda: Path) -> str:
+    """The content's SHA-256 of a profile (what a cache entry of its PGO compile names)."""
+    import hashlib
+
+    return hashlib.sha256(Path(gcda).read_bytes()).hexdigest()
+
+
+def compile_with_profile(compiler: str, c, gcda: Path, tree: Path, root: Path) -> tuple[str | None, str]:
+    """gcc's assembly of recorded compile ``c`` with ``-fprofile-use`` from ``gcda``.
+
+    gcc names a static function's profile by the output's name *as spelled* (``-o lvm.o``
+    gives ``lvm``; ``-o /tmp/x/prog.s`` gives another name, and the static functions' counts
+    are then "missing": measured on Lua's ``lvm.c``, 3 warnings and a different program). So
+    the compile runs in ``tree`` (the instrumented build's copy of the project), in the
+    directory matching the compile's own, with the output spelled as the build spelled it
+    (``.s`` for ``.o``) and the profile beside it; ``-fdebug-prefix-map`` gives the debug
+    information the project's own directory. (text, '') or (None, why)."""
+    from sgcc import proc
+    from sgcc.gcc import args as gccargs
+
+    inv = gccargs.parse(c.args)
+    if not inv.sources:
+        return None, "no source on the compile's command line"
+    try:
+        cwd = tree / Path(c.cwd).resolve().relative_to(root.resolve())
+    except ValueError:
+        return None, "the compile ran outside the project's tree"
+    spelled = Path(inv.output_for(inv.sources[0]))
+    if spelled.is_absolute():
+        try:
+            spelled = Path(os.path.relpath(spelled, c.cwd))
+        except ValueError:
+            return None, "the compile's output is outside its directory"
+    out = cwd / spelled.with_suffix(".s")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(gcda, out.with_suffix(".gcda"))
+    flags = inv.flags_without_inputs(drop_dependency_flags=True)
+    r = proc.run([compiler, *flags, "-fprofile-use", *USE, f"-fdebug-prefix-map={cwd}={c.cwd}", "-S", "-o",
+                  str(spelled.with_suffix(".s")), inv.sources[0].path], cwd=cwd, timeout=600)
+    if not r.ok:
+        lines = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error" in ln.lower()]
+        return None, "gcc failed: " + ("; ".join(lines[:2])[:300] or f"exit {r.returncode}")
+    return out.read_text(encoding="utf-8", errors="surrogateescape"), ""

@@ -23,6 +23,7 @@ class ProjectReport:
     final: dict | None = None
     phases: dict = field(default_factory=dict)  # seconds per phase (build, tests, profiles, search, final)
     pgo: dict | None = None  # the whole project's profile: seconds, profiles found, error
+    pgo_baseline: dict | None = None  # PGO everywhere as a project-level candidate: adopted, timing, why not
     references: dict = field(default_factory=dict)  # what else the user could have had, timed against gcc's
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -39,6 +40,8 @@ class ProjectReport:
         if self.workload:
             lines.append(f"sgcc: workload: {'; '.join(self.workload)} (the project's code: "
                          f"{self.project_share:.0%} of its instructions; searched: {self.coverage:.0%} of those)")
+        if self.pgo_baseline:
+            lines.append(pgo_baseline_line(self.pgo_baseline))
         for u in self.units:
             lines.append(f"  {u['source']}{' (' + u['modes'] + ')' if u.get('modes') else ''}: {u['tally']}")
             for fn in u["functions"]:
@@ -57,10 +60,22 @@ class ProjectReport:
         if self.phases:
             names = {"build": "recording build", "tests": "tests", "profile_workload": "profiling the workload",
                      "profile_tests": "profiling the tests", "pgo_profile": "whole-project profile",
+                     "pgo_baseline": "PGO everywhere as a candidate",
                      "search": "search", "final": "final rebuild and timing"}
             lines.append("sgcc: time: " + ", ".join(f"{names.get(k, k)} {v:.0f} s" for k, v in self.phases.items()))
         lines += [f"sgcc: note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def pgo_baseline_line(b: dict) -> str:
+    """Whether PGO everywhere became the search's baseline, and why (not)."""
+    t = b.get("timing") or {}
+    timed = f"{t['speedup']:.3f}x [{t['low']:.3f}, {t['high']:.3f}] against gcc's build" if "speedup" in t else ""
+    if b.get("adopted"):
+        text = (f"sgcc: PGO everywhere ({b.get('compiles', 0)} compiles with -fprofile-use) passed the tests, "
+                f"{timed}: the search started from it")
+        return text + (" (withdrawn: the rebuilt tree failed its tests)" if b.get("withdrawn") else "")
+    return f"sgcc: PGO everywhere not taken as the baseline: {b.get('why', '')}"
 
 
 def reference_lines(refs: dict, final: dict | None) -> list[str]:

@@ -1,0 +1,1 @@
+unsigned long kernel(int op, unsigned long n, unsigned long d);
