@@ -201,3 +201,53 @@ def test_proof_setting_layers_and_refuses_below_its_level(tmp_path, monkeypatch)
         res = CandidateResult(id="c001", function="f", generator="replay")
         assert FunctionProof(req, Prog(), None, [], tmp_path).check(res, tmp_path / "none.o", {"f": ""}) is ok
         assert why in res.reason and res.proof.startswith("whole-program tests only")
+
+
+MATMUL = EXAMPLES / "programs" / "matmul"
+
+
+@pytest.fixture(scope="module")
+def matmul(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("funcproof_matmul")
+    req = Request(source=MATMUL / "matmul.c", flags=["-O3"], tests=MATMUL / "tests", output=tmp / "out")
+    program = build_baseline(req, tmp)
+    tests = [t for t in load_tests(MATMUL / "tests") if t.name in ("t1", "t2", "t4")]  # n = 1, 3, 50
+    with Sandbox(timeout=20) as sandbox:
+        tests = sandbox.record(program.binary, tests)
+        capture = funcstate.capture(program, sandbox, tests, tmp / "capture", "gcc", ["matmul"])
+    tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, states=120, seconds=6, seed=0)
+    return program, tester, tmp
+
+
+def _matmul_object(program, tmp, text: str, name: str):
+    asm = tmp / f"{name}.s"
+    asm.write_text(program.asm.join({"matmul": text}))
+    obj = tmp / f"{name}.o"
+    proc.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)], check=True)
+    return obj
+
+
+def test_aliasing_made_by_a_size_mutation_drops_the_state_not_the_honest_candidate(matmul):
+    # matmul(n, A, B, C) with n mutated past the captured buffers reads past A and B into the C
+    # it writes: gcc's loop order and the candidate's then see different values, for a state
+    # no real call makes. Before the fix the honest candidate was refused on it.
+    program, tester, tmp = matmul
+    obj = _matmul_object(program, tmp, (MATMUL / "candidates" / "matmul.s").read_text(), "honest")
+    verdict = tester.check(obj, ["matmul"])
+    assert verdict.ok, verdict.mismatch.render()
+    assert verdict.dropped["matmul"].get("aliasing created by the mutation", 0) > 0, verdict.to_dict()
+    assert "dropped (aliasing created by the mutation)" in verdict.level()
+    assert verdict.tested["matmul"][1] > 0  # mutated states that stay apart are still tested
+
+
+def test_a_wrong_matmul_is_still_refused_on_a_state_whose_buffers_stay_apart(matmul):
+    # Wrong only for n = 45 (no test has it; smaller than the n = 50 state, so A, B and C stay
+    # apart): dropping aliased states must not hide it.
+    program, tester, tmp = matmul
+    text = (MATMUL / "candidates" / "matmul.s").read_text()
+    wrong = text.replace("matmul:\n", "matmul:\n\tcmpl\t$45, %edi\n\tjne\t.Lsgcc_ok\n\tmovl\t$0, (%rcx)\n"
+                         "\tret\n.Lsgcc_ok:\n", 1)
+    assert wrong != text
+    verdict = tester.check(_matmul_object(program, tmp, wrong, "n45"), ["matmul"])
+    assert not verdict.ok, verdict.level()
+    assert verdict.mismatch.regs["rdi"] & 0xFFFFFFFF == 45, verdict.mismatch.render()

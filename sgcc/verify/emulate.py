@@ -472,13 +472,17 @@ class Machine:
         if n > 1 << 28:
             raise Unsupported("memory routine too large")
         if name == "memset":
+            self._note_access(dst, n, True)
             self._write(dst, bytes([src & 0xFF]) * n)
             return dst
+        self._note_access(src, n, False)
         data = bytes(self.uc.mem_read(src, n)) if n else b""
         if name == "memcmp":
+            self._note_access(dst, n, False)
             other = bytes(self.uc.mem_read(dst, n)) if n else b""
             return 0 if other == data else (1 if other > data else (2**64 - 1))
         if n:
+            self._note_access(dst, n, True)
             self._write(dst, data)
         return dst
 
@@ -499,13 +503,26 @@ class Machine:
         uc.reg_write(x.UC_X86_REG_MXCSR, 0x1F80)
         return uc.context_save()
 
-    def run(self, entry: int, mutation: Mutation, seconds: float) -> Outcome:
+    def run(self, entry: int, mutation: Mutation, seconds: float, *, watch: list | None = None) -> Outcome:
         """Run the function at ``entry`` from the state with ``mutation`` applied, for at most
-        ``seconds``; restore the state afterwards."""
+        ``seconds``; restore the state afterwards. With ``watch`` (address ranges), the run stops
+        with status "overlap" at the first byte of them that it both reads and writes."""
         x, uc = self.x, self.uc
         self.calls: list[tuple] = []
         self.ncalls = 0
         self.ended = None
+        self._watch = None
+        hooks = []
+        if watch:
+            # Byte-level reads and writes inside ``watch`` (the ranges a first run wrote), to see
+            # whether the function reads a byte it also writes: hooks bounded to those ranges, so
+            # reads elsewhere (the inputs, when they do not overlap the outputs) cost no callback.
+            lo = min(a for a, _ in watch)
+            hi = max(b for _, b in watch)
+            self._watch = (lo, bytearray(hi - lo), bytearray(hi - lo))
+            for a, b in watch:
+                hooks.append(uc.hook_add(self.uc_mod.UC_HOOK_MEM_READ | self.uc_mod.UC_HOOK_MEM_WRITE,
+                                         self._on_watched, begin=a, end=b - 1))
         self.fill = mutation.fill
         if self.context is None:
             self.context = self._base_context()
@@ -570,7 +587,28 @@ class Machine:
             out.regs["xmm0"] = uc.reg_read(x.UC_X86_REG_XMM0)
             out.regs["xmm1"] = uc.reg_read(x.UC_X86_REG_XMM1)
         out.memory = self._changed(keep=out.status == "ret" or out.status.startswith("noreturn"))
+        for h in hooks:
+            uc.hook_del(h)
+        self._watch = None
         return out
+
+    def _on_watched(self, uc, access, address, size, value, data) -> None:
+        self._note_access(address, size, access == self.uc_mod.UC_MEM_WRITE)
+
+    def _note_access(self, address: int, size: int, write: bool) -> None:
+        """A watched access: mark its bytes; a byte both read and written ends the run."""
+        if self._watch is None or self.ended is not None:
+            return
+        lo, reads, writes = self._watch
+        a, b = max(address - lo, 0), min(address + size - lo, len(reads))
+        if a >= b:
+            return
+        mine, other = (writes, reads) if write else (reads, writes)
+        if any(other[a:b]):
+            self.ended = "overlap"
+            self.uc.emu_stop()
+            return
+        mine[a:b] = b"\1" * (b - a)
 
     def _write(self, addr: int, raw: bytes) -> None:
         """Write into the state from outside the emulated code (noting what it touched)."""

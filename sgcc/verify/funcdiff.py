@@ -38,6 +38,10 @@ LARGE_SECONDS = 60.0
 CANDIDATE_SECONDS = 15.0
 #: States gcc's function takes longer than this on (as captured) are run as captured only.
 EXPENSIVE = 0.05
+#: Seconds (at least) for the run that watches whether gcc's function reads what it writes.
+OVERLAP_SECONDS = 2.0
+#: Separate written ranges watched one by one; past them, their whole span.
+MAX_WATCHED = 16
 
 
 @dataclass
@@ -48,6 +52,7 @@ class FunctionVerdict:
     untested: dict = field(default_factory=dict)  # function -> why
     mismatch: Mismatch | None = None
     seconds: float = 0.0
+    dropped: dict = field(default_factory=dict)  # function -> {why: mutated states dropped}
 
     @property
     def ok(self) -> bool:
@@ -62,6 +67,10 @@ class FunctionVerdict:
         n = sum(t for t, _ in self.tested.values())
         m = sum(k for _, k in self.tested.values())
         text = f"tested on {n} function states ({m} mutated)"
+        d = sum(sum(v.values()) for v in self.dropped.values())
+        if d:
+            text += f"; {d} mutated states dropped (" + ", ".join(
+                sorted({why for v in self.dropped.values() for why in v})) + ")"
         if self.untested:
             text += "; " + ", ".join(f"{f}: whole-program tests only ({why})" for f, why in self.untested.items())
         return text
@@ -69,6 +78,7 @@ class FunctionVerdict:
     def to_dict(self) -> dict:
         return {"level": self.level(), "tested": {f: {"states": t, "mutated": m} for f, (t, m) in self.tested.items()},
                 "untested": dict(self.untested), "seconds": round(self.seconds, 3),
+                "dropped": {f: dict(v) for f, v in self.dropped.items() if v},
                 "mismatch": self.mismatch.render() if self.mismatch is not None else None}
 
 
@@ -87,6 +97,7 @@ class FunctionTester:
         self.seconds = seconds
         self.seed = seed
         self._gcc: dict[tuple, Outcome] = {}  # (function, state index, mutation) -> gcc's Outcome
+        self._overlap: dict[tuple, str] = {}  # same key -> "overlap", "clean" or "undecided"
 
     def check(self, cand_obj, functions) -> FunctionVerdict:
         """Test every function of ``functions`` that has captured states."""
@@ -100,7 +111,7 @@ class FunctionTester:
                 verdict.untested[name] = "the tests never call it"
                 continue
             try:
-                mismatch, tested, mutated, why = self._check_function(name, cand)
+                mismatch, tested, mutated, why = self._check_function(name, cand, verdict.dropped.setdefault(name, {}))
             except SgccError as exc:
                 verdict.untested[name] = exc.message if hasattr(exc, "message") else str(exc)
                 continue
@@ -114,7 +125,31 @@ class FunctionTester:
         verdict.seconds = time.perf_counter() - started
         return verdict
 
-    def _check_function(self, name: str, cand):
+    def _overlap_of(self, machine, entry: int, key: tuple, mut, g) -> str:
+        """Whether gcc's function, on the state ``key`` (outcome ``g``), reads a byte it also
+        writes (outside its own frame): "overlap", "clean" or "undecided" (the watched run did
+        not finish). Remembered per state, like gcc's outcome."""
+        got = self._overlap.get(key)
+        if got is not None:
+            return got
+        if not g.memory:
+            got = "clean"  # it changed no memory: nothing it reads can be its own output
+        else:
+            ranges: list[list[int]] = []
+            for addr in sorted(g.memory):
+                end = addr + len(g.memory[addr])
+                if ranges and addr <= ranges[-1][1]:
+                    ranges[-1][1] = max(ranges[-1][1], end)
+                else:
+                    ranges.append([addr, end])
+            if len(ranges) > MAX_WATCHED:
+                ranges = [[ranges[0][0], ranges[-1][1]]]
+            w = machine.run(entry, mut, max(OVERLAP_SECONDS, 10 * g.seconds), watch=[tuple(r) for r in ranges])
+            got = "overlap" if w.status == "overlap" else "clean" if w.status == g.status else "undecided"
+        self._overlap[key] = got
+        return got
+
+    def _check_function(self, name: str, cand, dropped: dict):
         from sgcc.verify import emulate
 
         kind = emulate.return_kind(self.source_text, name)
@@ -203,6 +238,24 @@ class FunctionTester:
             if g.status != "ret" and not g.status.startswith("noreturn"):
                 why = f"gcc's function: {g.status}" if why is None else why
                 continue  # a state gcc's own function cannot run on: not the candidate's fault
+            if is_mutated and g.memory:
+                # A mutation (a size beyond the captured buffers, most often) can make gcc's
+                # function read memory it also writes, where as captured its inputs and outputs
+                # were apart: matmul reading past A and B into the C it writes. No real call can
+                # make that state when the function's buffers do not overlap (C says nothing of
+                # what either side computes then), so it is dropped, and counted. The decision
+                # rests on gcc's runs only: a candidate cannot steer which states are dropped.
+                entry = machine.images[0].entries[name]
+                if self._overlap_of(machine, entry, key, mut, g) != "clean":
+                    base_key = (name, si, "as captured", (), ())
+                    base = self._gcc.get(base_key)
+                    as_captured = "undecided" if base is None else self._overlap_of(
+                        machine, entry, base_key, emulate.Mutation("as captured", fill="random"), base)
+                    if as_captured != "overlap":  # in place as captured (a sort): overlap is its nature
+                        reason = ("aliasing created by the mutation" if self._overlap[key] == "overlap"
+                                  else "aliasing not decided in time")
+                        dropped[reason] = dropped.get(reason, 0) + 1
+                        continue
             limit = max(0.05, emulate.SLOWDOWN * g.seconds)
             cap = max(CANDIDATE_SECONDS, 3 * g.seconds) if position < guaranteed else CANDIDATE_SECONDS
             c = machine.run(machine.images[1].entries[name], mut, min(limit, cap))
