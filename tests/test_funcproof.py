@@ -211,11 +211,11 @@ def matmul(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("funcproof_matmul")
     req = Request(source=MATMUL / "matmul.c", flags=["-O3"], tests=MATMUL / "tests", output=tmp / "out")
     program = build_baseline(req, tmp)
-    tests = [t for t in load_tests(MATMUL / "tests") if t.name in ("t1", "t2", "t4")]  # n = 1, 3, 50
+    tests = [t for t in load_tests(MATMUL / "tests") if t.name in ("t2", "t4")]  # n = 3, 50
     with Sandbox(timeout=20) as sandbox:
         tests = sandbox.record(program.binary, tests)
         capture = funcstate.capture(program, sandbox, tests, tmp / "capture", "gcc", ["matmul"])
-    tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, states=120, seconds=6, seed=0)
+    tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, states=120, seconds=12, seed=0)
     return program, tester, tmp
 
 
@@ -241,13 +241,13 @@ def test_aliasing_made_by_a_size_mutation_drops_the_state_not_the_honest_candida
 
 
 def test_a_wrong_matmul_is_still_refused_on_a_state_whose_buffers_stay_apart(matmul):
-    # Wrong only for n = 45 (no test has it; smaller than the n = 50 state, so A, B and C stay
+    # Wrong only for n = 2 (no test has it; smaller than the n = 3 state, so A, B and C stay
     # apart): dropping aliased states must not hide it.
     program, tester, tmp = matmul
     text = (MATMUL / "candidates" / "matmul.s").read_text()
-    wrong = text.replace("matmul:\n", "matmul:\n\tcmpl\t$45, %edi\n\tjne\t.Lsgcc_ok\n\tmovl\t$0, (%rcx)\n"
+    wrong = text.replace("matmul:\n", "matmul:\n\tcmpl\t$2, %edi\n\tjne\t.Lsgcc_ok\n\tmovl\t$0, (%rcx)\n"
                          "\tret\n.Lsgcc_ok:\n", 1)
     assert wrong != text
-    verdict = tester.check(_matmul_object(program, tmp, wrong, "n45"), ["matmul"])
+    verdict = tester.check(_matmul_object(program, tmp, wrong, "n2"), ["matmul"])
     assert not verdict.ok, verdict.level()
-    assert verdict.mismatch.regs["rdi"] & 0xFFFFFFFF == 45, verdict.mismatch.render()
+    assert verdict.mismatch.regs["rdi"] & 0xFFFFFFFF == 2, verdict.mismatch.render()

@@ -523,6 +523,9 @@ class Machine:
             for a, b in watch:
                 hooks.append(uc.hook_add(self.uc_mod.UC_HOOK_MEM_READ | self.uc_mod.UC_HOOK_MEM_WRITE,
                                          self._on_watched, begin=a, end=b - 1))
+            # Code translated before the hooks were added would not call them: translate afresh
+            # (and again once they are gone, so that later runs are fast again).
+            uc.ctl_flush_tb()
         self.fill = mutation.fill
         if self.context is None:
             self.context = self._base_context()
@@ -589,6 +592,8 @@ class Machine:
         out.memory = self._changed(keep=out.status == "ret" or out.status.startswith("noreturn"))
         for h in hooks:
             uc.hook_del(h)
+        if hooks:
+            uc.ctl_flush_tb()
         self._watch = None
         return out
 
