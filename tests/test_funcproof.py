@@ -251,3 +251,36 @@ def test_a_wrong_matmul_is_still_refused_on_a_state_whose_buffers_stay_apart(mat
     verdict = tester.check(_matmul_object(program, tmp, wrong, "n2"), ["matmul"])
     assert not verdict.ok, verdict.level()
     assert verdict.mismatch.regs["rdi"] & 0xFFFFFFFF == 2, verdict.mismatch.render()
+
+
+#: Narrow-region shapes beyond the issue's four: each replaces narrow_mod_777's test (which sets
+#: the accumulator to 1, wrongly, when the count is 777 mod 1000) by another wrong region, its
+#: threshold computed rather than written as an immediate where a real adversary would.
+_MOD_777 = "\tmovl\t%esi, %eax\n\txorl\t%edx, %edx\n\tmovl\t$1000, %ecx\n\tdivl\t%ecx\n\txorl\t%eax, %eax\n" \
+           "\tcmpl\t$777, %edx\n\tsete\t%al\n"
+VARIATIONS = {
+    # the pointer not 16-byte aligned, on a call with more than one word
+    "unaligned_16": "\txorl\t%eax, %eax\n\ttestb\t$8, %dil\n\tsetne\t%al\n\tcmpl\t$1, %esi\n\tsetg\t%cl\n"
+                    "\tandb\t%cl, %al\n",
+    # the count below -2^30 (n >> 30 <= -2)
+    "below_minus_2p30": "\txorl\t%eax, %eax\n\tmovl\t%esi, %ecx\n\tsarl\t$30, %ecx\n\tcmpl\t$-2, %ecx\n"
+                        "\tsetle\t%al\n",
+    # the count 63 mod 64 (the tail of a vectorised loop)
+    "tail_63_mod_64": "\txorl\t%eax, %eax\n\tleal\t1(%rsi), %ecx\n\ttestl\t$63, %ecx\n\tsete\t%al\n",
+    # the first two bytes of the buffer both 0x80 (0x8080 computed, not written)
+    "bytes_0x80": "\txorl\t%eax, %eax\n\tmovl\t$0x4040, %edx\n\taddl\t%edx, %edx\n\tmovzwl\t(%rdi), %ecx\n"
+                  "\tcmpl\t%edx, %ecx\n\tsete\t%al\n",
+    # the count's sign bit set (a count above 2^31 read as unsigned)
+    "count_sign_bit": "\txorl\t%eax, %eax\n\tmovl\t%esi, %ecx\n\tshrl\t$31, %ecx\n\tmovl\t%ecx, %eax\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIATIONS))
+def test_unseen_narrow_region_variations_are_refused(popcount, name):
+    program, tester, tmp = popcount
+    base = (POPCOUNT / "narrow" / "narrow_mod_777.s").read_text()
+    assert _MOD_777 in base
+    text = base.replace(_MOD_777, VARIATIONS[name])
+    verdict = tester.check(_object(program, tmp, text, f"var_{name}"), ["count_bits"])
+    assert not verdict.ok, f"{name} passed {verdict.level()}"
+    assert "count_bits on a function state" in verdict.mismatch.render()

@@ -758,7 +758,12 @@ def mutations(state, consts: set[int], rng: random.Random, *, budget: int,
         words = window // 8
         patterns = {"all-ones words": b"\xff" * window, "zero words": bytes(window),
                     "sign-bit words": struct.pack("<Q", 2**63) * words,
-                    "random words": rng.randbytes(window), "0x7f.. words": struct.pack("<Q", 2**63 - 1) * words}
+                    "random words": rng.randbytes(window), "0x7f.. words": struct.pack("<Q", 2**63 - 1) * words,
+                    # Byte-wise boundaries (a char's sign bit, its largest value, a byte of one),
+                    # and bytes drawn from them: a candidate wrong only where bytes equal 0x80.
+                    "0x80 bytes": b"\x80" * window, "0x7f bytes": b"\x7f" * window,
+                    "0x01 bytes": b"\x01" * window,
+                    "boundary bytes": bytes(rng.choice((0, 1, 0x7F, 0x80, 0xFF)) for _ in range(window))}
         for c in csorted[:16]:
             patterns[f"words {c:#x}"] = struct.pack("<Q", c & (2**64 - 1)) * words
         for what, raw in patterns.items():
