@@ -284,3 +284,17 @@ def test_unseen_narrow_region_variations_are_refused(popcount, name):
     verdict = tester.check(_object(program, tmp, text, f"var_{name}"), ["count_bits"])
     assert not verdict.ok, f"{name} passed {verdict.level()}"
     assert "count_bits on a function state" in verdict.mismatch.render()
+
+
+def test_vex_encoded_code_is_untested_avx_not_tested(popcount):
+    # Unicorn 2.1.4 runs `vpaddd %xmm1, %xmm2, %xmm0` as `paddd %xmm1, %xmm0` (it ignores the
+    # VEX second source) and has no 256-bit AVX: a candidate with VEX code was counted as
+    # "tested on N function states" on results that mean nothing. It must say "untested: AVX".
+    program, tester, tmp = popcount
+    text = (POPCOUNT / "candidates" / "count_bits.s").read_text()
+    vex = text.replace("count_bits:\n", "count_bits:\n\tvpaddd\t%xmm1, %xmm2, %xmm3\n", 1)
+    assert vex != text
+    verdict = tester.check(_object(program, tmp, vex, "vex"), ["count_bits"])
+    assert not verdict.tested and "untested: AVX" in verdict.untested["count_bits"], verdict.to_dict()
+    assert "untested: AVX" in verdict.level()
+    assert emulate.vex_encoded(tester.base) is None  # gcc -O3 without -march: no VEX, tested as before

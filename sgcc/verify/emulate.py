@@ -737,6 +737,29 @@ def constants(obj, function: str) -> set[int]:
     return {c for c in out if c not in (0, 1)}
 
 
+_LEGACY_PREFIXES = frozenset({0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65, 0x66, 0x67, 0xF0, 0xF2, 0xF3})
+
+
+def vex_encoded(obj) -> str | None:
+    """The first VEX- or EVEX-encoded instruction of any function of ``obj`` (AVX, AVX2, FMA,
+    AVX-512, BMI's andn/shlx/...), as text; None when it has none.
+
+    Unicorn 2.1.4 (QEMU 5's x86) runs no 256-bit AVX, and runs VEX.128 three-operand forms as
+    their two-operand SSE forms, ignoring the second source (``vpaddd %xmm1, %xmm2, %xmm0``
+    leaves xmm0 + xmm1 in xmm0, measured): a result it computes for such code means nothing.
+    In 64-bit mode 0xC4/0xC5 (VEX) and 0x62 (EVEX) after the legacy prefixes can be nothing
+    else. Every function is looked at, not only the one tested: it may call the others."""
+    for fn in obj.functions:
+        for insn in obj.insns(fn.shndx, fn.value, fn.value + fn.size):
+            raw = bytes(insn.bytes)
+            k = 0
+            while k < len(raw) and raw[k] in _LEGACY_PREFIXES:
+                k += 1
+            if k < len(raw) and raw[k] in (0xC4, 0xC5, 0x62):
+                return f"{insn.mnemonic} {insn.op_str}".strip() + f" in {fn.name}"
+    return None
+
+
 def mutations(state, consts: set[int], rng: random.Random, *, budget: int,
               largest: dict | None = None, args: int | None = None) -> list[Mutation]:
     """Mutated versions of ``state``: argument registers set to boundary values, values

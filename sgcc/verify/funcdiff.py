@@ -63,6 +63,8 @@ class FunctionVerdict:
         if self.mismatch is not None:
             return "refused: differs from gcc's function on a function state"
         if not self.tested:
+            if self.untested:
+                return "whole-program tests only (" + "; ".join(f"{f}: {why}" for f, why in self.untested.items()) + ")"
             return "whole-program tests only"
         n = sum(t for t, _ in self.tested.values())
         m = sum(k for _, k in self.tested.values())
@@ -97,6 +99,7 @@ class FunctionTester:
         self.seconds = seconds
         self.seed = seed
         self._gcc: dict[tuple, Outcome] = {}  # (function, state index, mutation) -> gcc's Outcome
+        self._base_vex: str | None = None
         self._overlap: dict[tuple, str] = {}  # same key -> "overlap", "clean" or "undecided"
 
     def check(self, cand_obj, functions) -> FunctionVerdict:
@@ -106,6 +109,18 @@ class FunctionTester:
         verdict = FunctionVerdict()
         started = time.perf_counter()
         cand = read_object(cand_obj, remember=False)
+        from sgcc.verify import emulate
+
+        if self._base_vex is None:
+            self._base_vex = emulate.vex_encoded(self.base) or ""
+        vex = self._base_vex or emulate.vex_encoded(cand)
+        if vex:
+            # The emulator would run such code wrongly or not at all (emulate.vex_encoded): say so
+            # rather than count states it did not really test.
+            for name in sorted(functions):
+                verdict.untested[name] = f"untested: AVX ({vex}; Unicorn runs no VEX-encoded code faithfully)"
+            verdict.seconds = time.perf_counter() - started
+            return verdict
         for name in sorted(functions):
             if name not in self.capture.states:
                 verdict.untested[name] = "the tests never call it"
