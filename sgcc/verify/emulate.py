@@ -517,9 +517,7 @@ class Machine:
             # Byte-level reads and writes inside ``watch`` (the ranges a first run wrote), to see
             # whether the function reads a byte it also writes: hooks bounded to those ranges, so
             # reads elsewhere (the inputs, when they do not overlap the outputs) cost no callback.
-            lo = min(a for a, _ in watch)
-            hi = max(b for _, b in watch)
-            self._watch = (lo, bytearray(hi - lo), bytearray(hi - lo))
+            self._watch = [(a, bytearray(b - a), bytearray(b - a)) for a, b in watch]
             for a, b in watch:
                 hooks.append(uc.hook_add(self.uc_mod.UC_HOOK_MEM_READ | self.uc_mod.UC_HOOK_MEM_WRITE,
                                          self._on_watched, begin=a, end=b - 1))
@@ -604,16 +602,16 @@ class Machine:
         """A watched access: mark its bytes; a byte both read and written ends the run."""
         if self._watch is None or self.ended is not None:
             return
-        lo, reads, writes = self._watch
-        a, b = max(address - lo, 0), min(address + size - lo, len(reads))
-        if a >= b:
-            return
-        mine, other = (writes, reads) if write else (reads, writes)
-        if any(other[a:b]):
-            self.ended = "overlap"
-            self.uc.emu_stop()
-            return
-        mine[a:b] = b"\1" * (b - a)
+        for lo, reads, writes in self._watch:
+            a, b = max(address - lo, 0), min(address + size - lo, len(reads))
+            if a >= b:
+                continue
+            mine, other = (writes, reads) if write else (reads, writes)
+            if any(other[a:b]):
+                self.ended = "overlap"
+                self.uc.emu_stop()
+                return
+            mine[a:b] = b"\1" * (b - a)
 
     def _write(self, addr: int, raw: bytes) -> None:
         """Write into the state from outside the emulated code (noting what it touched)."""
