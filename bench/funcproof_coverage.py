@@ -117,10 +117,12 @@ def main() -> int:
                 elif name in verdict.tested:
                     row["tested"], row["mutated"] = verdict.tested[name]
                     row["dropped"] = sum(verdict.dropped.get(name, {}).values())
+                    row["dropped_why"] = dict(verdict.dropped.get(name, {}))
                 else:
                     row["untested"] = verdict.untested.get(name, "")
                 rows.append(row)
-                what = (f"tested {row['tested']} ({row['mutated']} mutated, {row['dropped']} dropped)"
+                what = (f"tested {row['tested']} ({row['mutated']} mutated, {row['dropped']} dropped"
+                        f"{': ' + ', '.join(f'{k} {v}' for k, v in row['dropped_why'].items()) if row['dropped'] else ''})"
                         if "tested" in row else
                         f"ERROR {row['error']}" if "error" in row else f"program tests only: {row['untested']}")
                 print(f"{d.name:16} {name:22} captured {row['captured']:2}  {what}  [{row['seconds']} s; "
