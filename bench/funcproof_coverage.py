@@ -121,8 +121,9 @@ def main() -> int:
                 else:
                     row["untested"] = verdict.untested.get(name, "")
                 rows.append(row)
+                whys = ", ".join(f"{k} {v}" for k, v in row.get("dropped_why", {}).items())
                 what = (f"tested {row['tested']} ({row['mutated']} mutated, {row['dropped']} dropped"
-                        f"{': ' + ', '.join(f'{k} {v}' for k, v in row['dropped_why'].items()) if row['dropped'] else ''})"
+                        f"{': ' + whys if whys else ''})"
                         if "tested" in row else
                         f"ERROR {row['error']}" if "error" in row else f"program tests only: {row['untested']}")
                 print(f"{d.name:16} {name:22} captured {row['captured']:2}  {what}  [{row['seconds']} s; "
