@@ -268,11 +268,19 @@ class FunctionTester:
                 # rests on gcc's runs only: a candidate cannot steer which states are dropped.
                 entry = machine.images[0].entries[name]
                 if self._overlap_of(machine, entry, key, mut, g) != "clean":
-                    base_key = (name, si, "as captured", (), ())
-                    base = self._gcc.get(base_key)
-                    as_captured = "undecided" if base is None else self._overlap_of(
-                        machine, entry, base_key, emulate.Mutation("as captured", fill="random"), base)
-                    if as_captured != "overlap":  # in place as captured (a sort): overlap is its nature
+                    # In place as captured (a sort): overlap is its nature, keep the state. This
+                    # state's own capture first; where gcc's run of it did not finish, the others'.
+                    as_captured = "undecided"
+                    for sj in [si, *(k for k in range(len(states)) if k != si and k in machines)]:
+                        base_key = (name, sj, "as captured", (), ())
+                        base = self._gcc.get(base_key)
+                        if base is not None:
+                            as_captured = self._overlap_of(machines[sj], machines[sj].images[0].entries[name],
+                                                           base_key, emulate.Mutation("as captured", fill="random"),
+                                                           base)
+                        if as_captured == "overlap":
+                            break
+                    if as_captured != "overlap":
                         reason = ("aliasing created by the mutation" if self._overlap[key] == "overlap"
                                   else "aliasing not decided in time")
                         dropped[reason] = dropped.get(reason, 0) + 1
