@@ -201,3 +201,100 @@ def test_proof_setting_layers_and_refuses_below_its_level(tmp_path, monkeypatch)
         res = CandidateResult(id="c001", function="f", generator="replay")
         assert FunctionProof(req, Prog(), None, [], tmp_path).check(res, tmp_path / "none.o", {"f": ""}) is ok
         assert why in res.reason and res.proof.startswith("whole-program tests only")
+
+
+MATMUL = EXAMPLES / "programs" / "matmul"
+
+
+@pytest.fixture(scope="module")
+def matmul(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("funcproof_matmul")
+    req = Request(source=MATMUL / "matmul.c", flags=["-O3"], tests=MATMUL / "tests", output=tmp / "out")
+    program = build_baseline(req, tmp)
+    tests = [t for t in load_tests(MATMUL / "tests") if t.name in ("t2", "t4")]  # n = 3, 50
+    with Sandbox(timeout=20) as sandbox:
+        tests = sandbox.record(program.binary, tests)
+        capture = funcstate.capture(program, sandbox, tests, tmp / "capture", "gcc", ["matmul"])
+    tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, states=120, seconds=12, seed=0)
+    return program, tester, tmp
+
+
+def _matmul_object(program, tmp, text: str, name: str):
+    asm = tmp / f"{name}.s"
+    asm.write_text(program.asm.join({"matmul": text}))
+    obj = tmp / f"{name}.o"
+    proc.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)], check=True)
+    return obj
+
+
+def test_aliasing_made_by_a_size_mutation_drops_the_state_not_the_honest_candidate(matmul):
+    # matmul(n, A, B, C) with n mutated past the captured buffers reads past A and B into the C
+    # it writes: gcc's loop order and the candidate's then see different values, for a state
+    # no real call makes. Before the fix the honest candidate was refused on it.
+    program, tester, tmp = matmul
+    obj = _matmul_object(program, tmp, (MATMUL / "candidates" / "matmul.s").read_text(), "honest")
+    verdict = tester.check(obj, ["matmul"])
+    assert verdict.ok, verdict.mismatch.render()
+    assert verdict.dropped["matmul"].get("aliasing created by the mutation", 0) > 0, verdict.to_dict()
+    assert "dropped (aliasing created by the mutation)" in verdict.level()
+    assert verdict.tested["matmul"][1] > 0  # mutated states that stay apart are still tested
+
+
+def test_a_wrong_matmul_is_still_refused_on_a_state_whose_buffers_stay_apart(matmul):
+    # Wrong only for n = 2 (no test has it; smaller than the n = 3 state, so A, B and C stay
+    # apart): dropping aliased states must not hide it.
+    program, tester, tmp = matmul
+    text = (MATMUL / "candidates" / "matmul.s").read_text()
+    wrong = text.replace("matmul:\n", "matmul:\n\tcmpl\t$2, %edi\n\tjne\t.Lsgcc_ok\n\tmovl\t$0, (%rcx)\n"
+                         "\tret\n.Lsgcc_ok:\n", 1)
+    assert wrong != text
+    verdict = tester.check(_matmul_object(program, tmp, wrong, "n2"), ["matmul"])
+    assert not verdict.ok, verdict.level()
+    assert verdict.mismatch.regs["rdi"] & 0xFFFFFFFF == 2, verdict.mismatch.render()
+
+
+#: Narrow-region shapes beyond the issue's four: each replaces narrow_mod_777's test (which sets
+#: the accumulator to 1, wrongly, when the count is 777 mod 1000) by another wrong region, its
+#: threshold computed rather than written as an immediate where a real adversary would.
+_MOD_777 = "\tmovl\t%esi, %eax\n\txorl\t%edx, %edx\n\tmovl\t$1000, %ecx\n\tdivl\t%ecx\n\txorl\t%eax, %eax\n" \
+           "\tcmpl\t$777, %edx\n\tsete\t%al\n"
+VARIATIONS = {
+    # the pointer not 16-byte aligned, on a call with more than one word
+    "unaligned_16": "\txorl\t%eax, %eax\n\ttestb\t$8, %dil\n\tsetne\t%al\n\tcmpl\t$1, %esi\n\tsetg\t%cl\n"
+                    "\tandb\t%cl, %al\n",
+    # the count below -2^30 (n >> 30 <= -2)
+    "below_minus_2p30": "\txorl\t%eax, %eax\n\tmovl\t%esi, %ecx\n\tsarl\t$30, %ecx\n\tcmpl\t$-2, %ecx\n"
+                        "\tsetle\t%al\n",
+    # the count 63 mod 64 (the tail of a vectorised loop)
+    "tail_63_mod_64": "\txorl\t%eax, %eax\n\tleal\t1(%rsi), %ecx\n\ttestl\t$63, %ecx\n\tsete\t%al\n",
+    # the first two bytes of the buffer both 0x80 (0x8080 computed, not written)
+    "bytes_0x80": "\txorl\t%eax, %eax\n\tmovl\t$0x4040, %edx\n\taddl\t%edx, %edx\n\tmovzwl\t(%rdi), %ecx\n"
+                  "\tcmpl\t%edx, %ecx\n\tsete\t%al\n",
+    # the count's sign bit set (a count above 2^31 read as unsigned)
+    "count_sign_bit": "\txorl\t%eax, %eax\n\tmovl\t%esi, %ecx\n\tshrl\t$31, %ecx\n\tmovl\t%ecx, %eax\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIATIONS))
+def test_unseen_narrow_region_variations_are_refused(popcount, name):
+    program, tester, tmp = popcount
+    base = (POPCOUNT / "narrow" / "narrow_mod_777.s").read_text()
+    assert _MOD_777 in base
+    text = base.replace(_MOD_777, VARIATIONS[name])
+    verdict = tester.check(_object(program, tmp, text, f"var_{name}"), ["count_bits"])
+    assert not verdict.ok, f"{name} passed {verdict.level()}"
+    assert "count_bits on a function state" in verdict.mismatch.render()
+
+
+def test_vex_encoded_code_is_untested_avx_not_tested(popcount):
+    # Unicorn 2.1.4 runs `vpaddd %xmm1, %xmm2, %xmm0` as `paddd %xmm1, %xmm0` (it ignores the
+    # VEX second source) and has no 256-bit AVX: a candidate with VEX code was counted as
+    # "tested on N function states" on results that mean nothing. It must say "untested: AVX".
+    program, tester, tmp = popcount
+    text = (POPCOUNT / "candidates" / "count_bits.s").read_text()
+    vex = text.replace("count_bits:\n", "count_bits:\n\tvpaddd\t%xmm1, %xmm2, %xmm3\n", 1)
+    assert vex != text
+    verdict = tester.check(_object(program, tmp, vex, "vex"), ["count_bits"])
+    assert not verdict.tested and "untested: AVX" in verdict.untested["count_bits"], verdict.to_dict()
+    assert "untested: AVX" in verdict.level()
+    assert emulate.vex_encoded(tester.base) is None  # gcc -O3 without -march: no VEX, tested as before

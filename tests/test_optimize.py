@@ -199,12 +199,6 @@ def test_example_program(tmp_path, name):
             # (replay) candidate: a pointer walk over a stack array (docs/proof.md, "What the
             # rule cannot prove", item 9).
             assert cand.stage == "control" and re.match(FLOW_REFUSED[name], cand.reason), (cand.origin, cand.reason)
-        elif cand.origin.endswith("matmul/candidates/matmul.s") and cand.stage == "test":
-            # Known false refusal, left open on issue 25: a size mutated beyond the captured
-            # buffers makes matmul read past A and B into C while it writes C, and gcc's and the
-            # candidate's loop orders then see different values (out of bounds in C terms). The
-            # mutated state is refused as a difference instead of being dropped as aliasing.
-            assert cand.reason == "differs from gcc's function on a function state", cand.reason
         elif cand.origin.endswith("nqueens/candidates/place.s") and cand.stage == "test":
             # It leaves the static col_of unwritten (nothing reads it afterwards): the program's
             # output is gcc's, the function's memory effect is not, and the function-level test

@@ -473,13 +473,17 @@ class Machine:
         if n > 1 << 28:
             raise Unsupported("memory routine too large")
         if name == "memset":
+            self._note_access(dst, n, True)
             self._write(dst, bytes([src & 0xFF]) * n)
             return dst
+        self._note_access(src, n, False)
         data = bytes(self.uc.mem_read(src, n)) if n else b""
         if name == "memcmp":
+            self._note_access(dst, n, False)
             other = bytes(self.uc.mem_read(dst, n)) if n else b""
             return 0 if other == data else (1 if other > data else (2**64 - 1))
         if n:
+            self._note_access(dst, n, True)
             self._write(dst, data)
         return dst
 
@@ -500,13 +504,27 @@ class Machine:
         uc.reg_write(x.UC_X86_REG_MXCSR, 0x1F80)
         return uc.context_save()
 
-    def run(self, entry: int, mutation: Mutation, seconds: float) -> Outcome:
+    def run(self, entry: int, mutation: Mutation, seconds: float, *, watch: list | None = None) -> Outcome:
         """Run the function at ``entry`` from the state with ``mutation`` applied, for at most
-        ``seconds``; restore the state afterwards."""
+        ``seconds``; restore the state afterwards. With ``watch`` (address ranges), the run stops
+        with status "overlap" at the first byte of them that it both reads and writes."""
         x, uc = self.x, self.uc
         self.calls: list[tuple] = []
         self.ncalls = 0
         self.ended = None
+        self._watch = None
+        hooks = []
+        if watch:
+            # Byte-level reads and writes inside ``watch`` (the ranges a first run wrote), to see
+            # whether the function reads a byte it also writes: hooks bounded to those ranges, so
+            # reads elsewhere (the inputs, when they do not overlap the outputs) cost no callback.
+            self._watch = [(a, bytearray(b - a), bytearray(b - a)) for a, b in watch]
+            for a, b in watch:
+                hooks.append(uc.hook_add(self.uc_mod.UC_HOOK_MEM_READ | self.uc_mod.UC_HOOK_MEM_WRITE,
+                                         self._on_watched, begin=a, end=b - 1))
+            # Code translated before the hooks were added would not call them: translate afresh
+            # (and again once they are gone, so that later runs are fast again).
+            uc.ctl_flush_tb()
         self.fill = mutation.fill
         if self.context is None:
             self.context = self._base_context()
@@ -571,7 +589,30 @@ class Machine:
             out.regs["xmm0"] = uc.reg_read(x.UC_X86_REG_XMM0)
             out.regs["xmm1"] = uc.reg_read(x.UC_X86_REG_XMM1)
         out.memory = self._changed(keep=out.status == "ret" or out.status.startswith("noreturn"))
+        for h in hooks:
+            uc.hook_del(h)
+        if hooks:
+            uc.ctl_flush_tb()
+        self._watch = None
         return out
+
+    def _on_watched(self, uc, access, address, size, value, data) -> None:
+        self._note_access(address, size, access == self.uc_mod.UC_MEM_WRITE)
+
+    def _note_access(self, address: int, size: int, write: bool) -> None:
+        """A watched access: mark its bytes; a byte both read and written ends the run."""
+        if self._watch is None or self.ended is not None:
+            return
+        for lo, reads, writes in self._watch:
+            a, b = max(address - lo, 0), min(address + size - lo, len(reads))
+            if a >= b:
+                continue
+            mine, other = (writes, reads) if write else (reads, writes)
+            if any(other[a:b]):
+                self.ended = "overlap"
+                self.uc.emu_stop()
+                return
+            mine[a:b] = b"\1" * (b - a)
 
     def _write(self, addr: int, raw: bytes) -> None:
         """Write into the state from outside the emulated code (noting what it touched)."""
@@ -695,6 +736,29 @@ def constants(obj, function: str) -> set[int]:
     return {c for c in out if c not in (0, 1)}
 
 
+_LEGACY_PREFIXES = frozenset({0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65, 0x66, 0x67, 0xF0, 0xF2, 0xF3})
+
+
+def vex_encoded(obj) -> str | None:
+    """The first VEX- or EVEX-encoded instruction of any function of ``obj`` (AVX, AVX2, FMA,
+    AVX-512, BMI's andn/shlx/...), as text; None when it has none.
+
+    Unicorn 2.1.4 (QEMU 5's x86) runs no 256-bit AVX, and runs VEX.128 three-operand forms as
+    their two-operand SSE forms, ignoring the second source (``vpaddd %xmm1, %xmm2, %xmm0``
+    leaves xmm0 + xmm1 in xmm0, measured): a result it computes for such code means nothing.
+    In 64-bit mode 0xC4/0xC5 (VEX) and 0x62 (EVEX) after the legacy prefixes can be nothing
+    else. Every function is looked at, not only the one tested: it may call the others."""
+    for fn in obj.functions:
+        for insn in obj.insns(fn.shndx, fn.value, fn.value + fn.size):
+            raw = bytes(insn.bytes)
+            k = 0
+            while k < len(raw) and raw[k] in _LEGACY_PREFIXES:
+                k += 1
+            if k < len(raw) and raw[k] in (0xC4, 0xC5, 0x62):
+                return f"{insn.mnemonic} {insn.op_str}".strip() + f" in {fn.name}"
+    return None
+
+
 def mutations(state, consts: set[int], rng: random.Random, *, budget: int,
               largest: dict | None = None, args: int | None = None) -> list[Mutation]:
     """Mutated versions of ``state``: argument registers set to boundary values, values
@@ -716,7 +780,12 @@ def mutations(state, consts: set[int], rng: random.Random, *, budget: int,
         words = window // 8
         patterns = {"all-ones words": b"\xff" * window, "zero words": bytes(window),
                     "sign-bit words": struct.pack("<Q", 2**63) * words,
-                    "random words": rng.randbytes(window), "0x7f.. words": struct.pack("<Q", 2**63 - 1) * words}
+                    "random words": rng.randbytes(window), "0x7f.. words": struct.pack("<Q", 2**63 - 1) * words,
+                    # Byte-wise boundaries (a char's sign bit, its largest value, a byte of one),
+                    # and bytes drawn from them: a candidate wrong only where bytes equal 0x80.
+                    "0x80 bytes": b"\x80" * window, "0x7f bytes": b"\x7f" * window,
+                    "0x01 bytes": b"\x01" * window,
+                    "boundary bytes": bytes(rng.choice((0, 1, 0x7F, 0x80, 0xFF)) for _ in range(window))}
         for c in csorted[:16]:
             patterns[f"words {c:#x}"] = struct.pack("<Q", c & (2**64 - 1)) * words
         for what, raw in patterns.items():

@@ -38,6 +38,12 @@ LARGE_SECONDS = 60.0
 CANDIDATE_SECONDS = 15.0
 #: States gcc's function takes longer than this on (as captured) are run as captured only.
 EXPENSIVE = 0.05
+#: Seconds (at least) for the run that watches whether gcc's function reads what it writes.
+OVERLAP_SECONDS = 2.0
+#: Separate written ranges watched one by one; past them, their whole span.
+MAX_WATCHED = 16
+#: Most bytes watched in all (two bytes of bookkeeping each).
+MAX_WATCHED_BYTES = 64 << 20
 
 
 @dataclass
@@ -48,6 +54,7 @@ class FunctionVerdict:
     untested: dict = field(default_factory=dict)  # function -> why
     mismatch: Mismatch | None = None
     seconds: float = 0.0
+    dropped: dict = field(default_factory=dict)  # function -> {why: mutated states dropped}
 
     @property
     def ok(self) -> bool:
@@ -58,10 +65,16 @@ class FunctionVerdict:
         if self.mismatch is not None:
             return "refused: differs from gcc's function on a function state"
         if not self.tested:
+            if self.untested:
+                return "whole-program tests only (" + "; ".join(f"{f}: {why}" for f, why in self.untested.items()) + ")"
             return "whole-program tests only"
         n = sum(t for t, _ in self.tested.values())
         m = sum(k for _, k in self.tested.values())
         text = f"tested on {n} function states ({m} mutated)"
+        d = sum(sum(v.values()) for v in self.dropped.values())
+        if d:
+            text += f"; {d} mutated states dropped (" + ", ".join(
+                sorted({why for v in self.dropped.values() for why in v})) + ")"
         if self.untested:
             text += "; " + ", ".join(f"{f}: whole-program tests only ({why})" for f, why in self.untested.items())
         return text
@@ -69,6 +82,7 @@ class FunctionVerdict:
     def to_dict(self) -> dict:
         return {"level": self.level(), "tested": {f: {"states": t, "mutated": m} for f, (t, m) in self.tested.items()},
                 "untested": dict(self.untested), "seconds": round(self.seconds, 3),
+                "dropped": {f: dict(v) for f, v in self.dropped.items() if v},
                 "mismatch": self.mismatch.render() if self.mismatch is not None else None}
 
 
@@ -87,6 +101,8 @@ class FunctionTester:
         self.seconds = seconds
         self.seed = seed
         self._gcc: dict[tuple, Outcome] = {}  # (function, state index, mutation) -> gcc's Outcome
+        self._base_vex: str | None = None
+        self._overlap: dict[tuple, str] = {}  # same key -> "overlap", "clean" or "undecided"
 
     def check(self, cand_obj, functions) -> FunctionVerdict:
         """Test every function of ``functions`` that has captured states."""
@@ -95,12 +111,24 @@ class FunctionTester:
         verdict = FunctionVerdict()
         started = time.perf_counter()
         cand = read_object(cand_obj, remember=False)
+        from sgcc.verify import emulate
+
+        if self._base_vex is None:
+            self._base_vex = emulate.vex_encoded(self.base) or ""
+        vex = self._base_vex or emulate.vex_encoded(cand)
+        if vex:
+            # The emulator would run such code wrongly or not at all (emulate.vex_encoded): say so
+            # rather than count states it did not really test.
+            for name in sorted(functions):
+                verdict.untested[name] = f"untested: AVX ({vex}; Unicorn runs no VEX-encoded code faithfully)"
+            verdict.seconds = time.perf_counter() - started
+            return verdict
         for name in sorted(functions):
             if name not in self.capture.states:
                 verdict.untested[name] = "the tests never call it"
                 continue
             try:
-                mismatch, tested, mutated, why = self._check_function(name, cand)
+                mismatch, tested, mutated, why = self._check_function(name, cand, verdict.dropped.setdefault(name, {}))
             except SgccError as exc:
                 verdict.untested[name] = exc.message if hasattr(exc, "message") else str(exc)
                 continue
@@ -114,7 +142,35 @@ class FunctionTester:
         verdict.seconds = time.perf_counter() - started
         return verdict
 
-    def _check_function(self, name: str, cand):
+    def _overlap_of(self, machine, entry: int, key: tuple, mut, g) -> str:
+        """Whether gcc's function, on the state ``key`` (outcome ``g``), reads a byte it also
+        writes (outside its own frame): "overlap", "clean" or "undecided" (the watched run did
+        not finish). Remembered per state, like gcc's outcome."""
+        got = self._overlap.get(key)
+        if got is not None:
+            return got
+        if not g.memory:
+            got = "clean"  # it changed no memory: nothing it reads can be its own output
+        else:
+            ranges: list[list[int]] = []
+            for addr in sorted(g.memory):
+                end = addr + len(g.memory[addr])
+                if ranges and addr <= ranges[-1][1]:
+                    ranges[-1][1] = max(ranges[-1][1], end)
+                else:
+                    ranges.append([addr, end])
+            while len(ranges) > MAX_WATCHED:  # join the two closest neighbours
+                k = min(range(len(ranges) - 1), key=lambda i: ranges[i + 1][0] - ranges[i][1])
+                ranges[k:k + 2] = [[ranges[k][0], ranges[k + 1][1]]]
+            if sum(b - a for a, b in ranges) > MAX_WATCHED_BYTES:
+                got = "undecided"  # too far apart to watch byte by byte (the stack and the heap)
+            else:
+                w = machine.run(entry, mut, max(OVERLAP_SECONDS, 10 * g.seconds), watch=[tuple(r) for r in ranges])
+                got = "overlap" if w.status == "overlap" else "clean" if w.status == g.status else "undecided"
+        self._overlap[key] = got
+        return got
+
+    def _check_function(self, name: str, cand, dropped: dict):
         from sgcc.verify import emulate
 
         kind = emulate.return_kind(self.source_text, name)
@@ -203,6 +259,32 @@ class FunctionTester:
             if g.status != "ret" and not g.status.startswith("noreturn"):
                 why = f"gcc's function: {g.status}" if why is None else why
                 continue  # a state gcc's own function cannot run on: not the candidate's fault
+            if is_mutated and g.memory:
+                # A mutation (a size beyond the captured buffers, most often) can make gcc's
+                # function read memory it also writes, where as captured its inputs and outputs
+                # were apart: matmul reading past A and B into the C it writes. No real call can
+                # make that state when the function's buffers do not overlap (C says nothing of
+                # what either side computes then), so it is dropped, and counted. The decision
+                # rests on gcc's runs only: a candidate cannot steer which states are dropped.
+                entry = machine.images[0].entries[name]
+                if self._overlap_of(machine, entry, key, mut, g) != "clean":
+                    # In place as captured (a sort): overlap is its nature, keep the state. This
+                    # state's own capture first; where gcc's run of it did not finish, the others'.
+                    as_captured = "undecided"
+                    for sj in [si, *(k for k in range(len(states)) if k != si and k in machines)]:
+                        base_key = (name, sj, "as captured", (), ())
+                        base = self._gcc.get(base_key)
+                        if base is not None:
+                            as_captured = self._overlap_of(machines[sj], machines[sj].images[0].entries[name],
+                                                           base_key, emulate.Mutation("as captured", fill="random"),
+                                                           base)
+                        if as_captured == "overlap":
+                            break
+                    if as_captured != "overlap":
+                        reason = ("aliasing created by the mutation" if self._overlap[key] == "overlap"
+                                  else "aliasing not decided in time")
+                        dropped[reason] = dropped.get(reason, 0) + 1
+                        continue
             limit = max(0.05, emulate.SLOWDOWN * g.seconds)
             cap = max(CANDIDATE_SECONDS, 3 * g.seconds) if position < guaranteed else CANDIDATE_SECONDS
             c = machine.run(machine.images[1].entries[name], mut, min(limit, cap))
