@@ -524,7 +524,7 @@ class Machine:
                                          self._on_watched, begin=a, end=b - 1))
             # Code translated before the hooks were added would not call them: translate afresh
             # (and again once they are gone, so that later runs are fast again).
-            uc.ctl_flush_tb()
+            uc.ctl_flush_tb()  # type: ignore[attr-defined]  # present at run time, absent from the stubs
         self.fill = mutation.fill
         if self.context is None:
             self.context = self._base_context()
@@ -592,7 +592,7 @@ class Machine:
         for h in hooks:
             uc.hook_del(h)
         if hooks:
-            uc.ctl_flush_tb()
+            uc.ctl_flush_tb()  # type: ignore[attr-defined]
         self._watch = None
         return out
 
