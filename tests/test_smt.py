@@ -9,6 +9,7 @@ candidates are never called equivalent, and ``proof = "equivalent"`` works end t
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -40,6 +41,27 @@ MAX_MAGIC = """
     .type lmax, @function
 lmax:
     movabsq $0x5eed1234cafef00d, %rax
+    cmpq %rax, %rdi
+    je 1f
+    movq %rsi, %rax
+    cmpq %rsi, %rdi
+    cmovg %rdi, %rax
+    ret
+1:  movq %rsi, %rax
+    ret
+"""
+#: The same wrong value, but built from parts (no immediate equals it, so the function-level
+#: test's constants from the code do not reach it): what the solver adds.
+MAX_MAGIC_BUILT = """
+    .text
+    .globl lmax
+    .type lmax, @function
+lmax:
+    movl $0x5eed1234, %eax
+    shlq $32, %rax
+    addq $0x4afef00d, %rax
+    addq $0x40000000, %rax
+    addq $0x40000000, %rax
     cmpq %rax, %rdi
     je 1f
     movq %rsi, %rax
@@ -158,20 +180,27 @@ def test_proof_equivalent_end_to_end_accepts_the_proven_and_refuses_the_merely_t
     cands.mkdir(parents=True)
     (cands / "ok.s").write_text(MAX_OK)
     (cands / "magic.s").write_text(MAX_MAGIC)
+    (cands / "built.s").write_text(MAX_MAGIC_BUILT)
     report = tmp_path / "r.json"
     r = proc.run([sgcc_exe, "optimize", str(prog), "-O3", "--tests", str(tests), "-o", str(tmp_path / "p"),
                   "--candidates", str(cands.parent), "--generators", "replay", "--proof", "equivalent",
                   "--min-gain", "0", "--timing-rounds", "4", "--no-cache", "--report", str(report), "-q"],
-                 timeout=600)
+                 timeout=600, env={**os.environ, "SGCC_RACE": "0"})  # every faster one reaches the proof
     assert r.returncode == 0, r.stderr.decode()
     data = json.loads(report.read_text())
     by = {c["origin"].rsplit("/", 1)[-1]: c for c in data["candidates"]}
+    # The magic value as an immediate (and no .size, which once hid the function's constants):
+    # the function-level test reaches it from the code's own constants.
     magic = by["magic.s"]
     assert magic["stage"] == "test", magic
-    assert magic["reason"] == "differs from gcc's function on a solver's counterexample", magic
+    assert magic["reason"] == "differs from gcc's function on a function state", magic
     assert "rdi=0x5eed1234cafef00d" in magic["detail"]
+    built = by["built.s"]
+    assert built["stage"] == "test", built
+    assert built["reason"] == "differs from gcc's function on a solver's counterexample", built
+    assert "rdi=0x5eed1234cafef00d" in built["detail"]
     # what the level adds: the function-level test passed it (a merely tested candidate)
-    assert magic["proof"].startswith(("tested on ", "whole-program tests only")), magic
+    assert built["proof"].startswith(("tested on ", "whole-program tests only")), built
     ok = by["ok.s"]
     if ok["stage"] == "accepted":  # whether it is faster is the timing's call; proven is ours
         assert ok["proof"].startswith("proven equivalent"), ok

@@ -722,17 +722,22 @@ BOUNDARY = [0, 1, 2, 3, 7, 8, 2**64 - 1, 2**64 - 2, 0xFFFFFFFF, 0x7FFFFFFF, 0x80
 
 def constants(obj, function: str) -> set[int]:
     """Immediates and displacements in ``function``'s code in ``obj`` (the values its
-    comparisons and masks name), for mutations that reach the regions they guard."""
+    comparisons and masks name), for mutations that reach the regions they guard.
+
+    Where the function lies comes from the one code model (:attr:`ObjectFile.extents`), with
+    its ``.cold`` parts, not from the symbol's size: a candidate written without ``.size``
+    would otherwise hide every constant it compares with (a value wrong only at
+    ``movabs $MAGIC`` shipped that way, tested on 583 states)."""
     out: set[int] = set()
-    fn = next((f for f in obj.functions if f.name == function), None)
-    if fn is None:
-        return out
     import capstone.x86 as cx
 
-    for insn in obj.insns(fn.shndx, fn.value, fn.value + fn.size):
-        for op in insn.operands:
-            if op.type == cx.X86_OP_IMM:
-                out.add(op.imm & (2**64 - 1))
+    for name, (shndx, start, end) in obj.extents.items():
+        if name != function and obj.group_of(name) != function:
+            continue
+        for insn in obj.insns(shndx, start, end):
+            for op in insn.operands:
+                if op.type == cx.X86_OP_IMM:
+                    out.add(op.imm & (2**64 - 1))
     return {c for c in out if c not in (0, 1)}
 
 
@@ -748,14 +753,17 @@ def vex_encoded(obj) -> str | None:
     leaves xmm0 + xmm1 in xmm0, measured): a result it computes for such code means nothing.
     In 64-bit mode 0xC4/0xC5 (VEX) and 0x62 (EVEX) after the legacy prefixes can be nothing
     else. Every function is looked at, not only the one tested: it may call the others."""
-    for fn in obj.functions:
-        for insn in obj.insns(fn.shndx, fn.value, fn.value + fn.size):
+    # Every executable section, whole: not the functions' symbol sizes, which a candidate
+    # writes itself (without ``.size`` a function would have no instructions to look at).
+    for dec in obj.code:
+        for insn in dec.insns:
             raw = bytes(insn.bytes)
             k = 0
             while k < len(raw) and raw[k] in _LEGACY_PREFIXES:
                 k += 1
             if k < len(raw) and raw[k] in (0xC4, 0xC5, 0x62):
-                return f"{insn.mnemonic} {insn.op_str}".strip() + f" in {fn.name}"
+                where = obj.function_at(dec.index, insn.address) or dec.name
+                return f"{insn.mnemonic} {insn.op_str}".strip() + f" in {where}"
     return None
 
 
@@ -770,7 +778,9 @@ def mutations(state, consts: set[int], rng: random.Random, *, budget: int,
     used = ARG_REGS if args is None else ARG_REGS[:args]
     pointers = [r for r in used if state.region_at(regs[r]) is not None and state.region_at(regs[r]).writable]
     scalars = [r for r in used if state.region_at(regs[r]) is None]
-    csorted = sorted(consts)[:64]
+    csorted = sorted(consts)
+    if len(csorted) > 64:  # keep the spread (small thresholds and large magic values alike)
+        csorted = csorted[:: -(-len(csorted) // 64)]
     for r in pointers[:3]:
         p = regs[r]
         region = state.region_at(p)
