@@ -40,6 +40,7 @@ import time
 from dataclasses import dataclass, field
 
 from sgcc.errors import SgccError
+from sgcc.verify.emulate import ARG_REGS, CALLEE_SAVED  # one register vocabulary for both tiers
 
 #: Default unrolling bound (runs of one basic block on one path).
 DEFAULT_BOUND = 8
@@ -50,8 +51,6 @@ DEFAULT_SECONDS = 60.0
 #: Symbolic bytes each pointer argument points to.
 BUFFER = 512
 GPRS = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")
-ARG_REGS = ("rdi", "rsi", "rdx", "rcx", "r8", "r9")
-CALLEE_SAVED = ("rbx", "rbp", "r12", "r13", "r14", "r15")
 STACK_TOP = 0x7FFF_0000_0000
 RET_MARK = 0x0DEA_D000
 BUFFER_BASE = 0x5000_0000_0000
@@ -228,29 +227,37 @@ class _Side:
             return None
         return st.solver.eval(length)
 
-    def _on_read(self, st):
-        size = self._size(st, st.inspect.mem_read_length, 8)
+    def _access(self, st, address, length, default):
+        """(kind, address, size) of one memory access, or None after marking the path
+        undecided (a size or an address that depends on the input)."""
+        size = self._size(st, length, default)
         if size is None:
             st.globals["bad"] = st.globals["bad"] or "a memory access whose size depends on the input"
-            return
-        kind, a = self._where(st, st.inspect.mem_read_address, size)
+            return None
+        kind, a = self._where(st, address, size)
         if kind is None:
             st.globals["bad"] = st.globals["bad"] or a
-        elif kind == "other" and not any(lo <= a and a + size <= hi for lo, hi in self.readonly):
+            return None
+        return kind, a, size
+
+    def _on_read(self, st):
+        got = self._access(st, st.inspect.mem_read_address, st.inspect.mem_read_length, 8)
+        if got is None:
+            return
+        kind, a, size = got
+        if kind == "other" and not any(lo <= a and a + size <= hi for lo, hi in self.readonly):
             if STACK_TOP - 8 <= a < STACK_TOP + FRAME:
                 st.globals["bad"] = st.globals["bad"] or "reads the caller's stack (stack arguments or return address)"
             else:
                 st.globals["bad"] = st.globals["bad"] or f"reads memory at {a:#x} (global or unmodelled data)"
 
     def _on_write(self, st):
-        size = self._size(st, st.inspect.mem_write_length, len(st.inspect.mem_write_expr) // 8)
-        if size is None:
-            st.globals["bad"] = st.globals["bad"] or "a memory access whose size depends on the input"
+        got = self._access(st, st.inspect.mem_write_address, st.inspect.mem_write_length,
+                           len(st.inspect.mem_write_expr) // 8)
+        if got is None:
             return
-        kind, a = self._where(st, st.inspect.mem_write_address, size)
-        if kind is None:
-            st.globals["bad"] = st.globals["bad"] or a
-        elif kind == "buffer":
+        kind, a, size = got
+        if kind == "buffer":
             st.globals["writes"] = st.globals["writes"] | frozenset(range(a, a + size))
         elif kind == "return-slot":
             st.globals["bad"] = st.globals["bad"] or "writes the return-address slot"
