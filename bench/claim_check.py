@@ -40,6 +40,17 @@ from sgcc.verify.timing import measure  # noqa: E402
 PROGRAMS = ROOT / "examples" / "programs"
 
 
+def _spawn_cpu(argv: list[str], env: dict, what: str, file_actions=()) -> float:
+    """Run ``argv`` with posix_spawn (vfork-like: no copy of this Python process's pages is
+    charged to the child, as when a shell starts the program); its CPU seconds (user +
+    system, from ``wait4``). Stops the script when it fails."""
+    pid = os.posix_spawn(argv[0], argv, env, file_actions=list(file_actions))
+    _, status, usage = os.wait4(pid, 0)
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        raise SystemExit(f"{what} failed outside the box (status {status})")
+    return usage.ru_utime + usage.ru_stime
+
+
 def outside_runner(binary: Path, inputs: list[Path], stdout: str, scratch: Path, pad: bool):
     """A run function for :func:`measure`: ``binary`` on every input, outside any box;
     the CPU seconds (user + system) of the child, from ``wait4``."""
@@ -49,16 +60,10 @@ def outside_runner(binary: Path, inputs: list[Path], stdout: str, scratch: Path,
         total = 0.0
         run_env = dict(env, SGCC_CLAIM_PAD="x" * env_pad) if pad else env
         for path in inputs:
-            # posix_spawn (vfork-like): no copy of this Python process's pages is charged to
-            # the child, as when a shell starts the program.
             actions = [(os.POSIX_SPAWN_OPEN, 0, str(path), os.O_RDONLY, 0),
                        (os.POSIX_SPAWN_OPEN, 1, str(scratch / f"{binary.name}.out") if stdout == "file"
                         else os.devnull, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)]
-            pid = os.posix_spawn(str(binary), [str(binary)], run_env, file_actions=actions)
-            _, status, usage = os.wait4(pid, 0)
-            if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-                raise SystemExit(f"{binary} failed on {path.name} outside the box (status {status})")
-            total += usage.ru_utime + usage.ru_stime
+            total += _spawn_cpu([str(binary)], run_env, f"{binary} on {path.name}", actions)
         return total
 
     return run
@@ -72,12 +77,8 @@ def shell_runner(tree: Path, commands: list[str]):
     def run(env_pad: int, world: int = 0) -> float:
         total = 0.0
         for command in commands:
-            pid = os.posix_spawn("/bin/sh", ["/bin/sh", "-c", f"cd {shlex.quote(str(tree))} && {command}"],
-                                 dict(os.environ))
-            _, status, usage = os.wait4(pid, 0)
-            if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-                raise SystemExit(f"{command!r} failed in {tree} outside the box (status {status})")
-            total += usage.ru_utime + usage.ru_stime
+            total += _spawn_cpu(["/bin/sh", "-c", f"cd {shlex.quote(str(tree))} && {command}"],
+                                dict(os.environ), f"{command!r} in {tree}")
         return total
 
     return run

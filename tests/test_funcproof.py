@@ -40,9 +40,9 @@ def popcount(tmp_path_factory):
     return program, tester, tmp
 
 
-def _object(program, tmp, text: str, name: str):
+def _object(program, tmp, text: str, name: str, function: str = "count_bits"):
     asm = tmp / f"{name}.s"
-    asm.write_text(program.asm.join({"count_bits": text}))
+    asm.write_text(program.asm.join({function: text}))
     obj = tmp / f"{name}.o"
     proc.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)], check=True)
     return obj
@@ -221,20 +221,12 @@ def matmul(tmp_path_factory):
     return program, tester, tmp
 
 
-def _matmul_object(program, tmp, text: str, name: str):
-    asm = tmp / f"{name}.s"
-    asm.write_text(program.asm.join({"matmul": text}))
-    obj = tmp / f"{name}.o"
-    proc.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)], check=True)
-    return obj
-
-
 def test_aliasing_made_by_a_size_mutation_drops_the_state_not_the_honest_candidate(matmul):
     # matmul(n, A, B, C) with n mutated past the captured buffers reads past A and B into the C
     # it writes: gcc's loop order and the candidate's then see different values, for a state
     # no real call makes. Before the fix the honest candidate was refused on it.
     program, tester, tmp = matmul
-    obj = _matmul_object(program, tmp, (MATMUL / "candidates" / "matmul.s").read_text(), "honest")
+    obj = _object(program, tmp, (MATMUL / "candidates" / "matmul.s").read_text(), "honest", "matmul")
     verdict = tester.check(obj, ["matmul"])
     assert verdict.ok, verdict.mismatch.render()
     assert verdict.dropped["matmul"].get("aliasing created by the mutation", 0) > 0, verdict.to_dict()
@@ -250,7 +242,7 @@ def test_a_wrong_matmul_is_still_refused_on_a_state_whose_buffers_stay_apart(mat
     wrong = text.replace("matmul:\n", "matmul:\n\tcmpl\t$2, %edi\n\tjne\t.Lsgcc_ok\n\tmovl\t$0, (%rcx)\n"
                          "\tret\n.Lsgcc_ok:\n", 1)
     assert wrong != text
-    verdict = tester.check(_matmul_object(program, tmp, wrong, "n2"), ["matmul"])
+    verdict = tester.check(_object(program, tmp, wrong, "n2", "matmul"), ["matmul"])
     assert not verdict.ok, verdict.level()
     assert verdict.mismatch.regs["rdi"] & 0xFFFFFFFF == 2, verdict.mismatch.render()
 
