@@ -243,9 +243,15 @@ SETTINGS: dict[str, Setting] = {
                 "functions could not be tested on function states), bounded (also the SMT tier: "
                 "equivalent up to an unrolling bound or under a stated memory assumption) or equivalent (the SMT "
                 "tier proved it for all inputs); both need the proof extra (pip install 'sgcc[proof]')"),
+        Setting("proof_bound", _within(_int, 1, 64), 8,
+                "SMT tier (proof = bounded/equivalent): most runs of one basic block on one path before a "
+                "verdict is only \"equivalent up to bound k\""),
+        Setting("proof_seconds", _within(_float, 1, 3600), 60.0,
+                "SMT tier: most seconds per function and candidate (lifting, paths and solving); past "
+                "them the function is \"not decided (out of time)\""),
         Setting("function_states", _within(_int, 0, 10**6), 600,
                 "function-level differential test: most states per function and candidate (0: off)"),
-        Setting("function_seconds", _within(_float, 0, 3600), 8.0,
+        Setting("function_seconds", _within(_float, 0, 3600), 4.0,
                 "function-level differential test: most seconds per function and candidate"),
         Setting("generators", _generators, "auto",
                 "candidate generators, comma-separated: auto, replay, llm, variants, flags, pgo, layout; "

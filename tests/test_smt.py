@@ -204,3 +204,24 @@ def test_without_the_extra_bounded_and_equivalent_say_so(tmp_path, monkeypatch):
         FunctionProof(req, None, None, [], tmp_path)
     assert exc.value.render().startswith("sgcc: error: proof = bounded/equivalent needs the proof extra")
     assert "pip install" in exc.value.render()
+
+
+SUM_C = """
+long upto(long n) { long s = 0; for (long i = 0; i < n; i++) s += i ^ (i >> 1); return s; }
+"""
+
+
+def test_the_bound_setting_reaches_the_tier_and_a_loop_is_only_bounded(tmp_path, monkeypatch):
+    # gcc's loop against itself: no path ends for every n within any bound, so the verdict is
+    # "equivalent up to bound k" with the k the setting gives, never "proven".
+    from sgcc.engine.request import request_from_options
+
+    monkeypatch.setenv("SGCC_PROOF_BOUND", "3")
+    monkeypatch.setenv("SGCC_PROOF_SECONDS", "45")
+    cfg, req = request_from_options({}, source=tmp_path / "x.c", flags=["-O3"], tests=tmp_path,
+                                    output=tmp_path / "o")
+    assert (req.proof_bound, req.proof_seconds) == (3, 45.0)
+    gcc = _obj(tmp_path, "gcc", SUM_C, c=True)
+    v = smt.prove(gcc, gcc, "upto", SUM_C, bound=req.proof_bound, seconds=req.proof_seconds)
+    assert v.status == "bounded" and v.level() == "equivalent up to bound 3", v.to_dict()
+    assert v.paths[0] < smt.prove(gcc, gcc, "upto", SUM_C, bound=6, seconds=45).paths[0]  # the bound is what cuts

@@ -113,7 +113,8 @@ class EligibleCompile:
             lang = ["-x", "c"] if src.explicit_lang else []
             s_out = os.path.join(self.tmpdir, f"{n}.s")
             deps = dependency_flags(inv, src) if inv.mode != "link" else []
-            self._gcc([*s_flags, *deps, "-S", "-o", s_out, *lang, src.path, *(["-x", "none"] if lang else [])])
+            self._gcc([*s_flags, *deps, *_prefix_map(), "-S", "-o", s_out, *lang, src.path,
+                       *(["-x", "none"] if lang else [])])
             text = _read(s_out)
             if inv.mode == "assemble-only":
                 new = self.rewrite(text, src)
@@ -153,6 +154,7 @@ class EligibleCompile:
             new = _overlay_for(overlay, key)
             if new is not None:
                 self._count("overlay")
+                _note_used(os.environ.get("SGCC_OVERLAY_USED"), key)
                 return new
         if recording:
             _record(recording, key, self.ctx, asm, src, self.inv)
@@ -217,6 +219,31 @@ def _given(args: list[str], *names: str) -> bool:
 
 #: Largest ``SGCC_OVERLAY`` file read (the assembly of the units a project build replaces).
 MAX_OVERLAY = 256 << 20
+
+
+def _prefix_map() -> list[str]:
+    """``-ffile-prefix-map=COPY=ORIGINAL`` while ``sgcc optimize --project`` builds a copy of
+    the tree (``SGCC_PREFIX_MAP``): with -g, gcc's assembly spells the build's directory
+    (``.file 0 "/dir"``, DW_AT_comp_dir), so without it no compile in the copy would have the
+    key it was recorded under in the tree, and the overlay would silently not apply. Only the
+    ``-S`` step gets it; the cache key's flags are the user's."""
+    mapping = os.environ.get("SGCC_PREFIX_MAP")
+    return [f"-ffile-prefix-map={mapping}"] if mapping and "=" in mapping else []
+
+
+def _note_used(path: str | None, key: str) -> None:
+    """Append ``key`` to ``SGCC_OVERLAY_USED``: the project search checks that the build used
+    every compile of its overlay (a candidate it did not use would be timed as gcc's build)."""
+    if not path:
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, (key + "\n").encode())  # one short write with O_APPEND: whole lines under make -j
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # the search then finds the key missing and refuses the candidate: safe
 
 
 def _overlay_for(path: str, key: str) -> str | None:

@@ -98,7 +98,7 @@ class FunctionProof:
         for name in names:
             try:
                 v = smt.prove(self.program.obj, cand_obj, name, self.program.source_text,
-                              bound=getattr(self.req, "proof_bound", smt.DEFAULT_BOUND))
+                              bound=self.req.proof_bound, seconds=self.req.proof_seconds)
             except Exception as exc:  # noqa: BLE001 - the tier must never end a run; the candidate is refused
                 v = smt.SmtVerdict(name, "undecided", reason=f"the SMT tier failed: {exc}"[:200])
             verdicts.append(v)

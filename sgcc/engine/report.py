@@ -170,6 +170,16 @@ class Report:
             lines.append(f"sgcc: proof: {pr.get('visible', 0)} visible test(s), {pr.get('held_out', 0)} held out, "
                          f"{pr.get('kept', 0)} of {pr.get('generated', 0)} generated inputs kept; failed by "
                          f"{pr.get('failed_held_out', 0)} + {pr.get('failed_generated', 0)} candidate(s)")
+        fp = self.function_proof
+        if fp.get("candidates") or fp.get("failed"):
+            cost = (f"{fp.get('candidates', 0)} candidate(s) in {fp.get('seconds', 0.0):.1f} s, capture "
+                    f"{fp.get('capture_seconds', 0.0):.1f} s")
+            if "smt_seconds" in fp:
+                cost += f", SMT tier {fp['smt_seconds']:.1f} s"
+            lines.append(f"sgcc: function-level test: {cost}" + (f"; {fp['failed']}" if fp.get("failed") else ""))
+        for c in self.candidates:
+            if c.stage == Stage.ACCEPTED and c.proof:
+                lines.append(f"sgcc: proven {c.id} ({c.function}): {c.proof}")
         h = self.honest
         if h["functions"]:
             named = [f"{fn} ({h['generators'][fn]})" if fn in h["generators"] else fn for fn in h["functions"]]

@@ -56,8 +56,10 @@ class Request:
     refresh: bool = False  # search again even where the cache has a verdict for this search
     mutants: int = 16  # generated differential inputs (sgcc.engine.proof); 0: none
     proof: str = "default"  # required proof level of accepted candidates (docs/proof.md)
+    proof_bound: int = 8  # SMT tier: unrolling bound (runs of one block on one path)
+    proof_seconds: float = 60.0  # SMT tier: seconds per function and candidate
     function_states: int = 600  # function-level differential test: states per function (0: off)
-    function_seconds: float = 8.0  # ... and seconds per function and candidate
+    function_seconds: float = 4.0  # ... and seconds per function and candidate
     signing_key: str = ""  # the key that signs stored verdicts ("": the user's own)
     trusted_keys: str = ""  # more keys whose entries are used, comma-separated
     remote_storage: str = ""  # the remote cache behind cache_dir (sgcc.cache.remote; "": none)
@@ -133,7 +135,8 @@ def request_from_options(options: dict, *, source: Path, flags: list[str], tests
                       budget_seconds=budget_seconds, budget_candidates=budget_candidates,
                       cache_dir=configmod.cache_dir(cfg) if cfg.cache else None,
                       cache_max_bytes=configmod.parse_size(cfg.cache_size), refresh=refresh, mutants=cfg.mutants,
-                      proof=cfg.proof, function_states=cfg.function_states, function_seconds=cfg.function_seconds,
+                      proof=cfg.proof, proof_bound=cfg.proof_bound, proof_seconds=cfg.proof_seconds,
+                      function_states=cfg.function_states, function_seconds=cfg.function_seconds,
                       accept_isolation_risk=cfg.accept_isolation_risk, signing_key=cfg.signing_key,
                       trusted_keys=cfg.trusted_keys, remote_storage=cfg.remote_storage,
                       remote_timeout=cfg.remote_timeout,

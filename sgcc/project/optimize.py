@@ -40,7 +40,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sgcc.errors import SgccError
-from sgcc.project import attribute, workload
+from sgcc.project import attribute, record, workload
 from sgcc.project.budget import ProjectBudget
 from sgcc.project.record import Builder, Compile
 from sgcc.project.report import ProjectReport, function_lines, tally
@@ -134,7 +134,7 @@ class Project:
             source_times = os.stat(tree / rel_source)
             future = time.time() + 2
             os.utime(tree / rel_source, (future, future))
-            env = self.builder.env(SGCC_CACHE="0", SGCC_OVERLAY=str(overlay_path))
+            env = self.builder.overlay_env(overlay_path, tree)
             r = self.builder.run(self.spec.build, tree, env, "build", check=False)
             # Back to its own time: the test command's make must find the tree up to date.
             os.utime(tree / rel_source, ns=(source_times.st_atime_ns, source_times.st_mtime_ns))
@@ -142,6 +142,10 @@ class Project:
                 lines = [ln for ln in (r.stdout + r.stderr).decode(errors="replace").splitlines()
                          if "error" in ln.lower()]
                 return None, "\n".join(lines[:5]) or r.describe()
+            if record.unused(overlay_path, [searched.key]):
+                # Timing such a tree would time gcc's build under the candidate's name.
+                return None, (f"the build did not use the candidate's assembly for {rel_source} (its compile "
+                              f"had another cache key than the recorded build's)")
             stale = [b for b in sorted(binaries)
                      if not (tree / b).is_file() or (tree / b).read_bytes() == (built_tree / b).read_bytes()]
             if stale:
@@ -420,21 +424,18 @@ class Project:
         shutil.copytree(built_tree, tree, symlinks=True)
         self._note("PGO everywhere as a candidate: building the project with the profile-guided compiles")
         self.builder.run(self.spec.clean, tree, self.builder.env(), "clean", check=False)
-        r = self.builder.run(self.spec.build, tree, self.builder.env(SGCC_CACHE="0", SGCC_OVERLAY=str(overlay)),
-                             "build", check=False)
+        r = self.builder.run(self.spec.build, tree, self.builder.overlay_env(overlay, tree), "build", check=False)
         if not r.ok:
             info["why"] = "the project does not build with its profile-guided compiles"
             return None
-        changed = [o for o in tree.rglob("*.o")
-                   if (built_tree / o.relative_to(tree)).is_file()
-                   and o.read_bytes() != (built_tree / o.relative_to(tree)).read_bytes()]
-        info["objects_changed"] = len(changed)
-        if not changed:
-            # The overlay is keyed by each compile's cache key, which hashes gcc's assembly:
-            # with -g that holds the build's absolute directory, so in a copy of the tree no
-            # key matches and the build is gcc's again (measured on Lua -g: timed 1.007x).
-            info["why"] = ("the profile-guided compiles were not substituted in the copy of the tree (with -g "
-                           "the compiles' cache keys hold the build's directory)")
+        missed = record.unused(overlay, texts)
+        info["compiles_used"] = len(texts) - len(missed)
+        if missed:
+            # The overlay is keyed by each compile's cache key, which hashes gcc's assembly; a
+            # compile of the copy with another key (a build that differs from the recorded one)
+            # would be gcc's, and the tree timed would be gcc's build under PGO's name.
+            info["why"] = (f"{len(missed)} of the {len(texts)} profile-guided compiles were not used by the build "
+                           "of the copy (their cache keys differ from the recorded build's)")
             return None
         self.pgo_tree = tree
         if self.spec.command_mode:

@@ -63,12 +63,20 @@ class Builder:
         # The build substitutes what this run signs: the same keys.
         env.update({k: v for k, v in (("SGCC_SIGNING_KEY", self.tmpl.signing_key),
                                       ("SGCC_TRUSTED_KEYS", self.tmpl.trusted_keys)) if v})
-        env.pop("SGCC_RECORD", None)
-        env.pop("SGCC_OVERLAY", None)
+        for name in ("SGCC_RECORD", "SGCC_OVERLAY", "SGCC_OVERLAY_USED", "SGCC_PREFIX_MAP"):
+            env.pop(name, None)
         if not env["SGCC_CACHE_DIR"]:
             env.pop("SGCC_CACHE_DIR")
         env.update(extra)
         return env
+
+    def overlay_env(self, overlay: Path, tree: Path) -> dict:
+        """The environment of a build of ``tree`` (a copy of the project's tree) whose compiles
+        take their assembly from ``overlay``: the cache off, the copy's paths spelled as the
+        tree's (so that, with -g too, each compile has the key it was recorded under), and each
+        compile that used the overlay noted in :func:`used_file` (see :func:`unused`)."""
+        return self.env(SGCC_CACHE="0", SGCC_OVERLAY=str(overlay), SGCC_OVERLAY_USED=str(used_file(overlay)),
+                        SGCC_PREFIX_MAP=f"{tree.resolve()}={Path(self.spec.root).resolve()}")
 
     def argv(self, command: str) -> list[str]:
         """A command of the spec as run: through the shell, ``{sgcc}`` replaced."""
@@ -112,3 +120,18 @@ class Builder:
                         Path(d["output"]) if d.get("output") else None, d.get("context"))
             compiles[c.key] = c
         return list(compiles.values()), seconds
+
+
+def used_file(overlay: Path) -> Path:
+    """Where a build with ``overlay`` notes the keys of the compiles that used it."""
+    return overlay.with_name(overlay.name + ".used")
+
+
+def unused(overlay: Path, keys) -> list[str]:
+    """The keys of ``keys`` that no compile of the build with ``overlay`` used."""
+    try:
+        seen = set(used_file(overlay).read_text().split())
+    except OSError:
+        seen = set()
+    return [k for k in keys if k not in seen]
+

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the emulator (unicorn) is imported only when a test runs
 
 #: Default states per function and candidate (captured + mutated), and seconds.
 DEFAULT_STATES = 600
-DEFAULT_SECONDS = 6.0
+DEFAULT_SECONDS = 4.0
 #: Where each kind of state's share of the time ends (fractions of the seconds): as captured,
 #: cheap mutations, sizes far beyond the tests', random mutations.
 PHASE_ENDS = (0.2, 0.45, 0.85, 1.0)
@@ -32,8 +32,21 @@ MAX_LARGE = 16
 #: The states every candidate is tested on whatever the load (as captured, each kind of cheap
 #: value once, sizes beyond the tests') may take up to this many times the seconds.
 GUARANTEED_FACTOR = 5.0
+#: The sizes far beyond the tests' get, all together, this many times gcc's longest run on a
+#: state as captured, and at least LARGE_SHARE times the seconds. Both scale with the machine's
+#: load, so a busy machine tests as many sizes as a quiet one, and a function whose work per
+#: element is large (bitrev's 32 steps a word: 12 s a size) does not spend minutes on them.
+LARGE_FACTOR = 40.0
+LARGE_SHARE = 0.25
 #: Most seconds gcc's function may take on one guaranteed size far beyond the tests'.
 LARGE_SECONDS = 60.0
+#: gcc's function gets at most this many times its run on the same state as captured (and at
+#: least MUTATION_FLOOR seconds) on a mutation that is not a size far beyond the tests'. Such a
+#: mutation changes values, not the scale of the work; one that makes the work explode (matmul's
+#: n set to 2007, collatz from 0, a long n of 2^40) would otherwise cost GCC_SECONDS each, only
+#: to be dropped.
+MUTATION_FACTOR = 20.0
+MUTATION_FLOOR = 0.05
 #: Most seconds a candidate's run on one state may take (a longer allowance leaves it undecided).
 CANDIDATE_SECONDS = 15.0
 #: States gcc's function takes longer than this on (as captured) are run as captured only.
@@ -183,38 +196,78 @@ class FunctionTester:
         for si, state in enumerate(states):
             rng = random.Random(f"{self.seed}:{name}:{si}")
             plans.append(emulate.mutations(state, consts, rng, budget=per_state - 1, largest=largest, args=args))
-        # Order: every state as captured; the cheap mutations, state by state in turn; sizes far
-        # beyond what was seen on the two smallest states; then random ones.
-        order = [(si, emulate.Mutation("as captured", fill="random"), False, 0) for si in range(len(states))]
+        # Order: every state as captured; then, on the state gcc's function was quickest on as
+        # captured (the base), its cheap mutations and the sizes far beyond the tests'; the other
+        # states' cheap mutations in turn; then random ones. The base is chosen once the states
+        # as captured have run: the first state captured may be the tests' largest (hashmix:
+        # n = 1,000,001, 0.3 s a run, 21 states in 14 s).
+        captured = [(si, emulate.Mutation("as captured", fill="random"), False, 0) for si in range(len(states))]
         cheap = [[m for m in plan if not m.large and not m.what.startswith("random")] for plan in plans]
         rand = [[m for m in plan if m.what.startswith("random")] for plan in plans]
-        # The smallest state gets every cheap mutation first (each kind of value once, soon);
-        # then the other states take turns.
-        order += [(0, m, True, 1) for m in cheap[0]]
-        # Guaranteed: every state as captured, each kind of cheap value once (the smallest
-        # state's), and the sizes far beyond the tests'. These run whatever the clock says,
-        # up to a hard limit, so what a candidate is tested on does not shrink when the
-        # machine is busy (a narrow region missed under load would be a candidate accepted
-        # under load); the rest fills the time that is left.
-        guaranteed = len(order)
-        order += [(si, m, True, 1) for si, m in _round_robin([[], *cheap[1:]])]
-        # In the order made: the code's own constants first (a threshold shows up as one), then
-        # multiples of the largest size seen, then boundaries.
-        large = [m for m in plans[0] if m.large]
-        must_large = [(0, m, True, 2) for m in large[:MAX_LARGE]]
-        order = order[:guaranteed] + must_large + order[guaranteed:]
-        guaranteed += len(must_large)
-        order += [(si, m, True, 3) for si, m in _round_robin(rand)]
+
+        def rest(cost: dict) -> tuple[list, int]:
+            """The order after the states as captured, and how much of it is guaranteed."""
+            finished = [si for si in range(len(states)) if cost.get(si, float("inf")) != float("inf")]
+            base = min(finished, key=lambda si: (cost[si], si)) if finished else 0
+            # Guaranteed: every state as captured, each kind of cheap value once (the base's),
+            # and the sizes far beyond the tests'. These run whatever the clock says, up to a
+            # hard limit, so what a candidate is tested on does not shrink when the machine is
+            # busy (a narrow region missed under load would be a candidate accepted under
+            # load); the rest fills the time that is left.
+            order = [(base, m, True, 1) for m in cheap[base]]
+            # The code's own constants first (a threshold shows up as one), then multiples of
+            # the largest size seen, then boundaries; then run smallest first: each size costs
+            # more than the one before, and the time for them (LARGE_FACTOR) ends where gcc's
+            # function stops finishing; what is not reached is counted as dropped.
+            large = [m for m in plans[base] if m.large][:MAX_LARGE]
+            large.sort(key=lambda m: max(min(v & 0xFFFFFFFF, 2**32 - (v & 0xFFFFFFFF)) for v in m.regs.values())
+                       if m.regs else 0)
+            order += [(base, m, True, 2) for m in large]
+            guaranteed = len(order)
+            others = [si for si in range(len(states)) if si != base]
+            order += [(others[k], m, True, 1) for k, m in _round_robin([cheap[si] for si in others])]
+            order += [(si, m, True, 3) for si, m in _round_robin(rand)]
+            return order, guaranteed
+
+        started = time.perf_counter()
+        hard_deadline = started + GUARANTEED_FACTOR * self.seconds
+        return self._loop(name, cand, kind, states, captured, rest, started, hard_deadline, dropped)
+
+    def _machine(self, machines: dict, si: int, states, cand, name: str):
+        machine = machines.get(si)
+        if machine is None:
+            from sgcc.verify import emulate
+
+            machine = machines[si] = emulate.Machine(states[si], self.capture, [self.base, cand],
+                                                     fill_seed=self.seed ^ si)
+            if name not in machine.images[0].entries or name not in machine.images[1].entries:
+                raise emulate.Unsupported(f"{name} is not a function of both objects")
+        return machine
+
+    def _loop(self, name, cand, kind, states, captured, rest, started, hard_deadline, dropped):
+        from sgcc.verify import emulate
+
         machines: dict[int, Machine] = {}
-        deadline = time.perf_counter() + self.seconds
+        deadline = started + self.seconds
         tested = mutated = 0
         why = None
         cost: dict[int, float] = {}  # gcc's seconds on each state as captured
         strikes: dict[int, int] = {}  # slow mutations of an expensive state
         per_phase: dict[int, int] = {}
-        started = time.perf_counter()
-        hard_deadline = started + GUARANTEED_FACTOR * self.seconds
-        for position, (si, mut, is_mutated, phase) in enumerate(order):
+        too_long: dict[int, list] = {}  # state -> integer settings gcc's function did not finish on
+        large_end: float | None = None  # when the time for sizes beyond the tests' ends
+        order, guaranteed = list(captured), len(captured)
+        position, extended = -1, False
+        while True:
+            position += 1
+            if position == len(captured) and not extended:
+                extended = True  # every state as captured has run: the base is known
+                more, more_guaranteed = rest(cost)
+                order += more
+                guaranteed += more_guaranteed
+            if position >= len(order):
+                break
+            si, mut, is_mutated, phase = order[position]
             now = time.perf_counter()
             if position < guaranteed:
                 if now > hard_deadline:
@@ -235,23 +288,32 @@ class FunctionTester:
                                          for v in mut.regs.values())
                 if not small or strikes.get(si, 0) >= 2:
                     continue
-            machine = machines.get(si)
-            if machine is None:
-                machine = machines[si] = emulate.Machine(states[si], self.capture, [self.base, cand],
-                                                         fill_seed=self.seed ^ si)
-                if name not in machine.images[0].entries or name not in machine.images[1].entries:
-                    raise emulate.Unsupported(f"{name} is not a function of both objects")
-            key = (name, si, mut.what, tuple(sorted(mut.regs.items())), tuple(mut.patches))
+            key = _key(name, si, mut)
             g = self._gcc.get(key)
+            if phase == 2 and large_end is None:
+                finite = [c for c in cost.values() if c != float("inf")]
+                large_end = now + max(LARGE_SHARE * self.seconds, LARGE_FACTOR * max(finite, default=0.0))
+            if g is None and (_dominated(mut, too_long.get(si, ())) or (phase == 2 and now > large_end)):
+                # gcc's function did not finish on this state with every size set here no
+                # larger (or the time for sizes beyond the tests' is spent): more work is not
+                # going to finish either. Like a state gcc's function cannot run on, it is not
+                # tested (decided by gcc's runs only); beyond the tests', it is counted.
+                if phase == 2:
+                    reason = "sizes beyond the tests' that gcc's function does not finish in the emulator in time"
+                    dropped[reason] = dropped.get(reason, 0) + 1
+                why = why or "gcc's function: timeout"
+                continue
+            machine = self._machine(machines, si, states, cand, name)
             if g is None:
-                allowance = emulate.GCC_SECONDS * (10 if phase == 2 else 1)
-                if position < guaranteed and phase == 2:
-                    # A size far beyond the tests' is slow to emulate, slower on a busy machine:
-                    # dropping it for gcc's time would leave exactly the region untested.
-                    allowance = max(allowance, min(LARGE_SECONDS, hard_deadline - now))
+                allowance = _gcc_allowance(phase, position < guaranteed, cost, si, hard_deadline)
+                if phase == 2 and large_end is not None:
+                    allowance = min(allowance, max(MUTATION_FLOOR, large_end - now))
                 g = machine.run(machine.images[0].entries[name], mut, allowance)
-                if g.status != "timeout":  # wall time on a shared machine: a timeout may not recur
-                    self._gcc[key] = g
+            if g.status != "timeout":  # wall time on a shared machine: a timeout may not recur
+                self._gcc[key] = g
+            if is_mutated and (g.status == "timeout" or g.status == "unsupported: too much memory") \
+                    and mut.regs and not mut.patches:
+                too_long.setdefault(si, []).append(mut.regs)
             if is_mutated and cost.get(si, 0.0) > EXPENSIVE and g.seconds > EXPENSIVE:
                 strikes[si] = strikes.get(si, 0) + 1
             if not is_mutated:
@@ -305,6 +367,42 @@ class FunctionTester:
                 regs.update(mut.regs)
                 return emulate.Mismatch(name, states[si].origin, mut.what, regs, diff), tested, mutated, why
         return None, tested, mutated, why
+
+
+def _key(name: str, si: int, mut) -> tuple:
+    """What gcc's outcome is remembered under: the function, the state and the mutation."""
+    return (name, si, mut.what, tuple(sorted(mut.regs.items())), tuple(mut.patches))
+
+
+def _gcc_allowance(phase: int, guaranteed: bool, cost: dict, si: int, hard_deadline: float) -> float:
+    """Seconds gcc's function gets on a state ``si`` of ``phase`` (0 as captured, 1 cheap
+    mutations, 2 sizes far beyond the tests', 3 random), given its seconds on the states as
+    captured (``cost``)."""
+    from sgcc.verify import emulate
+
+    allowance = emulate.GCC_SECONDS * (10 if phase == 2 else 1)
+    if phase in (1, 3) and cost.get(si, float("inf")) != float("inf"):
+        # Values, not sizes (those are phase 2's, with their own time): the scale of this
+        # state's own work. A value that makes the work explode (collatz from 0, n = 2^40)
+        # costs the floor, not a second, and the larger ones after it are not run (_dominated).
+        allowance = min(allowance, max(MUTATION_FLOOR, MUTATION_FACTOR * cost[si]))
+    if guaranteed and phase == 2:
+        # A size far beyond the tests' is slow to emulate, slower on a busy machine: dropping
+        # it for gcc's time would leave exactly the region untested.
+        allowance = max(allowance, min(LARGE_SECONDS, hard_deadline - time.perf_counter()))
+    return allowance
+
+
+def _dominated(mut, too_long) -> bool:
+    """Whether ``mut`` sets only integer registers, each to a value at least the one a setting
+    gcc's function did not finish on (``too_long``) gave it, both positive and on the same side
+    of 2^31 (a value past it is a negative ``int`` or a huge ``long``: compared only with its
+    like)."""
+    if mut.patches or not mut.regs or not all(0 < v < 2**63 for v in mut.regs.values()):
+        return False
+    return any(set(prev) == set(mut.regs)
+               and all(0 < prev[r] <= mut.regs[r] and (prev[r] < 2**31) == (mut.regs[r] < 2**31) for r in prev)
+               for prev in too_long)
 
 
 def _round_robin(lists: list) -> list:

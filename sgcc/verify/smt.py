@@ -376,13 +376,21 @@ def prove(base_obj, cand_obj, name: str, source_text: str = "", *, bound: int = 
                 verdict.seconds = time.perf_counter() - started
                 return verdict
             outs = _outputs(kind, gs, cs)
-            s = claripy.Solver()
+            # z3's own limit: one query must not outlive the tier's seconds (the loop's check
+            # runs only between queries).
+            s = claripy.Solver(timeout=max(1000, int((deadline - time.perf_counter()) * 1000)))
             s.add(gs.solver.constraints + cs.solver.constraints)
-            if not s.satisfiable():
-                continue
-            diff = claripy.Or(*[a != b for _, a, b in outs])
-            s.add(diff)
-            if s.satisfiable():
+            try:
+                if not s.satisfiable():
+                    continue
+                diff = claripy.Or(*[a != b for _, a, b in outs])
+                s.add(diff)
+                differs = s.satisfiable()
+            except claripy.errors.ClaripyError as exc:  # a timeout reads as an error from z3
+                verdict.reason = f"out of time (the solver: {str(exc)[:80]})"
+                verdict.seconds = time.perf_counter() - started
+                return verdict
+            if differs:
                 verdict.status = "refuted"
                 verdict.counterexample = _model(s, inputs, kinds, outs)
                 verdict.confirmed = _confirm(base_obj, cand_obj, name, kind, verdict.counterexample)
