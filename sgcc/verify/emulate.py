@@ -717,7 +717,8 @@ def _round_up(n: int) -> int:
 # No 64-bit values near 2^63: where gcc's arithmetic on a `long` would overflow (undefined in
 # C), an honest candidate may compute something else (collatz's 3x+1 fused with the halving).
 BOUNDARY = [0, 1, 2, 3, 7, 8, 2**64 - 1, 2**64 - 2, 0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x80000001,
-            *[v for k in (8, 16, 24, 32, 40) for v in (2**k - 1, 2**k, 2**k + 1)]]
+            # 2^30: where an int's 2n wraps (a loop bound of 2n - 1 turns negative)
+            *[v for k in (8, 16, 24, 30, 32, 40) for v in (2**k - 1, 2**k, 2**k + 1)]]
 
 
 def constants(obj, function: str) -> set[int]:

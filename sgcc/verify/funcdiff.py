@@ -231,7 +231,8 @@ class FunctionTester:
 
         started = time.perf_counter()
         hard_deadline = started + GUARANTEED_FACTOR * self.seconds
-        return self._loop(name, cand, kind, states, captured, rest, started, hard_deadline, dropped)
+        exempt = frozenset(emulate.BOUNDARY) | {w for c in consts for w in (c - 1, c, c + 1, 2 * c)}
+        return self._loop(name, cand, kind, states, captured, rest, started, hard_deadline, dropped, exempt)
 
     def _machine(self, machines: dict, si: int, states, cand, name: str):
         machine = machines.get(si)
@@ -244,7 +245,7 @@ class FunctionTester:
                 raise emulate.Unsupported(f"{name} is not a function of both objects")
         return machine
 
-    def _loop(self, name, cand, kind, states, captured, rest, started, hard_deadline, dropped):
+    def _loop(self, name, cand, kind, states, captured, rest, started, hard_deadline, dropped, exempt):
         from sgcc.verify import emulate
 
         machines: dict[int, Machine] = {}
@@ -293,22 +294,26 @@ class FunctionTester:
             if phase == 2 and large_end is None:
                 finite = [c for c in cost.values() if c != float("inf")]
                 large_end = now + max(LARGE_SHARE * self.seconds, LARGE_FACTOR * max(finite, default=0.0))
-            if g is None and (_dominated(mut, too_long.get(si, ())) or (phase == 2 and now > large_end)):
+            if g is None and phase != 2 and _dominated(mut, too_long.get(si, ()), exempt):
                 # gcc's function did not finish on this state with every size set here no
-                # larger (or the time for sizes beyond the tests' is spent): more work is not
-                # going to finish either. Like a state gcc's function cannot run on, it is not
-                # tested (decided by gcc's runs only); beyond the tests', it is counted.
-                if phase == 2:
-                    reason = "sizes beyond the tests' that gcc's function does not finish in the emulator in time"
-                    dropped[reason] = dropped.get(reason, 0) + 1
+                # larger: more work is not going to finish either. Like a state gcc's function
+                # cannot run on, it is not tested (decided by gcc's runs only). Boundaries and
+                # the code's constants are always run: past an overflow the work can vanish
+                # (palindromes' 2n - 1 wraps at n = 2^30 and gcc's loop runs no time at all).
                 why = why or "gcc's function: timeout"
                 continue
             machine = self._machine(machines, si, states, cand, name)
             if g is None:
                 allowance = _gcc_allowance(phase, position < guaranteed, cost, si, hard_deadline)
                 if phase == 2 and large_end is not None:
-                    allowance = min(allowance, max(MUTATION_FLOOR, large_end - now))
+                    # The time for sizes beyond the tests', smallest first, each later one kept
+                    # at least the floor: a boundary past an overflow costs gcc next to nothing.
+                    later = sum(1 for p in range(position + 1, len(order)) if order[p][3] == 2)
+                    allowance = min(allowance, max(MUTATION_FLOOR, large_end - now - MUTATION_FLOOR * later))
                 g = machine.run(machine.images[0].entries[name], mut, allowance)
+            if phase == 2 and g.status in ("timeout", "unsupported: too much memory"):
+                reason = "sizes beyond the tests' that gcc's function does not finish in the emulator in time"
+                dropped[reason] = dropped.get(reason, 0) + 1
             if g.status != "timeout":  # wall time on a shared machine: a timeout may not recur
                 self._gcc[key] = g
             if is_mutated and (g.status == "timeout" or g.status == "unsupported: too much memory") \
@@ -393,12 +398,12 @@ def _gcc_allowance(phase: int, guaranteed: bool, cost: dict, si: int, hard_deadl
     return allowance
 
 
-def _dominated(mut, too_long) -> bool:
+def _dominated(mut, too_long, exempt=frozenset()) -> bool:
     """Whether ``mut`` sets only integer registers, each to a value at least the one a setting
     gcc's function did not finish on (``too_long``) gave it, both positive and on the same side
     of 2^31 (a value past it is a negative ``int`` or a huge ``long``: compared only with its
-    like)."""
-    if mut.patches or not mut.regs or not all(0 < v < 2**63 for v in mut.regs.values()):
+    like), and none of them a value of ``exempt`` (boundaries, the code's constants)."""
+    if mut.patches or not mut.regs or not all(0 < v < 2**63 and v not in exempt for v in mut.regs.values()):
         return False
     return any(set(prev) == set(mut.regs)
                and all(0 < prev[r] <= mut.regs[r] and (prev[r] < 2**31) == (mut.regs[r] < 2**31) for r in prev)
