@@ -46,7 +46,7 @@ LARGE_SECONDS = 60.0
 #: n set to 2007, collatz from 0, a long n of 2^40) would otherwise cost GCC_SECONDS each, only
 #: to be dropped.
 MUTATION_FACTOR = 20.0
-MUTATION_FLOOR = 0.05
+MUTATION_FLOOR = 0.02
 #: Most seconds a candidate's run on one state may take (a longer allowance leaves it undecided).
 CANDIDATE_SECONDS = 15.0
 #: States gcc's function takes longer than this on (as captured) are run as captured only.
@@ -231,7 +231,9 @@ class FunctionTester:
 
         started = time.perf_counter()
         hard_deadline = started + GUARANTEED_FACTOR * self.seconds
-        exempt = frozenset(emulate.BOUNDARY) | {w for c in consts for w in (c - 1, c, c + 1, 2 * c)}
+        # Never skipped as larger work: the code's own constants (a threshold shows up as one)
+        # and the values where an int's 2n wraps (past them gcc's work can vanish).
+        exempt = frozenset({2**30 - 1, 2**30, 2**30 + 1}) | {w for c in consts for w in (c - 1, c, c + 1, 2 * c)}
         return self._loop(name, cand, kind, states, captured, rest, started, hard_deadline, dropped, exempt)
 
     def _machine(self, machines: dict, si: int, states, cand, name: str):
@@ -297,8 +299,8 @@ class FunctionTester:
             if g is None and phase != 2 and _dominated(mut, too_long.get(si, ()), exempt):
                 # gcc's function did not finish on this state with every size set here no
                 # larger: more work is not going to finish either. Like a state gcc's function
-                # cannot run on, it is not tested (decided by gcc's runs only). Boundaries and
-                # the code's constants are always run: past an overflow the work can vanish
+                # cannot run on, it is not tested (decided by gcc's runs only). The code's
+                # constants and 2^30 +- 1 are always run: past an overflow the work can vanish
                 # (palindromes' 2n - 1 wraps at n = 2^30 and gcc's loop runs no time at all).
                 why = why or "gcc's function: timeout"
                 continue
