@@ -157,3 +157,58 @@ def test_the_candidate_with_gcc_s_32_bit_bound_passes(palindromes):
                            ["count_palindromes"])
     assert verdict.ok, verdict.mismatch.render()
     assert verdict.tested["count_palindromes"][1] > 0
+
+
+POPCOUNT = EXAMPLES / "programs" / "popcount"
+
+
+@pytest.fixture(scope="module")
+def popcount(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("popcount_dodge")
+    req = Request(source=POPCOUNT / "popcount.c", flags=["-O3"], tests=POPCOUNT / "tests", output=tmp / "out")
+    program = build_baseline(req, tmp)
+    with Sandbox(timeout=20) as sandbox:
+        tests = sandbox.record(program.binary, load_tests(POPCOUNT / "tests"))
+        capture = funcstate.capture(program, sandbox, tests, tmp / "capture", "gcc", ["count_bits"])
+    return program, capture, tmp
+
+
+def test_a_candidate_cannot_hide_its_wrong_region_behind_an_emulator_limit(popcount):
+    # narrow_over_4m is wrong only past 4,000,000 words; this one first asks memset for 2^29
+    # bytes there, more than the emulator carries out. Before, that ended the whole function's
+    # test as "whole-program tests only" and the candidate was accepted; a limit gcc's run on
+    # the same state does not reach is now the candidate's outcome, and it differs.
+    program, capture, tmp = popcount
+    text = (POPCOUNT / "narrow" / "narrow_over_4m.s").read_text()
+    dodge = text.replace("count_bits:\n\t.cfi_startproc\n", "count_bits:\n\t.cfi_startproc\n"
+                         "\tcmpl\t$4000000, %esi\n\tjle\t.Lsgcc_small\n\tpushq\t%rdi\n\tpushq\t%rsi\n"
+                         "\tsubq\t$8, %rsp\n\txorl\t%esi, %esi\n\tmovl\t$536870912, %edx\n\tcall\tmemset@PLT\n"
+                         "\taddq\t$8, %rsp\n\tpopq\t%rsi\n\tpopq\t%rdi\n.Lsgcc_small:\n", 1)
+    assert dodge != text
+    asm = tmp / "dodge.s"
+    asm.write_text(program.asm.join({"count_bits": dodge}))
+    obj = tmp / "dodge.o"
+    proc.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)], check=True)
+    verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0).check(obj, ["count_bits"])
+    assert not verdict.ok, verdict.level()
+    assert "memory routine too large" in verdict.mismatch.render() or \
+        verdict.mismatch.regs["rsi"] & 0xFFFFFFFF > 4_000_000, verdict.mismatch.render()
+
+
+def test_a_state_whose_call_is_too_large_for_gcc_too_is_skipped_not_the_function(tmp_path):
+    # knapsack zeroes dp with memset(dp, 0, 8 (W + 1)): W set far beyond the tests' asks for
+    # more than the emulator carries out. That state is gcc's and the candidate's alike, and
+    # is skipped; before, it ended the function's test ("whole-program tests only").
+    knap = EXAMPLES / "programs" / "knapsack"
+    req = Request(source=knap / "knapsack.c", flags=["-O3"], tests=knap / "tests", output=tmp_path / "out")
+    program = build_baseline(req, tmp_path)
+    with Sandbox(timeout=20) as sandbox:
+        tests = sandbox.record(program.binary, load_tests(knap / "tests"))
+        capture = funcstate.capture(program, sandbox, tests, tmp_path / "capture", "gcc", ["knapsack"])
+    asm = tmp_path / "k.s"
+    asm.write_text(program.asm.join({"knapsack": (knap / "candidates" / "knapsack.s").read_text()}))
+    obj = tmp_path / "k.o"
+    proc.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)], check=True)
+    verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0).check(obj, ["knapsack"])
+    assert verdict.ok, verdict.mismatch.render()
+    assert "knapsack" in verdict.tested and verdict.tested["knapsack"][1] > 0, verdict.level()

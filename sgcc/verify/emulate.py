@@ -555,7 +555,13 @@ class Machine:
                     uc.emu_start(pc, self.stop, timeout=max(1, int(left * 1e6)))
                 rip = uc.reg_read(x.UC_X86_REG_RIP)
                 if self.ended is None and self._at_trap(rip):
-                    self._on_trap(uc, rip - 1)
+                    try:
+                        self._on_trap(uc, rip - 1)
+                    except Unsupported as exc:
+                        # A call this state makes too large to carry out (a memset of 2^28
+                        # bytes and more): this state's outcome, not the function's.
+                        out.status = f"unsupported: {exc.message}"
+                        break
                     if self.ended is None:
                         pc, counted = rip, True  # the slot's ret
                         continue
