@@ -23,6 +23,26 @@ BITREV = EXAMPLES / "programs" / "bitrev"
 INF = float("inf")
 
 
+def _captured(tmp, name: str, functions: list[str]):
+    """gcc's program of examples/programs/NAME and its function entry states from the tests."""
+    d = EXAMPLES / "programs" / name
+    req = Request(source=d / f"{name}.c", flags=["-O3"], tests=d / "tests", output=tmp / "out")
+    program = build_baseline(req, tmp)
+    with Sandbox(timeout=20) as sandbox:
+        tests = sandbox.record(program.binary, load_tests(d / "tests"))
+        capture = funcstate.capture(program, sandbox, tests, tmp / "capture", "gcc", functions)
+    return program, capture, tmp
+
+
+def _joined(program, tmp, function: str, text: str, name: str):
+    """The object of gcc's program with ``function`` replaced by ``text``."""
+    asm = tmp / f"{name}.s"
+    asm.write_text(program.asm.join({function: text}))
+    obj = tmp / f"{name}.o"
+    proc.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)], check=True)
+    return obj
+
+
 def _mut(**regs):
     return emulate.Mutation("m", regs)
 
@@ -65,14 +85,7 @@ def test_gcc_allowance_follows_the_work_the_tests_do():
 
 @pytest.fixture(scope="module")
 def bitrev(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("bitrev")
-    req = Request(source=BITREV / "bitrev.c", flags=["-O3"], tests=BITREV / "tests", output=tmp / "out")
-    program = build_baseline(req, tmp)
-    with Sandbox(timeout=20) as sandbox:
-        tests = sandbox.record(program.binary, load_tests(BITREV / "tests"))
-        capture = funcstate.capture(program, sandbox, tests, tmp / "capture", "gcc",
-                                    [u.name for u in program.asm.units])
-    return program, capture, tmp
+    return _captured(tmp_path_factory.mktemp("bitrev"), "bitrev", ["reverse_all", "main"])
 
 
 def test_sizes_beyond_the_tests_stop_where_gcc_stops_finishing_and_are_counted(bitrev):
@@ -80,10 +93,7 @@ def test_sizes_beyond_the_tests_stop_where_gcc_stops_finishing_and_are_counted(b
     # candidate is tested, the sizes past what gcc's function finishes in the time for them are
     # dropped and said to be, and the verdict is still a pass.
     program, capture, tmp = bitrev
-    asm = tmp / "honest.s"
-    asm.write_text(program.asm.join({"reverse_all": (BITREV / "candidates" / "reverse_all.s").read_text()}))
-    obj = tmp / "honest.o"
-    proc.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)], check=True)
+    obj = _joined(program, tmp, "reverse_all", (BITREV / "candidates" / "reverse_all.s").read_text(), "honest")
     tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0)
     verdict = tester.check(obj, ["reverse_all"])
     assert verdict.ok, verdict.mismatch.render()
@@ -116,22 +126,11 @@ PALINDROMES = EXAMPLES / "programs" / "palindromes"
 
 @pytest.fixture(scope="module")
 def palindromes(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("palindromes")
-    req = Request(source=PALINDROMES / "palindromes.c", flags=["-O3"], tests=PALINDROMES / "tests",
-                  output=tmp / "out")
-    program = build_baseline(req, tmp)
-    with Sandbox(timeout=20) as sandbox:
-        tests = sandbox.record(program.binary, load_tests(PALINDROMES / "tests"))
-        capture = funcstate.capture(program, sandbox, tests, tmp / "capture", "gcc", ["count_palindromes"])
-    return program, capture, tmp
+    return _captured(tmp_path_factory.mktemp("palindromes"), "palindromes", ["count_palindromes"])
 
 
 def _palindromes_obj(program, tmp, path):
-    asm = tmp / (path.stem + ".s")
-    asm.write_text(program.asm.join({"count_palindromes": path.read_text()}))
-    obj = tmp / (path.stem + ".o")
-    proc.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)], check=True)
-    return obj
+    return _joined(program, tmp, "count_palindromes", path.read_text(), path.stem)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -164,13 +163,7 @@ POPCOUNT = EXAMPLES / "programs" / "popcount"
 
 @pytest.fixture(scope="module")
 def popcount(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("popcount_dodge")
-    req = Request(source=POPCOUNT / "popcount.c", flags=["-O3"], tests=POPCOUNT / "tests", output=tmp / "out")
-    program = build_baseline(req, tmp)
-    with Sandbox(timeout=20) as sandbox:
-        tests = sandbox.record(program.binary, load_tests(POPCOUNT / "tests"))
-        capture = funcstate.capture(program, sandbox, tests, tmp / "capture", "gcc", ["count_bits"])
-    return program, capture, tmp
+    return _captured(tmp_path_factory.mktemp("popcount_dodge"), "popcount", ["count_bits"])
 
 
 def test_a_candidate_cannot_hide_its_wrong_region_behind_an_emulator_limit(popcount):
@@ -185,10 +178,7 @@ def test_a_candidate_cannot_hide_its_wrong_region_behind_an_emulator_limit(popco
                          "\tsubq\t$8, %rsp\n\txorl\t%esi, %esi\n\tmovl\t$536870912, %edx\n\tcall\tmemset@PLT\n"
                          "\taddq\t$8, %rsp\n\tpopq\t%rsi\n\tpopq\t%rdi\n.Lsgcc_small:\n", 1)
     assert dodge != text
-    asm = tmp / "dodge.s"
-    asm.write_text(program.asm.join({"count_bits": dodge}))
-    obj = tmp / "dodge.o"
-    proc.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)], check=True)
+    obj = _joined(program, tmp, "count_bits", dodge, "dodge")
     verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0).check(obj, ["count_bits"])
     assert not verdict.ok, verdict.level()
     assert "memory routine too large" in verdict.mismatch.render() or \
@@ -199,16 +189,9 @@ def test_a_state_whose_call_is_too_large_for_gcc_too_is_skipped_not_the_function
     # knapsack zeroes dp with memset(dp, 0, 8 (W + 1)): W set far beyond the tests' asks for
     # more than the emulator carries out. That state is gcc's and the candidate's alike, and
     # is skipped; before, it ended the function's test ("whole-program tests only").
-    knap = EXAMPLES / "programs" / "knapsack"
-    req = Request(source=knap / "knapsack.c", flags=["-O3"], tests=knap / "tests", output=tmp_path / "out")
-    program = build_baseline(req, tmp_path)
-    with Sandbox(timeout=20) as sandbox:
-        tests = sandbox.record(program.binary, load_tests(knap / "tests"))
-        capture = funcstate.capture(program, sandbox, tests, tmp_path / "capture", "gcc", ["knapsack"])
-    asm = tmp_path / "k.s"
-    asm.write_text(program.asm.join({"knapsack": (knap / "candidates" / "knapsack.s").read_text()}))
-    obj = tmp_path / "k.o"
-    proc.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)], check=True)
+    program, capture, _ = _captured(tmp_path, "knapsack", ["knapsack"])
+    text = (EXAMPLES / "programs" / "knapsack" / "candidates" / "knapsack.s").read_text()
+    obj = _joined(program, tmp_path, "knapsack", text, "k")
     verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0).check(obj, ["knapsack"])
     assert verdict.ok, verdict.mismatch.render()
     assert "knapsack" in verdict.tested and verdict.tested["knapsack"][1] > 0, verdict.level()

@@ -46,6 +46,8 @@ LARGE_SECONDS = 60.0
 #: n set to 2007, collatz from 0, a long n of 2^40) would otherwise cost GCC_SECONDS each, only
 #: to be dropped.
 MUTATION_FACTOR = 20.0
+#: gcc's outcomes that say the work was too much for the emulator, not what the function does.
+DID_NOT_FINISH = ("timeout", "unsupported: too much memory")
 MUTATION_FLOOR = 0.02
 #: Most seconds a candidate's run on one state may take (a longer allowance leaves it undecided).
 CANDIDATE_SECONDS = 15.0
@@ -313,13 +315,12 @@ class FunctionTester:
                     later = sum(1 for p in range(position + 1, len(order)) if order[p][3] == 2)
                     allowance = min(allowance, max(MUTATION_FLOOR, large_end - now - MUTATION_FLOOR * later))
                 g = machine.run(machine.images[0].entries[name], mut, allowance)
-            if phase == 2 and g.status in ("timeout", "unsupported: too much memory"):
+            if phase == 2 and g.status in DID_NOT_FINISH:
                 reason = "sizes beyond the tests' that gcc's function does not finish in the emulator in time"
                 dropped[reason] = dropped.get(reason, 0) + 1
             if g.status != "timeout":  # wall time on a shared machine: a timeout may not recur
                 self._gcc[key] = g
-            if is_mutated and (g.status == "timeout" or g.status == "unsupported: too much memory") \
-                    and mut.regs and not mut.patches:
+            if is_mutated and g.status in DID_NOT_FINISH and mut.regs and not mut.patches:
                 too_long.setdefault(si, []).append(mut.regs)
             if is_mutated and cost.get(si, 0.0) > EXPENSIVE and g.seconds > EXPENSIVE:
                 strikes[si] = strikes.get(si, 0) + 1
