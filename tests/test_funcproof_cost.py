@@ -83,6 +83,44 @@ def test_gcc_allowance_follows_the_work_the_tests_do():
     assert funcdiff._gcc_allowance(2, True, {0: 0.0001}, 0, far) == funcdiff.LARGE_SECONDS
 
 
+def test_the_sizes_beyond_the_tests_share_a_bounded_time():
+    # 40 times gcc's longest finished run as captured, between a quarter and 1.5 times the
+    # seconds. isqrt's 0..500000 finishes in 0.7-0.9 s: uncapped, 30-35 s went to one size gcc's
+    # function never finishes; a state that did not finish gives no scale.
+    assert funcdiff._large_time(4.0, {0: 0.86, 1: 0.09}) == pytest.approx(6.0)
+    assert funcdiff._large_time(4.0, {0: INF, 1: 0.09}) == pytest.approx(3.6)
+    assert funcdiff._large_time(4.0, {0: INF, 1: 0.001}) == pytest.approx(1.0)
+    assert funcdiff._large_time(4.0, {}) == pytest.approx(1.0)
+
+
+def test_a_mutations_own_bytes_are_not_the_functions_writes(palindromes):
+    # count_palindromes only reads its string. Its buffer mutations were reported as memory it
+    # wrote (the patched bytes differ from the captured ones), so each looked like a state where
+    # it may read its own output and paid a watched run to find out: up to 2 s each, 10 s of
+    # palindromes' test, and states dropped as "aliasing not decided in time".
+    program, capture, tmp = palindromes
+    states = capture.states["count_palindromes"]
+    state = min((st for st in states if st.regs["rsi"] & 0xFFFFFFFF >= 8), key=lambda st: st.regs["rsi"] & 0xFFFFFFFF)
+    from sgcc.asm.obj import read_object
+
+    obj = read_object(program.obj)
+    machine = emulate.Machine(state, capture, [obj, obj], fill_seed=0)
+    entry = machine.images[0].entries["count_palindromes"]
+    p, n = state.regs["rdi"], state.regs["rsi"] & 0xFFFFFFFF
+    as_captured = machine.run(entry, emulate.Mutation("as captured"), 5.0)
+    patched = machine.run(entry, emulate.Mutation("zeros", patches=[(p, bytes(n))]), 5.0)
+    assert as_captured.status == patched.status == "ret"
+    assert patched.memory == {} and as_captured.memory == {}
+    assert patched.regs["rax"] != as_captured.regs["rax"]  # the patch was there: all zeros, more palindromes
+    # The next run starts from the captured bytes again.
+    again = machine.run(entry, emulate.Mutation("as captured"), 5.0)
+    assert again.regs["rax"] == as_captured.regs["rax"] and again.memory == {}
+    verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0, seconds=2).check(
+        program.obj, ["count_palindromes"])
+    assert verdict.ok and not any("aliasing" in r for r in verdict.dropped.get("count_palindromes", {})), \
+        verdict.to_dict()
+
+
 @pytest.fixture(scope="module")
 def bitrev(tmp_path_factory):
     return _captured(tmp_path_factory.mktemp("bitrev"), "bitrev", ["reverse_all", "main"])

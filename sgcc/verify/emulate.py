@@ -199,6 +199,7 @@ class Machine:
             # A write hook would slow every memory access. Writes to read-only mappings fault,
             # as they would in the program.
             self.uc.mem_protect(r.start, _round_up(len(r.data)), unicorn.UC_PROT_READ)
+        self.patches: list = []  # the running mutation's (address, bytes), set by run()
         self.dirty: set[int] = set()  # pages written in this run (their region's first pages)
         self.dirty_regions: set[int] = set()  # regions written past the page budget: compared whole
         self.context = None
@@ -534,6 +535,7 @@ class Machine:
         self.entry_sp = mutation.regs.get("rsp", self.state.regs["rsp"])
         self.frame_low = self.entry_sp - (1 << 20)
         self._write(self.entry_sp, struct.pack("<Q", self.stop))
+        self.patches = list(mutation.patches)
         for addr, raw in mutation.patches:
             self._write(addr, raw)
         out = Outcome("ret")
@@ -620,6 +622,18 @@ class Machine:
                 return
             mine[a:b] = b"\1" * (b - a)
 
+    def _with_patches(self, start: int, orig: bytes) -> bytes:
+        """``orig`` (the captured bytes at ``start``) with this run's mutation patches applied."""
+        end = start + len(orig)
+        hits = [(a, raw) for a, raw in self.patches if a < end and a + len(raw) > start]
+        if not hits:
+            return bytes(orig)
+        ref = bytearray(orig)
+        for a, raw in hits:
+            lo, hi = max(a, start), min(a + len(raw), end)
+            ref[lo - start:hi - start] = raw[lo - a:hi - a]
+        return bytes(ref)
+
     def _write(self, addr: int, raw: bytes) -> None:
         """Write into the state from outside the emulated code (noting what it touched)."""
         if not raw:
@@ -685,8 +699,15 @@ class Machine:
                 continue
             self.uc.mem_write(start, orig)  # restore while still writable (fast), then protect
             self.uc.mem_protect(start, _round_up(size), self.uc_mod.UC_PROT_READ)
+            # What the run wrote is measured from the memory it started with: the mutation's own
+            # bytes are not the function's writes (counted as writes, every buffer mutation of a
+            # read-only function looked like one that may read its own output, and paid a
+            # watched run to find out).
+            ref = self._with_patches(start, orig)
+            if now == ref:
+                continue
             for off in range(0, size, BLOCK):
-                a, b = bytes(now[off:off + BLOCK]), orig[off:off + BLOCK]
+                a, b = bytes(now[off:off + BLOCK]), ref[off:off + BLOCK]
                 if a == b:
                     continue
                 addr = start + off

@@ -38,6 +38,12 @@ GUARANTEED_FACTOR = 5.0
 #: element is large (bitrev's 32 steps a word: 12 s a size) does not spend minutes on them.
 LARGE_FACTOR = 40.0
 LARGE_SHARE = 0.25
+#: ... and at most LARGE_MOST times the seconds: a captured state near gcc's one-second limit
+#: (isqrt's 0..500000, 0.7-0.9 s a run) made that 30-35 s, all of it spent on one size on which
+#: gcc's function never finishes (its whole range of 2.8e9 roots). Smallest first, the sizes
+#: just beyond the tests' (where a wrong region hides: popcount's 4/3 of the largest count)
+#: come first and are reached within it.
+LARGE_MOST = 1.5
 #: Most seconds gcc's function may take on one guaranteed size far beyond the tests'.
 LARGE_SECONDS = 60.0
 #: gcc's function gets at most this many times its run on the same state as captured (and at
@@ -296,8 +302,7 @@ class FunctionTester:
             key = _key(name, si, mut)
             g = self._gcc.get(key)
             if phase == 2 and large_end is None:
-                finite = [c for c in cost.values() if c != float("inf")]
-                large_end = now + max(LARGE_SHARE * self.seconds, LARGE_FACTOR * max(finite, default=0.0))
+                large_end = now + _large_time(self.seconds, cost)
             if g is None and phase != 2 and _dominated(mut, too_long.get(si, ()), exempt):
                 # gcc's function did not finish on this state with every size set here no
                 # larger: more work is not going to finish either. Like a state gcc's function
@@ -402,6 +407,14 @@ def _gcc_allowance(phase: int, guaranteed: bool, cost: dict, si: int, hard_deadl
         # it for gcc's time would leave exactly the region untested.
         allowance = max(allowance, min(LARGE_SECONDS, hard_deadline - time.perf_counter()))
     return allowance
+
+
+def _large_time(seconds: float, cost: dict) -> float:
+    """The seconds the sizes beyond the tests' get, all together: LARGE_FACTOR times gcc's
+    longest finished run on a state as captured (``cost``: state -> seconds, inf where it did
+    not finish), between LARGE_SHARE and LARGE_MOST times ``seconds``."""
+    finite = [c for c in cost.values() if c != float("inf")]
+    return min(LARGE_MOST * seconds, max(LARGE_SHARE * seconds, LARGE_FACTOR * max(finite, default=0.0)))
 
 
 def _dominated(mut, too_long, exempt=frozenset()) -> bool:
