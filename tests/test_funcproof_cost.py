@@ -10,6 +10,8 @@ none asserts a duration.
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 from sgcc import proc
@@ -233,3 +235,34 @@ def test_a_state_whose_call_is_too_large_for_gcc_too_is_skipped_not_the_function
     verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0).check(obj, ["knapsack"])
     assert verdict.ok, verdict.mismatch.render()
     assert "knapsack" in verdict.tested and verdict.tested["knapsack"][1] > 0, verdict.level()
+
+
+def test_a_state_where_gcc_s_function_reads_below_its_object_is_dropped_not_a_refusal(tmp_path, monkeypatch):
+    # knapsack's caller guarantees every weight > 0 (main checks). With the weights' buffer set
+    # to all-ones words a weight is -1: gcc's loop then runs j down to -1 and reads dp[-1], the
+    # size field of malloc's chunk below dp (and dp[W + 1], the next chunk's). The honest
+    # candidate, which relies on the guarantee, differs there; it was refused when the test
+    # reached that state (once in a full run, depending on which state was quickest).
+    program, capture, _ = _captured(tmp_path, "knapsack", ["knapsack"])
+    text = (EXAMPLES / "programs" / "knapsack" / "candidates" / "knapsack.s").read_text()
+    obj = _joined(program, tmp_path, "knapsack", text, "k")
+    from sgcc.asm.obj import read_object
+
+    state = next(st for st in capture.states["knapsack"] if st.regs["rsi"] == 100)  # t3: n = 20, W = 100
+    # The mutation of the failing run: 4096 bytes from the weights on set to 0x7fffffffffffffff
+    # (w[0] = -1 as an int, and the values and dp after them overwritten too).
+    ones = emulate.Mutation("0x7f.. words", patches=[(state.regs["rdx"], struct.pack("<Q", 2**63 - 1) * 512)])
+    machine = emulate.Machine(state, capture, [read_object(program.obj), read_object(obj)], fill_seed=0)
+    gcc_entry, cand_entry = (im.entries["knapsack"] for im in machine.images)
+    guard = emulate.heap_headers(state, [state.regs[r] for r in emulate.ARG_REGS])
+    assert len(guard) == 3  # w, v and dp each in a chunk of the heap
+    assert machine.run(gcc_entry, emulate.Mutation("as captured"), 5.0, guard=guard).status == "ret"
+    assert machine.run(gcc_entry, ones, 5.0, guard=guard).status == "out of bounds"
+    g, c = machine.run(gcc_entry, ones, 5.0), machine.run(cand_entry, ones, 5.0)
+    assert emulate.compare(emulate.return_kind(program.source_text, "knapsack"), g, c, machine, ones) is not None
+    # In the function test: that state is dropped and counted, and the candidate passes.
+    monkeypatch.setattr(emulate, "mutations", lambda st, *a, **k: [ones] if st is state else [])
+    verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0).check(obj, ["knapsack"])
+    assert verdict.ok, verdict.mismatch.render()
+    reason = "outside the objects gcc's function was given (a heap chunk's header touched)"
+    assert verdict.dropped["knapsack"].get(reason) == 1, verdict.to_dict()

@@ -505,16 +505,23 @@ class Machine:
         uc.reg_write(x.UC_X86_REG_MXCSR, 0x1F80)
         return uc.context_save()
 
-    def run(self, entry: int, mutation: Mutation, seconds: float, *, watch: list | None = None) -> Outcome:
+    def run(self, entry: int, mutation: Mutation, seconds: float, *, watch: list | None = None,
+            guard: list | None = None) -> Outcome:
         """Run the function at ``entry`` from the state with ``mutation`` applied, for at most
         ``seconds``; restore the state afterwards. With ``watch`` (address ranges), the run stops
-        with status "overlap" at the first byte of them that it both reads and writes."""
+        with status "overlap" at the first byte of them that it both reads and writes; with
+        ``guard`` (address ranges), with status "out of bounds" at its first access to one."""
         x, uc = self.x, self.uc
         self.calls: list[tuple] = []
         self.ncalls = 0
         self.ended = None
         self._watch = None
         hooks = []
+        for a, b in guard or ():
+            hooks.append(uc.hook_add(self.uc_mod.UC_HOOK_MEM_READ | self.uc_mod.UC_HOOK_MEM_WRITE,
+                                     self._on_guarded, begin=a, end=b - 1))
+        if guard and not watch:
+            uc.ctl_flush_tb()  # type: ignore[attr-defined]  # as for watch, below
         if watch:
             # Byte-level reads and writes inside ``watch`` (the ranges a first run wrote), to see
             # whether the function reads a byte it also writes: hooks bounded to those ranges, so
@@ -603,6 +610,11 @@ class Machine:
             uc.ctl_flush_tb()  # type: ignore[attr-defined]
         self._watch = None
         return out
+
+    def _on_guarded(self, uc, access, address, size, value, data) -> None:
+        if self.ended is None:
+            self.ended = "out of bounds"
+            uc.emu_stop()
 
     def _on_watched(self, uc, access, address, size, value, data) -> None:
         self._note_access(address, size, access == self.uc_mod.UC_MEM_WRITE)
@@ -793,6 +805,39 @@ def vex_encoded(obj) -> str | None:
                 where = obj.function_at(dec.index, insn.address) or dec.name
                 return f"{insn.mnemonic} {insn.op_str}".strip() + f" in {where}"
     return None
+
+
+def heap_headers(state, pointers) -> list[tuple[int, int]]:
+    """The size fields of glibc's heap chunks that hold ``pointers`` (addresses), as 8-byte
+    ranges, for those in a captured mapping that is a heap: one whose chunks, walked from its
+    start, end exactly at its end (the main arena's heap; a large allocation's own mapping is
+    one chunk). No real call touches a header just below the object it was given: that is
+    memory malloc owns (knapsack's dp[-1], read when a weight is made negative)."""
+    out = []
+    for p in pointers:
+        region = state.region_at(p)
+        if region is None:
+            continue
+        chunks = _chunks(region)
+        for start, size in chunks:
+            if start + 16 <= p < start + size + 8:  # its user bytes run into the next chunk's prev_size
+                out.append((start + 8, start + 16))
+                break
+    return sorted(set(out))
+
+
+def _chunks(region) -> list[tuple[int, int]]:
+    """glibc's chunks of ``region`` as (start, size), or [] where the walk is not consistent."""
+    data, out, off = region.data, [], 0
+    while off + 16 <= len(data):
+        size = struct.unpack_from("<Q", data, off + 8)[0] & ~0x7
+        if size < 32 or size % 16 or off + size > len(data) + 4096:
+            return []
+        out.append((region.start + off, size))
+        off += size
+        if off >= len(data):
+            return out if off - len(data) < 4096 else []
+    return []
 
 
 def mutations(state, consts: set[int], rng: random.Random, *, budget: int,
