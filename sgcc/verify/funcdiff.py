@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the emulator (unicorn) is imported only when a test runs
 
 #: Default states per function and candidate (captured + mutated), and seconds.
 DEFAULT_STATES = 600
-DEFAULT_SECONDS = 4.0
+DEFAULT_SECONDS = 3.0
 #: Where each kind of state's share of the time ends (fractions of the seconds): as captured,
 #: cheap mutations, sizes far beyond the tests', random mutations.
 PHASE_ENDS = (0.2, 0.45, 0.85, 1.0)
