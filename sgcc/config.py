@@ -251,7 +251,7 @@ SETTINGS: dict[str, Setting] = {
                 "them the function is \"not decided (out of time)\""),
         Setting("function_states", _within(_int, 0, 10**6), 600,
                 "function-level differential test: most states per function and candidate (0: off)"),
-        Setting("function_seconds", _within(_float, 0, 3600), 3.0,
+        Setting("function_seconds", _within(_float, 0, 3600), 4.0,
                 "function-level differential test: most seconds per function and candidate"),
         Setting("generators", _generators, "auto",
                 "candidate generators, comma-separated: auto, replay, llm, variants, flags, pgo, layout; "

@@ -59,7 +59,7 @@ class Request:
     proof_bound: int = 8  # SMT tier: unrolling bound (runs of one block on one path)
     proof_seconds: float = 60.0  # SMT tier: seconds per function and candidate
     function_states: int = 600  # function-level differential test: states per function (0: off)
-    function_seconds: float = 3.0  # ... and seconds per function and candidate
+    function_seconds: float = 4.0  # ... and seconds per function and candidate
     signing_key: str = ""  # the key that signs stored verdicts ("": the user's own)
     trusted_keys: str = ""  # more keys whose entries are used, comma-separated
     remote_storage: str = ""  # the remote cache behind cache_dir (sgcc.cache.remote; "": none)
