@@ -103,10 +103,7 @@ def test_a_mutations_own_bytes_are_not_the_functions_writes(palindromes):
     program, capture, tmp = palindromes
     states = capture.states["count_palindromes"]
     state = min((st for st in states if st.regs["rsi"] & 0xFFFFFFFF >= 8), key=lambda st: st.regs["rsi"] & 0xFFFFFFFF)
-    from sgcc.asm.obj import read_object
-
-    obj = read_object(program.obj)
-    machine = emulate.Machine(state, capture, [obj, obj], fill_seed=0)
+    machine = emulate.Machine(state, capture, [program_obj(program), program_obj(program)], fill_seed=0)
     entry = machine.images[0].entries["count_palindromes"]
     p, n = state.regs["rdi"], state.regs["rsi"] & 0xFFFFFFFF
     as_captured = machine.run(entry, emulate.Mutation("as captured"), 5.0)
@@ -117,6 +114,16 @@ def test_a_mutations_own_bytes_are_not_the_functions_writes(palindromes):
     # The next run starts from the captured bytes again.
     again = machine.run(entry, emulate.Mutation("as captured"), 5.0)
     assert again.regs["rax"] == as_captured.regs["rax"] and again.memory == {}
+    # The other way round: a write of the captured bytes back over the patch is a write (a
+    # function that restores what a candidate leaves patched must differ from it).
+    p8 = bytes(machine.state.region_at(p).data[p - machine.state.region_at(p).start:][:8])
+    assert p8 != bytes(8)
+    machine.run(entry, emulate.Mutation("as captured"), 5.0)  # entry_sp and the frame, as a run leaves them
+    machine.patches = [(p, bytes(8))]
+    machine._write(p, bytes(8))  # the mutation's patch, as run() applies it
+    machine.uc.mem_write(p, p8)  # what the function would write: the captured bytes
+    written = machine._changed(keep=True)
+    assert any(a <= p < a + len(b) for a, b in written.items()), written
     verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0, seconds=2).check(
         program.obj, ["count_palindromes"])
     assert verdict.ok and not any("aliasing" in r for r in verdict.dropped.get("count_palindromes", {})), \
@@ -246,13 +253,13 @@ def test_a_state_where_gcc_s_function_reads_below_its_object_is_dropped_not_a_re
     program, capture, _ = _captured(tmp_path, "knapsack", ["knapsack"])
     text = (EXAMPLES / "programs" / "knapsack" / "candidates" / "knapsack.s").read_text()
     obj = _joined(program, tmp_path, "knapsack", text, "k")
-    from sgcc.asm.obj import read_object
-
     state = next(st for st in capture.states["knapsack"] if st.regs["rsi"] == 100)  # t3: n = 20, W = 100
     # The mutation of the failing run: 4096 bytes from the weights on set to 0x7fffffffffffffff
     # (w[0] = -1 as an int, and the values and dp after them overwritten too).
     ones = emulate.Mutation("0x7f.. words", patches=[(state.regs["rdx"], struct.pack("<Q", 2**63 - 1) * 512)])
-    machine = emulate.Machine(state, capture, [read_object(program.obj), read_object(obj)], fill_seed=0)
+    from sgcc.asm.obj import read_object
+
+    machine = emulate.Machine(state, capture, [program_obj(program), read_object(obj)], fill_seed=0)
     gcc_entry, cand_entry = (im.entries["knapsack"] for im in machine.images)
     guard = emulate.heap_headers(state, [state.regs[r] for r in emulate.ARG_REGS])
     assert len(guard) == 3  # w, v and dp each in a chunk of the heap

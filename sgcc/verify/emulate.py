@@ -344,24 +344,10 @@ class Machine:
 
     def _hooks(self) -> None:
         u, x = self.uc_mod, self.x
-        self._own_hooks = [
-            self.uc.hook_add(u.UC_HOOK_MEM_READ_UNMAPPED | u.UC_HOOK_MEM_WRITE_UNMAPPED, self._on_unmapped),
-            self.uc.hook_add(u.UC_HOOK_MEM_WRITE_PROT, self._on_write_prot),
-            self.uc.hook_add(u.UC_HOOK_INSN, self._on_syscall, aux1=x.UC_X86_INS_SYSCALL),  # type: ignore[call-arg]
-            self.uc.hook_add(u.UC_HOOK_INTR, self._on_interrupt)]
-
-    def close(self) -> None:
-        """Free the emulator and its memory now. Its hooks (bound methods) and the engine make a
-        reference cycle, which only the garbage collector breaks: until then a size far beyond
-        the tests' kept gigabytes mapped (bitrev: 3.5 GB of address space) in the process that
-        goes on to fork every timed run."""
-        if self.uc is None:
-            return
-        for h in self._own_hooks:
-            self.uc.hook_del(h)
-        self._own_hooks = []
-        self.uc = None  # type: ignore[assignment]  # the last reference: the engine is closed
-        self.context = None
+        self.uc.hook_add(u.UC_HOOK_MEM_READ_UNMAPPED | u.UC_HOOK_MEM_WRITE_UNMAPPED, self._on_unmapped)
+        self.uc.hook_add(u.UC_HOOK_MEM_WRITE_PROT, self._on_write_prot)
+        self.uc.hook_add(u.UC_HOOK_INSN, self._on_syscall, aux1=x.UC_X86_INS_SYSCALL)  # type: ignore[call-arg]
+        self.uc.hook_add(u.UC_HOOK_INTR, self._on_interrupt)
 
     def _fill_chunk(self, chunk: int) -> bytes:
         """The content of never-captured memory at ``chunk``: the same on both sides."""
@@ -720,15 +706,14 @@ class Machine:
             size = len(r.data) if start == r.start and r.start in self.dirty_regions else PAGE
             now = self.uc.mem_read(start, size)
             orig = r.data[start - r.start:start - r.start + size]
-            if now == orig:
-                self.uc.mem_protect(start, _round_up(size), self.uc_mod.UC_PROT_READ)
-                continue
-            self.uc.mem_write(start, orig)  # restore while still writable (fast), then protect
+            if now != orig:
+                self.uc.mem_write(start, orig)  # restore while still writable (fast), then protect
             self.uc.mem_protect(start, _round_up(size), self.uc_mod.UC_PROT_READ)
             # What the run wrote is measured from the memory it started with: the mutation's own
             # bytes are not the function's writes (counted as writes, every buffer mutation of a
             # read-only function looked like one that may read its own output, and paid a
-            # watched run to find out).
+            # watched run to find out). So a write of the captured bytes back over a patch is one
+            # (measured from the captured bytes, it was invisible).
             ref = self._with_patches(start, orig)
             if now == ref:
                 continue

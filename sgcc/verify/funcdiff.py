@@ -164,8 +164,8 @@ class FunctionTester:
                 verdict.tested[name] = (tested, mutated)
             else:
                 verdict.untested[name] = why or "no state gcc's function runs on in the emulator"
-        # Unicorn's hook wrappers keep engines alive in reference cycles past Machine.close();
-        # collected now, the memory they mapped (gigabytes for sizes far beyond the tests') is
+        # An emulator's hooks (bound methods) and its engine make a reference cycle; collected
+        # now, the memory the engines mapped (gigabytes for sizes far beyond the tests') is
         # gone before the search forks its next timed runs.
         gc.collect()
         verdict.seconds = time.perf_counter() - started
@@ -281,17 +281,9 @@ class FunctionTester:
         return machine
 
     def _loop(self, name, cand, kind, states, captured, rest, started, hard_deadline, dropped, exempt):
-        machines: dict[int, Machine] = {}
-        try:
-            return self._states(name, cand, kind, states, captured, rest, started, hard_deadline, dropped, exempt,
-                                machines)
-        finally:
-            for machine in machines.values():
-                machine.close()
-
-    def _states(self, name, cand, kind, states, captured, rest, started, hard_deadline, dropped, exempt, machines):
         from sgcc.verify import emulate
 
+        machines: dict[int, Machine] = {}
         deadline = started + self.seconds
         tested = mutated = 0
         why = None

@@ -476,7 +476,6 @@ def _confirm(base_obj, cand_obj, name, kind, ce) -> str:
         g = m.run(m.images[0].entries[name], mut, 5.0)
         c = m.run(m.images[1].entries[name], mut, 5.0)
         diff = emulate.compare(kind, g, c, m, mut)
-        m.close()
         if diff is None:
             return "not confirmed in the emulator: both functions agree there"
         return f"confirmed in the emulator: {diff}"
