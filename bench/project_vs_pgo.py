@@ -11,6 +11,8 @@ standing for gcc plus the build's flags (a two-line wrapper, as ``sgcc.project.p
   the rest gcc's: how much of PGO's gain one source holds, inlining and layout of the other
   sources left as gcc's;
 - ``flags:F``: the whole project with gcc plus ``F`` (``--flags``), a whole-project flag set;
+- ``pgo+F``: PGO everywhere with the flag set ``F`` added to every compile (``--pgo-flags``), as
+  project mode's whole-project candidates combine them;
 - ``sgcc``: an already built tree (``--sgcc-tree``: ``make CC=sgcc`` after a project run);
 - ``gcc-copy``: a copy of gcc's build (``--aa``): the A-vs-A ratio is this machine's noise floor.
 
@@ -82,6 +84,8 @@ def main(argv=None) -> int:
     ap.add_argument("--train", action="append", help="training command (default: the workload)")
     ap.add_argument("--only", action="append", default=[], help="object path (relative) for a pgo-only build")
     ap.add_argument("--flags", action="append", default=[], help="a whole-project flag set, e.g. '-march=native'")
+    ap.add_argument("--pgo-flags", action="append", default=[],
+                    help="a flag set added to PGO everywhere's compiles, e.g. '-O3 -march=native'")
     ap.add_argument("--sgcc-tree", type=Path, help="a tree built by sgcc to time beside them")
     ap.add_argument("--aa", action="store_true", help="also time a copy of gcc's build (A-vs-A: the noise floor)")
     ap.add_argument("--versus", action="append", default=[], help="A,B: also print B against A")
@@ -111,7 +115,7 @@ def main(argv=None) -> int:
     print(f"trained in {time.monotonic() - t0:.1f} s", file=sys.stderr)
     use = " ".join([f"-fprofile-use={profile}", *USE])
     # The instrumented tree's paths name the profiles: the PGO builds are made in it (renamed).
-    for name in ["pgo", *[f"pgo-only:{o}" for o in args.only]]:
+    for name in ["pgo", *[f"pgo-only:{o}" for o in args.only], *[f"pgo+{f}" for f in args.pgo_flags]]:
         t = copy(name)
         # gcc looks profiles up by the object's absolute path: give each PGO tree the
         # instrumented tree's profiles under its own path.
@@ -124,6 +128,8 @@ def main(argv=None) -> int:
         use_t = use.replace(str(profile), str(mine))
         if name == "pgo":
             body = f'exec {cc} "$@" {use_t}'
+        elif name.startswith("pgo+"):
+            body = f'exec {cc} "$@" {name[4:]} {use_t}'
         else:
             obj = name.split(":", 1)[1]
             # Only the compile writing OBJ gets the profile.

@@ -44,7 +44,7 @@ def optimized(tmp_path_factory, sgcc_exe):
 
 def test_pgo_everywhere_is_tested_timed_and_adopted_as_the_baseline(optimized):
     tree, report, stderr, env, gcc_run = optimized
-    b = report["pgo_baseline"]
+    b = report["whole_project"]
     assert b["adopted"], b
     assert b["tests_passed"] and b["compiles"] >= 2, b  # main.c and kern.c, both profiled
     assert b["timing"]["low"] > 1.01, b
@@ -80,3 +80,53 @@ def test_the_reference_is_the_adopted_build(optimized):
     # sgcc's result is PGO everywhere (plus any winner found on it): not behind it.
     vs = refs["sgcc_vs_pgo_everywhere"]
     assert vs["high"] > 0.97, vs
+
+
+# Whole-project flag sets (the flags generator): raced, the winner confirmed and shipped, the
+# best one printed as a reference beside PGO everywhere.
+
+@pytest.fixture(scope="module")
+def flagged(tmp_path_factory, sgcc_exe):
+    work = tmp_path_factory.mktemp("pgowin-flags")
+    tree = work / "pgowin"
+    shutil.copytree(PGOWIN, tree, ignore=shutil.ignore_patterns("build"))
+    env = dict(os.environ, SGCC_CACHE_DIR=str(work / "cache"))
+    env.pop("CC", None)
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--generators", "flags", "--budget", "3m",
+                  "--timing-rounds", "8", "--report", str(work / "r.json")], env=env, timeout=900)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    return tree, json.loads((work / "r.json").read_text()), r.stderr.decode(), env
+
+
+def test_whole_project_flag_sets_are_built_tested_raced_and_the_winner_shipped(flagged, sgcc_exe):
+    tree, report, stderr, env = flagged
+    w = report["whole_project"]
+    field = {e["name"]: e for e in w["field"]}
+    assert set(field) == {"-O3 everywhere", "-O2 everywhere", "-O3 -funroll-loops everywhere"}, field
+    # The fixture is built with -O2: gcc's own compiles, redone with -O2 added, are the recorded
+    # assembly byte for byte (so the variants are compiled as the build compiles), and such a set
+    # is not built.
+    assert field["-O2 everywhere"]["compiles_changed"] == 0
+    assert "the same as gcc's build" in field["-O2 everywhere"]["why"]
+    raced = [e for e in field.values() if e.get("race")]
+    assert len(raced) == 2 and all(e["tests_passed"] and e["compiles_used"] == e["compiles"] for e in raced), raced
+    # -O3 vectorizes the kernel's run-time-length dot product, as PGO does: a large, confirmed gain.
+    assert w["adopted"] and w["variant"] in field and w["timing"]["low"] > 1.01, w
+    assert field[w["variant"]]["timing"]["rounds"] >= 30
+    assert f"{w['variant']} (2 compiles) passed the tests" in stderr
+    assert report["final"] and report["final"]["tests_passed"] and report["final"]["low"] > 1.0, report["final"]
+    refs = report["references"]
+    assert refs["flag_set"]["speedup"] > 1.0 and refs["flag_set"]["flags"], refs
+    assert "the best whole-project flag set tried:" in stderr
+    assert refs["pgo_everywhere"].get("speedup"), refs  # built after the search, without the pgo generator
+    # A plain make CC=sgcc rebuilds the shipped tree from the cache, whose entries name the flags.
+    shipped = (tree / "build" / "run").read_bytes()
+    assert proc.run(["make", "clean"], cwd=tree, timeout=60).ok
+    assert proc.run(["make", f"CC={sgcc_exe}"], cwd=tree, env=env, timeout=300).ok
+    assert (tree / "build" / "run").read_bytes() == shipped
+    entries = [json.loads(p.read_text().split("\n", 1)[1]) for p in (Path(env["SGCC_CACHE_DIR"]) / "entries").rglob("*.json")
+               if p.read_text().startswith("sgcc-cache ")]
+    applied = [e["apply"] for e in entries if isinstance(e, dict) and isinstance(e.get("apply"), dict)]
+    flagged_entries = [a for a in applied if a.get("generator", "").startswith("flags-everywhere ")]
+    assert flagged_entries and all(a["flags"] == field[w["variant"]]["flags"] for a in flagged_entries)
+    assert all("profile_sha256" not in a for a in flagged_entries)

@@ -66,15 +66,18 @@ class Project:
         self.unit_label = ""
         self.budget: ProjectBudget | None = None
         self.profile = None  # sgcc.project.pgo.ProjectProfile, when the pgo generator runs
-        # PGO everywhere adopted as the search's baseline: compile key -> gcc's -fprofile-use
-        # assembly of that compile, the tree built from them, each one's profile digest.
+        # A whole-project candidate adopted as the search's baseline (sgcc.project.whole):
+        # compile key -> gcc's assembly of that compile, the variant, each one's profile digest.
         self.pgo_texts: dict[str, str] | None = None
-        self.pgo_tree: Path | None = None
+        self.whole_variant = None
         self.pgo_digests: dict[str, str] = {}
+        # PGO everywhere's tree (built as a whole-project candidate), and its confirmed timing.
+        self.pgo_tree: Path | None = None
+        self.pgo_confirmed: dict | None = None
         self._compiles: list[Compile] = []
 
     def _text(self, c: Compile) -> str:
-        """The baseline assembly of compile ``c``: gcc's, or its PGO compile when adopted."""
+        """The baseline assembly of compile ``c``: gcc's, or the adopted whole-project candidate's."""
         if self.pgo_texts is not None and c.key in self.pgo_texts:
             return self.pgo_texts[c.key]
         return c.asm_path.read_text(encoding="utf-8", errors="surrogateescape")
@@ -284,17 +287,20 @@ class Project:
                 self.progress.line(f"budget {budget.total / 60:.0f} min ({budget.rule}), "
                                    f"{(time.monotonic() - started) / 60:.1f} min of it spent: "
                                    f"{len(plan)} source(s) to search")
-            if plan and any(getattr(g, "name", "") == "pgo" for g in self.tmpl.generators):
-                self._train(root, compiles, sb, commands, report)
+            gens = {getattr(g, "name", "") for g in self.tmpl.generators}
+            if plan and gens & {"pgo", "flags"}:
+                if "pgo" in gens:
+                    self._train(root, compiles, sb, commands, report)
                 t0 = time.monotonic()
                 try:
-                    adopted = self._pgo_baseline(compiles, built_tree, sb, base_launcher, report, commands)
+                    adopted = self._whole_project(compiles, built_tree, sb, base_launcher, report, commands, budget)
                 except Exception as exc:  # noqa: BLE001 - the search goes on from gcc's build
                     adopted = None
-                    report.pgo_baseline = {"adopted": False, "why": f"{type(exc).__name__}: {exc}"}
-                report.phases["pgo_baseline"] = round(time.monotonic() - t0, 1)
-                # Its build is the PGO-everywhere reference's: kept back in the reserve, spent now.
-                budget.reserve = max(0.0, budget.reserve - build_seconds)
+                    report.whole_project = {"adopted": False, "why": f"{type(exc).__name__}: {exc}"}
+                report.phases["whole_project"] = round(time.monotonic() - t0, 1)
+                if self.pgo_tree is not None:
+                    # Its build is the PGO-everywhere reference's: kept back in the reserve, spent now.
+                    budget.reserve = max(0.0, budget.reserve - build_seconds)
                 if adopted is not None:
                     built_tree = adopted
                     if spec.command_mode:
@@ -327,7 +333,7 @@ class Project:
                 if not self.tmpl.keep_temps:
                     shutil.rmtree(self.workdir / "cands", ignore_errors=True)
             self._store_siblings(report, plan)
-            self._store_pgo(report)
+            self._store_whole(report)
             report.phases["search"] = round(time.monotonic() - search_started, 1)
             t0 = time.monotonic()
             report.final = self._rebuild_and_check(base_launcher, sb, report, commands)
@@ -367,124 +373,197 @@ class Project:
                                 "was built before the failure")
             report.pgo["build_error"] = self.profile.build_error
 
-    def _pgo_baseline(self, compiles, built_tree: Path, sb, base_launcher: Path, report: ProjectReport,
-                      commands: list[str]) -> Path | None:
-        """PGO everywhere as a project-level candidate, and the search's baseline when it wins.
+    def _whole_project(self, compiles, built_tree: Path, sb, base_launcher: Path, report: ProjectReport,
+                       commands: list[str], budget: ProjectBudget) -> Path | None:
+        """Whole-project candidates (:mod:`sgcc.project.whole`), and the search's baseline when
+        one wins.
 
-        Every recorded compile with a profile is compiled by gcc with ``-fprofile-use`` from it
-        (:func:`sgcc.project.pgo.compile_with_profile`); a copy of the built tree is cleaned and
-        rebuilt by the drop-in with those texts as its overlay (so what is tested and timed is
-        exactly what the cache will substitute); the project's tests must pass in it, and its
-        workload must be significantly faster than gcc's build (interleaved, the interval's
-        lower end above 1 + ``PGO_MIN_GAIN``). gcc's own output from the user's own workload is
-        trusted as gcc's output is: no per-function proof, the tests and the timing decide.
+        Each variant's compiles are made by gcc; a copy of the built tree is cleaned and rebuilt
+        by the drop-in with those texts as its overlay (so what is tested and timed is exactly
+        what the cache will substitute), and the project's tests must pass in it. The field
+        races on the workload against gcc's build; the winner is confirmed on fresh rounds and
+        adopted when the interval's lower end is above 1 + ``WHOLE_MIN_GAIN``. gcc's own output
+        is trusted as gcc's build is: no per-function proof, the tests and the timing decide.
         Then the tree is the baseline of every source's search (candidates are built on it,
-        substituted into the PGO texts and timed against it) and :meth:`_store_pgo` stores
-        each compile's PGO text, its winners joined in, as a whole unit under the compile's
-        key. Returns the tree, or None (the reason in ``report.pgo_baseline``)."""
-        from concurrent.futures import ThreadPoolExecutor
-
+        substituted into its texts and timed against it) and :meth:`_store_whole` stores each
+        compile's text, its winners joined in, as a whole unit under the compile's key. The
+        variants' preparation may take ``WHOLE_SHARE`` of the budget (the first always runs).
+        Returns the tree, or None (the reason in ``report.whole_project``)."""
         from sgcc.engine import estimate_dict
-        from sgcc.project import pgo
-        from sgcc.verify import sandbox as sandboxmod
-        from sgcc.verify import timing
+        from sgcc.project import pgo, whole
+        from sgcc.verify import halving, timing
 
-        info: dict = {"adopted": False}
-        report.pgo_baseline = info
-        prof = self.profile
-        if prof is None or prof.error or not prof.gcda:
-            info["why"] = f"no whole-project profile ({prof.error if prof else 'not made'})"
-            return None
+        info: dict = {"adopted": False, "field": []}
+        report.whole_project = info
         if not self.tmpl.cache_dir:
             info["why"] = "no cache: the build could not substitute it"
             return None
-        self._note(f"PGO everywhere as a candidate: compiling {len(prof.gcda)} source(s) with -fprofile-use")
-        todo = [c for c in compiles if c.key in prof.gcda]
+        variants = whole.field({getattr(g, "name", "") for g in self.tmpl.generators}, self.tmpl.isa)
+        prof = self.profile
+        started = time.monotonic()
+        cap = WHOLE_SHARE * budget.total
         root = self.spec.root.resolve()
-
-        def one(ic):
-            i, c = ic
-            return c, pgo.compile_with_profile(self.tmpl.compiler, c, prof.gcda[c.key], prof.tree, root)
-
-        self.progress and self.progress.tick(True)
-        try:
-            with ThreadPoolExecutor(max_workers=max(1, self.tmpl.jobs or os.cpu_count() or 1)) as pool:
-                done = list(pool.map(one, enumerate(todo)))
-        finally:
-            self.progress and self.progress.tick(False)
-        texts = {c.key: text for c, (text, _) in done if text is not None}
-        failed = [f"{c.source.name}: {why}" for c, (text, why) in done if text is None]
-        info.update({"compiles": len(texts), "failed": failed[:5]})
-        if not texts:
-            info["why"] = "no source compiled with its profile"
+        built: dict = {}  # variant -> (tree, texts, entry)
+        prep = 0.0
+        for n, v in enumerate(variants):
+            e: dict = {"name": v.name, "flags": list(v.flags), "profile": v.profile}
+            info["field"].append(e)
+            if n and time.monotonic() - started + prep > cap:
+                e["why"] = f"cut by the budget (the whole-project candidates may take {cap:.0f} s)"
+                continue
+            if v.profile and (prof is None or prof.error or not prof.gcda):
+                e["why"] = f"no whole-project profile ({prof.error if prof else 'not made'})"
+                continue
+            t0 = time.monotonic()
+            self._note(f"{v.name} as a candidate: compiling"
+                       + (f" {len(prof.gcda)} profiled source(s)" if v.profile else " every source"))
+            self.progress and self.progress.tick(True)
+            try:
+                texts, failed = whole.compile_all(self.tmpl.compiler, compiles, v, self.workdir, root, prof,
+                                                  self.tmpl.jobs)
+            finally:
+                self.progress and self.progress.tick(False)
+            e.update({"compiles": len(texts), "failed": failed[:5]})
+            if not texts:
+                e["why"] = "no source compiled: " + "; ".join(failed[:2])
+                continue
+            e["compiles_changed"] = whole.changed(compiles, texts)
+            if not e["compiles_changed"]:
+                e["why"] = "the same as gcc's build (every compile's assembly unchanged)"
+                continue
+            tree = self._build_whole(v, texts, built_tree, sb, e)
+            prep = max(prep, time.monotonic() - t0)
+            if tree is not None:
+                built[v] = (tree, texts, e)
+                if v == whole.PGO:
+                    self.pgo_tree = tree
+        if not built:
+            info["why"] = "; ".join(f"{e['name']}: {e['why']}" for e in info["field"] if e.get("why")) or \
+                "no whole-project candidate"
             return None
-        overlay = self.workdir / "pgo-use.overlay.json"
+        case, base_run, run_of = self._workload_runs(base_launcher, sb, commands)
+        runs = {v: run_of(t) for v, (t, _, _) in built.items()}
+        rounds = max(PGO_ROUNDS, 2 * self.tmpl.timing_rounds)
+        winner = next(iter(built))
+        if len(built) > 1:
+            self._note(f"racing {len(built)} whole-project candidates on the workload against gcc's build")
+
+            def afford(alive: int, rungs: int, sample: float) -> bool:
+                # The winner's confirmation (``rounds`` pairs) must still fit in the share.
+                need = (rungs * (alive + 1) + 2 * rounds) * sample
+                return time.monotonic() - started + need <= max(cap, prep + 2 * rounds * sample)
+
+            try:
+                r = halving.race(base_run, runs, keep=1, min_rounds=self.tmpl.timing_rounds,
+                                 min_sample_seconds=self.tmpl.min_sample, seed=self.tmpl.seed,
+                                 worlds=len(sb.worlds), futile_below=1.0, afford=afford)
+            except timing.TimingRunFailed as exc:
+                info["why"] = f"gcc's build's workload failed while racing: {exc}"
+                return None
+            for v, (_, _, e) in built.items():
+                if v in r.estimates:
+                    e["race"] = estimate_dict(r.estimates[v])
+                if v in r.failed:
+                    e["why"] = f"its workload did not behave as gcc's build's: {r.failed[v]}"
+                elif v in r.untimed:
+                    e["why"] = "not timed: the budget"
+                elif v in r.dropped:
+                    e["why"] = halving.describe(r, v)
+            if not r.survivors:
+                info["why"] = "no whole-project candidate survived the race"
+                return None
+            winner = r.survivors[0]
+        tree, texts, e = built[winner]
+        self._note(f"{winner.name}: confirming its gain on {rounds} fresh rounds against gcc's build (interleaved)")
+        try:
+            # The project's big lever, timed once more: at least PGO_ROUNDS to narrow the
+            # interval on a noisy machine; stopped early only when it cannot win.
+            est = timing.measure(base_run, runs[winner], rounds=rounds, min_sample_seconds=self.tmpl.min_sample,
+                                 seed=self.tmpl.seed, worlds=len(sb.worlds), futile_below=1.0)
+        except timing.TimingRunFailed as exc:
+            e["why"] = info["why"] = f"{winner.name}: its workload did not behave as gcc's build's: {exc}"
+            return None
+        e["timing"] = estimate_dict(est)
+        info.update({"variant": winner.name, "timing": e["timing"], "compiles": len(texts),
+                     "compiles_used": e.get("compiles_used"), "tests_passed": True})
+        if winner == whole.PGO:
+            self.pgo_confirmed = e["timing"]
+        if not timing.decide(est, WHOLE_MIN_GAIN):
+            e["why"] = info["why"] = (f"{winner.name}: not significantly faster than gcc's build "
+                                      f"({est.speedup:.3f}x [{est.low:.3f}, {est.high:.3f}])")
+            return None
+        info["adopted"] = True
+        self.pgo_texts = texts
+        self.whole_variant = winner
+        if winner.profile:
+            self.pgo_digests = {k: pgo.profile_digest(prof.gcda[k]) for k in texts}
+        if self.progress is not None:
+            self.progress.line(f"{winner.name} adopted as the baseline: {est.speedup:.3f}x [{est.low:.3f}, "
+                               f"{est.high:.3f}] as fast as gcc's build, the project's tests pass; "
+                               "the function search starts from it")
+        return tree
+
+    def _build_whole(self, v, texts: dict[str, str], built_tree: Path, sb, e: dict) -> Path | None:
+        """A copy of the built tree rebuilt by the drop-in with ``texts`` as its overlay, and
+        the project's tests run on it: the tree, or None (the reason in ``e['why']``)."""
+        from sgcc.verify import sandbox as sandboxmod
+
+        slug = "whole-" + ("pgo" if v.profile else "") + "".join(f.strip("-").replace("=", "_") for f in v.flags)
+        overlay = self.workdir / f"{slug}.overlay.json"
         overlay.write_text(json.dumps(texts), encoding="utf-8", errors="surrogateescape")
-        tree = self.workdir / "pgo-base"
+        tree = self.workdir / slug
         shutil.copytree(built_tree, tree, symlinks=True)
-        self._note("PGO everywhere as a candidate: building the project with the profile-guided compiles")
+        self._note(f"{v.name} as a candidate: building the project with its compiles")
         self.builder.run(self.spec.clean, tree, self.builder.env(), "clean", check=False)
         r = self.builder.run(self.spec.build, tree, self.builder.overlay_env(overlay, tree), "build", check=False)
         if not r.ok:
-            info["why"] = "the project does not build with its profile-guided compiles"
+            e["why"] = "the project does not build with its compiles"
             return None
         missed = record.unused(overlay, texts)
-        info["compiles_used"] = len(texts) - len(missed)
+        e["compiles_used"] = len(texts) - len(missed)
         if missed:
             # The overlay is keyed by each compile's cache key, which hashes gcc's assembly; a
             # compile of the copy with another key (a build that differs from the recorded one)
-            # would be gcc's, and the tree timed would be gcc's build under PGO's name.
-            info["why"] = (f"{len(missed)} of the {len(texts)} profile-guided compiles were not used by the build "
-                           "of the copy (their cache keys differ from the recorded build's)")
+            # would be gcc's, and the tree timed would be gcc's build under the variant's name.
+            e["why"] = (f"{len(missed)} of its {len(texts)} compiles were not used by the build of the copy "
+                        "(their cache keys differ from the recorded build's)")
             return None
-        self.pgo_tree = tree
         if self.spec.command_mode:
-            self._note(f"PGO everywhere as a candidate: the project's tests: {self.spec.test}")
-            ok, why = workload.run_tests(sb, workload.copy_tree(tree, tree.with_name("pgo-base-test")),
+            self._note(f"{v.name} as a candidate: the project's tests: {self.spec.test}")
+            ok, why = workload.run_tests(sb, workload.copy_tree(tree, tree.with_name(slug + "-test")),
                                          self.spec.test, self.spec.test_timeout)
             if not ok:
-                info["why"] = why
+                e["why"] = f"the project's tests fail: {why}"
                 return None
-            case = sb.record(base_launcher, [sandboxmod.TestCase(name="workload", stdin=b"")])
-            runs = (timing.runner(sb, base_launcher, case),
-                    timing.runner(sb, workload.launcher(tree, "bench", commands), case))
         else:
             base_binary = self.workdir / "base" / self.spec.binary
             tests = sb.record(base_binary, sandboxmod.load_tests(Path(self.spec.tests)))
             outcome = sb.check(tree / self.spec.binary, tests)
             if outcome.first_failure is not None:
-                info["why"] = f"its program fails a test: {outcome.first_failure}"
+                e["why"] = f"its program fails a test: {outcome.first_failure}"
                 return None
-            runs = (timing.runner(sb, base_binary, tests), timing.runner(sb, tree / self.spec.binary, tests))
-        info["tests_passed"] = True
-        self._note("PGO everywhere as a candidate: timing its workload against gcc's build (interleaved)")
-        try:
-            # The project's one big lever, timed once: twice the rounds (at least PGO_ROUNDS) to
-            # narrow the interval on a noisy machine; stopped early only when it cannot win.
-            est = timing.measure(*runs, rounds=max(PGO_ROUNDS, 2 * self.tmpl.timing_rounds),
-                                 min_sample_seconds=self.tmpl.min_sample, seed=self.tmpl.seed,
-                                 worlds=len(sb.worlds), futile_below=1.0)
-        except timing.TimingRunFailed as exc:
-            info["why"] = f"its workload did not behave as gcc's build's: {exc}"
-            return None
-        info["timing"] = estimate_dict(est)
-        if not timing.decide(est, PGO_MIN_GAIN):
-            info["why"] = (f"not significantly faster than gcc's build ({est.speedup:.3f}x "
-                           f"[{est.low:.3f}, {est.high:.3f}])")
-            return None
-        info["adopted"] = True
-        self.pgo_texts = texts
-        self.pgo_digests = {k: pgo.profile_digest(prof.gcda[k]) for k in texts}
-        if self.progress is not None:
-            self.progress.line(f"PGO everywhere adopted as the baseline: {est.speedup:.3f}x [{est.low:.3f}, "
-                               f"{est.high:.3f}] as fast as gcc's build, the project's tests pass; "
-                               "the function search starts from it")
+        e["tests_passed"] = True
         return tree
 
-    def _store_pgo(self, report: ProjectReport) -> None:
-        """Each adopted compile's PGO text (its winners, proven against it, joined in) as a
-        whole unit under the compile's key, naming its profile's digest: a plain ``make
-        CC=sgcc`` then rebuilds the tree that was tested and timed."""
+    def _workload_runs(self, base_launcher: Path, sb, commands: list[str]):
+        """(the recorded case, gcc's build's run, tree -> that tree's run) of the workload, as
+        :func:`sgcc.verify.timing.measure` takes them."""
+        from sgcc.verify import sandbox as sandboxmod
+        from sgcc.verify import timing
+
+        if self.spec.command_mode:
+            case = sb.record(base_launcher, [sandboxmod.TestCase(name="workload", stdin=b"")])
+            return (case, timing.runner(sb, base_launcher, case),
+                    lambda t: timing.runner(sb, workload.launcher(t, "bench", commands), case))
+        base_binary = self.workdir / "base" / self.spec.binary
+        tests = sb.record(base_binary, sandboxmod.load_tests(Path(self.spec.tests)))
+        return tests, timing.runner(sb, base_binary, tests), lambda t: timing.runner(sb, t / self.spec.binary, tests)
+
+    def _store_whole(self, report: ProjectReport) -> None:
+        """Each compile's text of the adopted whole-project candidate (its winners, proven
+        against it, joined in) as a whole unit under the compile's key, naming the variant's
+        flags and its profile's digest: a plain ``make CC=sgcc`` then rebuilds the tree that
+        was tested and timed."""
         from sgcc.asm import WHOLE_UNIT
         from sgcc.asm.units import AsmFile
         from sgcc.gcc import args as gccargs
@@ -492,11 +571,9 @@ class Project:
         if not self.pgo_texts or not self.tmpl.cache_dir:
             return
         store = self.tmpl.cache_store()
-        by_key = {}
-        for u in report.units:
-            for key in u.get("keys", [u["key"]]):
-                by_key[key] = u
         compiles = {c.key: c for c in self._compiles}
+        variant = self.whole_variant
+        timed = (report.whole_project or {}).get("timing", {})
         for key, text in self.pgo_texts.items():
             c = compiles[key]
             entry, _ = store.read_checked(key)
@@ -504,16 +581,16 @@ class Project:
             functions: list[str] = []
             units = apply.get("units") if isinstance(apply, dict) and apply.get("baseline") == text else None
             if isinstance(units, dict) and units and WHOLE_UNIT not in units:
-                # Winners found against the PGO text (this run's search): joined into it.
+                # Winners found against the variant's text (this run's search): joined into it.
                 text = AsmFile.parse(text).join(units)
                 functions = sorted(units)
-            applied = {"units": {WHOLE_UNIT: text}, "generator": "pgo-everywhere",
-                       "profile_sha256": self.pgo_digests.get(key, ""), "functions": functions,
+            applied = {"units": {WHOLE_UNIT: text}, "generator": variant.generator, "flags": list(variant.flags),
+                       **({"profile_sha256": self.pgo_digests.get(key, "")} if variant.profile else {}),
+                       "functions": functions,
                        "baseline": c.asm_path.read_text(encoding="utf-8", errors="surrogateescape"),
                        "context": c.context,
                        "asm_flags": gccargs.parse(c.args).flags_without_inputs(drop_dependency_flags=True),
-                       **{k: (report.pgo_baseline or {}).get("timing", {}).get(k) for k in ("speedup", "low",
-                                                                                             "high")}}
+                       **{k: timed.get(k) for k in ("speedup", "low", "high")}}
 
             def change(old, c=c, applied=applied):
                 new = old or {"functions": {}}
@@ -697,48 +774,39 @@ class Project:
                     base_launcher: Path, base: Path) -> None:
         """What the user could have had instead, timed on the same workload, interleaved with
         gcc's build: the whole project built with gcc's own profile-guided optimization from
-        the same workload (PGO everywhere), and sgcc's result against it. In every report,
-        also when nothing shipped."""
+        the same workload (PGO everywhere), sgcc's result against it, and the best
+        whole-project flag set tried. In every report, also when nothing shipped."""
         from sgcc.engine import estimate_dict
         from sgcc.project import pgo
-        from sgcc.verify import sandbox as sandboxmod
         from sgcc.verify import timing
 
+        refs: dict = {"build": {"speedup": 1.0, "low": 1.0, "high": 1.0, "what": "gcc's build (the one replaced)"}}
+        report.references = refs
+        refs["flag_set"] = self._flag_set_reference(report)
         if self.profile is None:
             self._train(root, compiles, sb, commands, report, for_reference=True)
         self._note("building the PGO-everywhere reference (the whole project with -fprofile-use)")
         self.progress and self.progress.tick(True)
         try:
-            if self.pgo_tree is not None:  # built as the project-level candidate
+            if self.pgo_tree is not None:  # built as a whole-project candidate
                 tree, why = self.pgo_tree, ""
             else:
                 tree, why = pgo.pgo_everywhere(self.builder, self.spec, self.tmpl.compiler, self.profile,
                                                self.workdir)
         finally:
             self.progress and self.progress.tick(False)
-        refs: dict = {"build": {"speedup": 1.0, "low": 1.0, "high": 1.0, "what": "gcc's build (the one replaced)"}}
-        report.references = refs
         if tree is None:
             refs["pgo_everywhere"] = {"error": why}
             return
         ref_tree = workload.copy_tree(tree, self.workdir / "pgo-reference", writable=False)
-        if self.spec.command_mode:
-            case = sb.record(base_launcher, [sandboxmod.TestCase(name="workload", stdin=b"")])
-            base_run = timing.runner(sb, base_launcher, case)
-            pgo_run = timing.runner(sb, workload.launcher(ref_tree, "bench", commands), case)
-            final_run = (timing.runner(sb, workload.launcher(self.workdir / "final", "bench", commands), case)
-                         if report.final else None)
-        else:
-            tests = sb.record(base / self.spec.binary, sandboxmod.load_tests(Path(self.spec.tests)))
-            base_run = timing.runner(sb, base / self.spec.binary, tests)
-            pgo_run = timing.runner(sb, ref_tree / self.spec.binary, tests)
-            final_run = timing.runner(sb, self.workdir / "final" / self.spec.binary, tests) if report.final else None
+        _, base_run, run_of = self._workload_runs(base_launcher, sb, commands)
+        pgo_run = run_of(ref_tree)
+        final_run = run_of(self.workdir / "final") if report.final else None
         try:
-            measured = (report.pgo_baseline or {}).get("timing")
-            if measured and self.pgo_tree is not None:
-                # Timed already, interleaved with gcc's build, as the project-level candidate.
-                refs["pgo_everywhere"] = {**measured, "what": "the whole project with -fprofile-use from the "
-                                                              "same workload (timed as the PGO candidate)"}
+            if self.pgo_confirmed is not None:
+                # Timed already, interleaved with gcc's build, as the confirmed whole-project candidate.
+                refs["pgo_everywhere"] = {**self.pgo_confirmed, "what": "the whole project with -fprofile-use from "
+                                                                        "the same workload (timed as a candidate)"}
             else:
                 self._note("timing the PGO-everywhere reference against gcc's build (interleaved)")
                 est = timing.measure(base_run, pgo_run, rounds=self.tmpl.timing_rounds,
@@ -753,13 +821,29 @@ class Project:
         except timing.TimingRunFailed as exc:
             refs["pgo_everywhere"] = {"error": f"the PGO build's workload did not behave as gcc's: {exc}"}
 
+    def _flag_set_reference(self, report: ProjectReport) -> dict:
+        """The best whole-project flag set the whole-project candidates timed (confirmed, or
+        its race estimate: the best of a race errs high, so it flatters the reference, not
+        sgcc), or why there is none."""
+        field = (report.whole_project or {}).get("field") or []
+        flag_sets = [e for e in field if not e.get("profile")]
+        if not flag_sets:
+            return {"error": "not tried (the flags generator is off)" if "flags" not in
+                    {getattr(g, "name", "") for g in self.tmpl.generators} else "not tried"}
+        timed = [(e.get("timing") or e.get("race"), e) for e in flag_sets if e.get("timing") or e.get("race")]
+        if not timed:
+            return {"error": "; ".join(f"{e['name']}: {e.get('why', 'not timed')}" for e in flag_sets)}
+        est, e = max(timed, key=lambda te: te[0]["speedup"])
+        how = "confirmed" if e.get("timing") else f"race estimate, {est.get('rounds', '?')} rounds"
+        return {**est, "what": f"{e['name']} ({how})", "flags": e["flags"]}
+
     def _withdraw(self, report: ProjectReport) -> None:
         if not self.tmpl.cache_dir:
             return
         store = self.tmpl.cache_store()
         keys = [k for u in report.units for k in u.get("keys", [u["key"]])] + list(self.pgo_texts or {})
-        if report.pgo_baseline and report.pgo_baseline.get("adopted"):
-            report.pgo_baseline["withdrawn"] = True
+        if report.whole_project and report.whole_project.get("adopted"):
+            report.whole_project["withdrawn"] = True
         for key in keys:
             def change(old):
                 entry = old or {"functions": {}}
@@ -773,11 +857,15 @@ class Project:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-#: PGO everywhere becomes the baseline when its workload's interval clears 1 + this: gcc's own
-#: output, its gain on the whole workload measured (not a function's share of it).
-PGO_MIN_GAIN = 0.01
-#: Fewest interleaved rounds PGO everywhere is timed with as a candidate.
+#: A whole-project candidate becomes the baseline when its workload's interval clears 1 + this:
+#: gcc's own output, its gain on the whole workload measured (not a function's share of it).
+WHOLE_MIN_GAIN = 0.01
+#: Fewest interleaved rounds the whole-project winner is confirmed with.
 PGO_ROUNDS = 30
+#: Share of the budget the whole-project candidates' compiles, builds and tests may take (the
+#: first candidate is always tried): the function search has found nothing on real projects
+#: that these do not (docs/results.md), so they come first.
+WHOLE_SHARE = 0.35
 
 
 def profile_cap(budget_seconds: float | None) -> float:

@@ -140,8 +140,10 @@ def profile_digest(gcda: Path) -> str:
     return hashlib.sha256(Path(gcda).read_bytes()).hexdigest()
 
 
-def compile_with_profile(compiler: str, c, gcda: Path, tree: Path, root: Path) -> tuple[str | None, str]:
-    """gcc's assembly of recorded compile ``c`` with ``-fprofile-use`` from ``gcda``.
+def compile_with_profile(compiler: str, c, gcda: Path, tree: Path, root: Path,
+                         extra: list[str] | None = None) -> tuple[str | None, str]:
+    """gcc's assembly of recorded compile ``c`` with ``-fprofile-use`` from ``gcda`` (and
+    ``extra`` flags after the compile's own).
 
     gcc names a static function's profile by the output's name *as spelled* (``-o lvm.o``
     gives ``lvm``; ``-o /tmp/x/prog.s`` gives another name, and the static functions' counts
@@ -170,8 +172,8 @@ def compile_with_profile(compiler: str, c, gcda: Path, tree: Path, root: Path) -
     out.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(gcda, out.with_suffix(".gcda"))
     flags = inv.flags_without_inputs(drop_dependency_flags=True)
-    r = proc.run([compiler, *flags, "-fprofile-use", *USE, f"-fdebug-prefix-map={cwd}={c.cwd}", "-S", "-o",
-                  str(spelled.with_suffix(".s")), inv.sources[0].path], cwd=cwd, timeout=600)
+    r = proc.run([compiler, *flags, *(extra or []), "-fprofile-use", *USE, f"-fdebug-prefix-map={cwd}={c.cwd}",
+                  "-S", "-o", str(spelled.with_suffix(".s")), inv.sources[0].path], cwd=cwd, timeout=600)
     if not r.ok:
         lines = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error" in ln.lower()]
         return None, "gcc failed: " + ("; ".join(lines[:2])[:300] or f"exit {r.returncode}")

@@ -23,7 +23,8 @@ class ProjectReport:
     final: dict | None = None
     phases: dict = field(default_factory=dict)  # seconds per phase (build, tests, profiles, search, final)
     pgo: dict | None = None  # the whole project's profile: seconds, profiles found, error
-    pgo_baseline: dict | None = None  # PGO everywhere as a project-level candidate: adopted, timing, why not
+    # Whole-project candidates (sgcc.project.whole): the field, the one adopted, its timing, why not.
+    whole_project: dict | None = None
     references: dict = field(default_factory=dict)  # what else the user could have had, timed against gcc's
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -40,8 +41,8 @@ class ProjectReport:
         if self.workload:
             lines.append(f"sgcc: workload: {'; '.join(self.workload)} (the project's code: "
                          f"{self.project_share:.0%} of its instructions; searched: {self.coverage:.0%} of those)")
-        if self.pgo_baseline:
-            lines.append(pgo_baseline_line(self.pgo_baseline))
+        if self.whole_project:
+            lines += whole_project_lines(self.whole_project)
         for u in self.units:
             lines.append(f"  {u['source']}{' (' + u['modes'] + ')' if u.get('modes') else ''}: {u['tally']}")
             for fn in u["functions"]:
@@ -60,22 +61,40 @@ class ProjectReport:
         if self.phases:
             names = {"build": "recording build", "tests": "tests", "profile_workload": "profiling the workload",
                      "profile_tests": "profiling the tests", "pgo_profile": "whole-project profile",
-                     "pgo_baseline": "PGO everywhere as a candidate",
+                     "whole_project": "whole-project candidates",
                      "search": "search", "final": "final rebuild and timing"}
             lines.append("sgcc: time: " + ", ".join(f"{names.get(k, k)} {v:.0f} s" for k, v in self.phases.items()))
         lines += [f"sgcc: note: {n}" for n in self.notes]
         return "\n".join(lines)
 
 
-def pgo_baseline_line(b: dict) -> str:
-    """Whether PGO everywhere became the search's baseline, and why (not)."""
-    t = b.get("timing") or {}
-    timed = f"{t['speedup']:.3f}x [{t['low']:.3f}, {t['high']:.3f}] against gcc's build" if "speedup" in t else ""
-    if b.get("adopted"):
-        text = (f"sgcc: PGO everywhere ({b.get('compiles', 0)} compiles with -fprofile-use) passed the tests, "
-                f"{timed}: the search started from it")
-        return text + (" (withdrawn: the rebuilt tree failed its tests)" if b.get("withdrawn") else "")
-    return f"sgcc: PGO everywhere not taken as the baseline: {b.get('why', '')}"
+def _fmt(e: dict) -> str:
+    return f"{e['speedup']:.3f}x [{e['low']:.3f}, {e['high']:.3f}]"
+
+
+def whole_project_lines(w: dict) -> list[str]:
+    """The whole-project candidates: each one's fate, then which became the search's baseline
+    and why (not)."""
+    lines = []
+    if w.get("field"):
+        lines.append("sgcc: whole-project candidates (gcc's own builds; the project's tests, then raced on the "
+                     "workload against gcc's build):")
+        for e in w["field"]:
+            if e.get("timing"):
+                fate = f"{_fmt(e['timing'])} confirmed on {e['timing'].get('rounds', '?')} fresh rounds"
+            elif e.get("race"):
+                fate = f"{_fmt(e['race'])} in the race ({e['race'].get('rounds', '?')} rounds)"
+            else:
+                fate = "not timed"
+            why = e.get("why", "")
+            lines.append(f"  {e['name']}: {fate}" + (f"; {why}" if why else ""))
+    if w.get("adopted"):
+        text = (f"sgcc: {w.get('variant', 'PGO everywhere')} ({w.get('compiles', 0)} compiles) passed the tests, "
+                f"{_fmt(w['timing'])} against gcc's build: the search started from it")
+        lines.append(text + (" (withdrawn: the rebuilt tree failed its tests)" if w.get("withdrawn") else ""))
+    else:
+        lines.append(f"sgcc: no whole-project candidate taken as the baseline: {w.get('why', '')}")
+    return lines
 
 
 def reference_lines(refs: dict, final: dict | None) -> list[str]:
@@ -83,9 +102,7 @@ def reference_lines(refs: dict, final: dict | None) -> list[str]:
     if not refs:
         return []
 
-    def fmt(e: dict) -> str:
-        return f"{e['speedup']:.3f}x [{e['low']:.3f}, {e['high']:.3f}]"
-
+    fmt = _fmt
     pgo = refs.get("pgo_everywhere") or {}
     own = fmt(final) if final else "1.000x (gcc's build: nothing shipped)"
     ref = fmt(pgo) if "speedup" in pgo else f"not measured ({pgo.get('error', 'no profile')})"
@@ -93,7 +110,12 @@ def reference_lines(refs: dict, final: dict | None) -> list[str]:
              f"PGO everywhere (the whole project -fprofile-use) {ref}"]
     if "sgcc_vs_pgo_everywhere" in refs:
         lines.append(f"sgcc: sgcc's build against PGO everywhere: {fmt(refs['sgcc_vs_pgo_everywhere'])}")
-    lines.append("sgcc: whole-project flag sets: not tried in project mode")
+    flags = refs.get("flag_set") or {}
+    if "speedup" in flags:
+        lines.append(f"sgcc: the best whole-project flag set tried: {flags.get('what', '')} {fmt(flags)} against "
+                     "gcc's build")
+    else:
+        lines.append(f"sgcc: whole-project flag sets: {flags.get('error', 'not tried')}")
     return lines
 
 

@@ -1,0 +1,140 @@
+"""Whole-project candidates: the project rebuilt by gcc with one change on every compile.
+
+A source's share of a whole-project lever is small: PGO everywhere gave Lua 1.13-1.25x while
+no single source or function of it cleared the 3% minimum gain. So before the per-function
+search, project mode tries whole-project builds as candidates of their own:
+
+- **PGO everywhere** (the ``pgo`` generator): every compile with ``-fprofile-use`` from the
+  whole project's profile (:mod:`sgcc.project.pgo`);
+- **whole-project flag sets** (the ``flags`` generator): every compile with a flag set added
+  (``-O3``, ``-O2``, ``-O3 -funroll-loops``; under ``isa = native`` also ``-march=native``
+  with ``-ffp-contract=off``, so floating-point results keep their rounding), and with both
+  generators PGO combined with ``-O3``. A build already made with a set's flags gives the same
+  assembly for every compile: such a set is dropped before it is built ("the same as gcc's
+  build").
+
+Each is gcc's own output for the whole tree: it is trusted as gcc's build is (no per-function
+proof), built by the drop-in from an overlay keyed by each compile's cache key (so what is
+tested and timed is exactly what the cache will substitute), and must pass the project's
+tests. The field then races on the workload against gcc's build
+(:func:`sgcc.verify.halving.race`); the winner is confirmed on fresh rounds and becomes the
+search's baseline when it is significantly faster than gcc's build. The best flag set, and
+PGO everywhere, are also the references printed beside sgcc's result.
+
+This module holds the field and the compiles; :class:`sgcc.project.optimize.Project` builds,
+tests and races them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Added to ``-march=native``: FMA contraction would change floating-point results.
+NATIVE = ("-march=native", "-ffp-contract=off")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One whole-project candidate: flags added to every compile, with or without the profile."""
+
+    flags: tuple[str, ...] = ()
+    profile: bool = False
+
+    @property
+    def name(self) -> str:
+        """'PGO everywhere', 'PGO everywhere + -O3', '-O3 everywhere'."""
+        added = " ".join(self.flags)
+        if self.profile:
+            return "PGO everywhere" + (f" + {added}" if added else "")
+        return f"{added} everywhere"
+
+    @property
+    def generator(self) -> str:
+        """What a cache entry of one of its compiles names as its generator."""
+        if self.profile:
+            return "pgo-everywhere" + (f" {' '.join(self.flags)}" if self.flags else "")
+        return f"flags-everywhere {' '.join(self.flags)}"
+
+
+PGO = Variant(profile=True)
+
+
+def field(generators: set[str], isa: str) -> list[Variant]:
+    """The whole-project candidates the enabled generators offer, most promising first (the
+    budget cuts from the back). PGO first: measured, it is the largest lever on the projects
+    tried (Lua 1.25x, -O3 1.17x and PGO + -O3 1.21x in one interleaved run)."""
+    out: list[Variant] = []
+    if "pgo" in generators:
+        out.append(PGO)
+    if "flags" in generators:
+        out.append(Variant(("-O3",)))
+        if "pgo" in generators:
+            out.append(Variant(("-O3",), profile=True))
+        if isa == "native":
+            out.append(Variant(("-O3", *NATIVE)))
+            if "pgo" in generators:
+                out.append(Variant(NATIVE, profile=True))
+        out += [Variant(("-O2",)), Variant(("-O3", "-funroll-loops"))]
+    return out
+
+
+def compile_one(compiler: str, c, variant: Variant, workdir: Path, root: Path, prof=None) -> tuple[str | None, str]:
+    """gcc's assembly of recorded compile ``c`` with ``variant``'s flags added after the
+    compile's own (so ``-O3`` overrides the build's ``-O2``): (text, '') or (None, why).
+
+    With the profile, the compile runs in the profile's tree (:func:`sgcc.project.pgo.
+    compile_with_profile`: gcc matches a profile by the output's name). Without it, it runs
+    in the compile's own directory of the project's tree, as the build ran it, and writes
+    only under ``workdir``: its debug information names the same directory as gcc's build."""
+    from sgcc import proc
+    from sgcc.gcc import args as gccargs
+    from sgcc.project import pgo
+
+    if variant.profile:
+        gcda = prof.gcda.get(c.key) if prof is not None else None
+        if gcda is None:
+            return None, "no profile (the workload did not run it)"
+        return pgo.compile_with_profile(compiler, c, gcda, prof.tree, root, extra=list(variant.flags))
+    inv = gccargs.parse(c.args)
+    if not inv.sources:
+        return None, "no source on the compile's command line"
+    out = workdir / f"{c.key[:24]}.s"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    flags = inv.flags_without_inputs(drop_dependency_flags=True)
+    r = proc.run([compiler, *flags, *variant.flags, "-S", "-o", str(out), inv.sources[0].path], cwd=c.cwd,
+                 timeout=600)
+    if not r.ok:
+        lines = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error" in ln.lower()]
+        return None, "gcc failed: " + ("; ".join(lines[:2])[:300] or f"exit {r.returncode}")
+    return out.read_text(encoding="utf-8", errors="surrogateescape"), ""
+
+
+def compile_all(compiler: str, compiles, variant: Variant, workdir: Path, root: Path, prof=None,
+                jobs: int = 0) -> tuple[dict[str, str], list[str]]:
+    """Every compile of ``compiles`` with ``variant`` (those the profile covers, with the
+    profile): (compile key -> assembly, what failed)."""
+    todo = [c for c in compiles if not variant.profile or (prof is not None and c.key in prof.gcda)]
+    where = workdir / ("texts-" + "-".join(f.strip("-").replace("=", "_") for f in variant.flags)
+                       + ("-pgo" if variant.profile else ""))
+    if where.exists():
+        shutil.rmtree(where)
+
+    def one(c):
+        return c, compile_one(compiler, c, variant, where, root, prof)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs or os.cpu_count() or 1)) as pool:
+        done = list(pool.map(one, todo))
+    texts = {c.key: text for c, (text, _) in done if text is not None}
+    failed = [f"{c.source.name}: {why}" for c, (text, why) in done if text is None]
+    return texts, failed
+
+
+def changed(compiles, texts: dict[str, str]) -> int:
+    """How many of ``texts`` differ from gcc's recorded assembly of their compile."""
+    by_key = {c.key: c for c in compiles}
+    return sum(1 for k, t in texts.items()
+               if t != by_key[k].asm_path.read_text(encoding="utf-8", errors="surrogateescape"))
