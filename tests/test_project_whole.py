@@ -26,3 +26,23 @@ def test_cache_entries_name_the_variant():
     assert whole.PGO.generator == "pgo-everywhere"
     assert whole.Variant(("-O3",), profile=True).generator == "pgo-everywhere -O3"
     assert whole.Variant(("-O3", "-funroll-loops")).generator == "flags-everywhere -O3 -funroll-loops"
+
+
+def test_a_set_the_build_already_has_is_the_same_as_gcc_s_build_also_with_debug_information(tmp_path):
+    """With -g gcc's assembly spells the command line's flags (DW_AT_producer): -O2 added to an
+    -O2 build changed that string only, and Lua's -O2 build then built, tested and raced an
+    "-O2 everywhere" that was gcc's own code."""
+    from sgcc import proc
+    from sgcc.project.record import Compile
+
+    (tmp_path / "k.c").write_text("int sum(const int *a, int n) { int s = 0; for (int i = 0; i < n; i++) "
+                                  "s += a[i] * a[i]; return s; }\n")
+    args = ["gcc", "-O2", "-g", "-c", "k.c", "-o", "k.o"]
+    assert proc.run(["gcc", "-O2", "-g", "-S", "k.c", "-o", "k.s"], cwd=tmp_path).ok
+    c = Compile(key="k" * 64, source=tmp_path / "k.c", cwd=tmp_path, args=args, asm_path=tmp_path / "k.s",
+                output=tmp_path / "k.o")
+    same, failed = whole.compile_all("gcc", [c], whole.Variant(("-O2",)), tmp_path / "work", tmp_path)
+    assert not failed and same[c.key] != (tmp_path / "k.s").read_text()  # the producer string differs
+    assert whole.changed([c], same) == 0
+    o3, _ = whole.compile_all("gcc", [c], whole.Variant(("-O3",)), tmp_path / "work", tmp_path)
+    assert whole.changed([c], o3) == 1  # -O3 vectorizes the loop
