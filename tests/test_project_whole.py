@@ -43,6 +43,6 @@ def test_a_set_the_build_already_has_is_the_same_as_gcc_s_build_also_with_debug_
                 output=tmp_path / "k.o")
     same, failed = whole.compile_all("gcc", [c], whole.Variant(("-O2",)), tmp_path / "work", tmp_path)
     assert not failed and same[c.key] != (tmp_path / "k.s").read_text()  # the producer string differs
-    assert whole.changed([c], same) == 0
+    assert whole.changed([c], same) == set()
     o3, _ = whole.compile_all("gcc", [c], whole.Variant(("-O3",)), tmp_path / "work", tmp_path)
-    assert whole.changed([c], o3) == 1  # -O3 vectorizes the loop
+    assert whole.changed([c], o3) == {c.key}  # -O3 vectorizes the loop

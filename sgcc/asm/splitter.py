@@ -359,8 +359,10 @@ class Splitter:
         one function and whose name only that function's code refers to: they travel with
         the function, so a replacement brings its own table (its own labels). Writable
         tables, tables shared by two functions or referred to from anywhere else (a global,
-        debug information, another table) stay in the frame; the function's labels are then
-        referenced from outside it and it is not searched."""
+        another table) stay in the frame; the function's labels are then referenced from
+        outside it and it is not searched. Debug information naming the table (the static
+        variable's location under ``-g``) does not keep it in the frame: the replacement's
+        table has the same name, so the debugger finds the table the new code uses."""
         owner, labels, ops = self.owner, self.labels, self.ops
         unit_labels: dict[str, int] = {}
         for k, (start, end, _fname) in enumerate(bodies):
@@ -391,6 +393,10 @@ class Splitter:
         referrers: dict[str, set[int]] = {label: set() for label in found}
         for i, line in enumerate(self.lines):
             if not any(label in line for label in found):
+                continue
+            if owner[i] == -1 and self.before[i].name.startswith(".debug"):
+                # The table variable's DWARF location (DW_OP_addr) under -g: debug sections
+                # are never loaded, and the replacement's table keeps the name it names.
                 continue
             for stmt in lex.statements(line):
                 for token in lex.TOKEN_RE.findall(lex.blank_strings(lex.strip_labels(stmt))):

@@ -427,11 +427,12 @@ class Project:
             if not texts:
                 e["why"] = "no source compiled: " + "; ".join(failed[:2])
                 continue
-            e["compiles_changed"] = whole.changed(compiles, texts)
-            if not e["compiles_changed"]:
+            differ = whole.changed(compiles, texts)
+            e["compiles_changed"] = len(differ)
+            if not differ:
                 e["why"] = "the same as gcc's build (every compile's assembly unchanged)"
                 continue
-            tree = self._build_whole(v, texts, built_tree, sb, e)
+            tree = self._build_whole(v, texts, differ, built_tree, sb, e)
             prep = max(prep, time.monotonic() - t0)
             if tree is not None:
                 built[v] = (tree, texts, e)
@@ -503,9 +504,13 @@ class Project:
                                "the function search starts from it")
         return tree
 
-    def _build_whole(self, v, texts: dict[str, str], built_tree: Path, sb, e: dict) -> Path | None:
+    def _build_whole(self, v, texts: dict[str, str], differ: set[str], built_tree: Path, sb,
+                     e: dict) -> Path | None:
         """A copy of the built tree rebuilt by the drop-in with ``texts`` as its overlay, and
-        the project's tests run on it: the tree, or None (the reason in ``e['why']``)."""
+        the project's tests run on it: the tree, or None (the reason in ``e['why']``).
+        ``differ``: the keys whose text is not gcc's. Compiles of the copy that did not use
+        their text are dropped from ``texts`` (they stay gcc's, in the copy as in the shipped
+        build)."""
         from sgcc.verify import sandbox as sandboxmod
 
         slug = "whole-" + ("pgo" if v.profile else "") + "".join(f.strip("-").replace("=", "_") for f in v.flags)
@@ -524,10 +529,18 @@ class Project:
         if missed:
             # The overlay is keyed by each compile's cache key, which hashes gcc's assembly; a
             # compile of the copy with another key (a build that differs from the recorded one)
-            # would be gcc's, and the tree timed would be gcc's build under the variant's name.
-            e["why"] = (f"{len(missed)} of its {len(texts)} compiles were not used by the build of the copy "
-                        "(their cache keys differ from the recorded build's)")
-            return None
+            # is gcc's. When none of the changed ones was used, the tree timed would be gcc's
+            # build under the variant's name. One source whose assembly changes with every build
+            # (berry.c spells __DATE__ and __TIME__) only stays gcc's, here as in a later
+            # make CC=sgcc, where its key is new too.
+            names = {c.key: c.source.name for c in self._compiles}
+            e["not_used"] = sorted(names.get(k, k) for k in missed)
+            if not differ - set(missed):
+                e["why"] = (f"{len(missed)} of its {len(texts)} compiles were not used by the build of the copy "
+                            "(their cache keys differ from the recorded build's), none of those it changes was")
+                return None
+            for k in missed:
+                del texts[k]
         if self.spec.command_mode:
             self._note(f"{v.name} as a candidate: the project's tests: {self.spec.test}")
             ok, why = workload.run_tests(sb, workload.copy_tree(tree, tree.with_name(slug + "-test")),

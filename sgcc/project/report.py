@@ -86,8 +86,13 @@ def whole_project_lines(w: dict) -> list[str]:
                 fate = f"{_fmt(e['race'])} in the race ({e['race'].get('rounds', '?')} rounds)"
             else:
                 fate = "not timed"
-            why = e.get("why", "")
-            lines.append(f"  {e['name']}: {fate}" + (f"; {why}" if why else ""))
+            parts = [fate]
+            if e.get("not_used") and e.get("tests_passed"):
+                parts.append(f"{', '.join(e['not_used'][:3])} stayed gcc's (its cache key differs in every build: "
+                             "its assembly changes, as with __DATE__)")
+            if e.get("why"):
+                parts.append(e["why"])
+            lines.append(f"  {e['name']}: " + "; ".join(parts))
     if w.get("adopted"):
         text = (f"sgcc: {w.get('variant', 'PGO everywhere')} ({w.get('compiles', 0)} compiles) passed the tests, "
                 f"{_fmt(w['timing'])} against gcc's build: the search started from it")

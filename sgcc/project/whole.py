@@ -143,10 +143,13 @@ def _without_producer(text: str) -> str:
     return _PRODUCER.sub("", text)
 
 
-def changed(compiles, texts: dict[str, str]) -> int:
-    """How many of ``texts`` differ from gcc's recorded assembly of their compile, but for
-    the producer string of the debug information (which names the flags)."""
+def changed(compiles, texts: dict[str, str]) -> set[str]:
+    """The keys of ``texts`` whose text differs from gcc's recorded assembly of their compile,
+    but for the producer string of the debug information (which names the flags)."""
     by_key = {c.key: c for c in compiles}
-    return sum(1 for k, t in texts.items() if t != by_key[k].asm_path.read_text(
-        encoding="utf-8", errors="surrogateescape") and _without_producer(t) != _without_producer(
-        by_key[k].asm_path.read_text(encoding="utf-8", errors="surrogateescape")))
+    out = set()
+    for k, t in texts.items():
+        gcc = by_key[k].asm_path.read_text(encoding="utf-8", errors="surrogateescape")
+        if t != gcc and _without_producer(t) != _without_producer(gcc):
+            out.add(k)
+    return out

@@ -16,6 +16,8 @@ the transplanted unit is stitched (:func:`stitch`):
   file the baseline does not list is dropped (those instructions belong to the row before),
   and location views are dropped (they only refine the location lists rewritten below);
   the ``.file`` lines that lived in the baseline's unit are kept (later units use them);
+* a label table of the function that the debug sections name (its static variable's
+  location) names the new code's own table (``.set table.1, table.1.sg_run_O2``);
 * the baseline's labels that its debug sections refer to are defined again in the new
   code: the function's begin label (``.LFB<n>``) at its first instruction, every other one
   at its end, and every view symbol as view 0. The function's extent is then exactly the
@@ -97,8 +99,22 @@ def stitch(text: str, function: str, debug_labels: set[str], base_unit_text: str
     from sgcc.candidates.transplant.asmtext import defined_labels, rename
 
     text = renumber_lines(text, var_files, base_files)
-    # A name gcc's debug sections mean must name the spot defined below, not the variant's.
     taken = defined_labels(text)
+    # An object of gcc's unit the debug sections name (a label table's static variable, whose
+    # location is DW_OP_addr table.1) names the replacement's own table: the transplant's
+    # copy of it (table.1.sg_run_O2, or the variant's number for it), else the function's end.
+    aliases: dict[str, str] = {}
+    for lab in sorted(lab for lab in debug_labels if not lab.startswith(".L")):
+        if lab in taken:
+            aliases[lab] = lab
+            continue
+        stem = re.escape(lab.rpartition(".")[0] or lab)
+        same = [t for t in taken if t.startswith(lab + ".sg_")] or \
+            [t for t in taken if re.fullmatch(stem + r"(\.\d+)?(\.sg_[\w.]+)?", t)]
+        if len(same) == 1:
+            aliases[lab] = same[0]
+    debug_labels = {lab for lab in debug_labels if lab not in aliases}
+    # A name gcc's debug sections mean must name the spot defined below, not the variant's.
     clash = {lab: f"{lab}_sgv" for lab in debug_labels if lab in taken}
     text = rename(text, clash)
     views = sorted(lab for lab in debug_labels if lab in view_symbols(base_unit_text))
@@ -119,4 +135,5 @@ def stitch(text: str, function: str, debug_labels: set[str], base_unit_text: str
     if not (placed_begin and placed_end):
         raise ValueError(f"{function}: no label or .size line to place gcc's debug labels at")
     out += [f"\t.set\t{lab}, 0\n" for lab in views]
+    out += [f"\t.set\t{lab}, {new}\n" for lab, new in sorted(aliases.items()) if lab != new]
     return "".join(out)

@@ -21,6 +21,8 @@ from sgcc.candidates.transplant.asmtext import (
     table_refs,
 )
 
+_OBJECT_RE = re.compile(r"^\s*\.type\s+([^\s,]+)\s*,\s*@object", re.M)
+
 
 @dataclass
 class DataSymbol:
@@ -166,11 +168,15 @@ class Side:
             for piece in unit.pieces:
                 inside.update(range(piece.start, piece.stop))
             mine = {lab for lab in defined_labels(unit.text) | view_symbols(unit.text) if lab.startswith(".L")}
+            # Objects that travel with the unit (its label tables): under -g the static
+            # variable's DWARF location names them (DW_OP_addr table.1).
+            objects = set(_OBJECT_RE.findall(unit.text)) & defined_labels(unit.text)
+            mine |= objects
             outside: set[str] = set()
             debug: set[str] = set()
             if mine:
                 for i, line in enumerate(self.lines):
-                    if i in inside or ".L" not in line:
+                    if i in inside or (".L" not in line and not any(o in line for o in objects)):
                         continue
                     found = (debug if i in self.debug_lines else outside)
                     for stmt in statements(line):
