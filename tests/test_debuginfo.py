@@ -141,6 +141,27 @@ def test_debug_sections_cannot_carry_code(tmp_path):
     assert not verdict.ok and ".debug_info" in verdict.reason, verdict.reason
 
 
+def test_a_name_of_gcc_s_file_left_undefined_is_refused(tmp_path):
+    """A unit that drops the definition of a local object of gcc's file the frame still names
+    (here the debug sections' DW_OP_addr of a label table, as a transplant did before its
+    table kept that name) leaves an undefined symbol: the object passed the check and the
+    link failed ("undefined reference to `table.1'"), so a cache entry shaped so would break
+    the user's build. The object check refuses it."""
+    src = Path(__file__).parent / "label_tables" / "goto_interp.c"
+    base, base_obj = _side(src, ["-g"], tmp_path, "base")
+    unit = base.units["run"].text
+    name = next(n for n in ("table.0", "table.1", "table.2") if f"\n{n}:" in unit)
+    dropped = unit.replace(f"\n{name}:", f"\n{name}_x:").replace(f"{name}(%rip)", f"{name}_x(%rip)")
+    dropped = dropped.replace(f".type\t{name},", f".type\t{name}_x,").replace(f".size\t{name},", f".size\t{name}_x,")
+    assert dropped != unit
+    cand_s, cand_o = tmp_path / "evil.s", tmp_path / "evil.o"
+    cand_s.write_text(base.asm.join({"run": dropped}))
+    proc.run(["gcc", "-c", str(cand_s), "-o", str(cand_o)], check=True, timeout=120)
+    assert not proc.run(["gcc", str(cand_o), "-o", str(tmp_path / "evil")], timeout=120).ok  # the link fails
+    verdict = objcheck.check_object(cand_o, base_obj, isa=isa.target_from_flags("gcc", []))
+    assert not verdict.ok and name in verdict.reason, verdict.reason
+
+
 def test_whole_file_of_a_g_variant_keeps_its_own_debug_sections(tmp_path):
     """A trusted variant as a whole file (-g): its own DWARF, consistent by construction, passes
     the screen and the object check; the same sections marked loadable do not."""

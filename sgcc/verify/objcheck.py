@@ -19,7 +19,7 @@ from sgcc.errors import SgccError
 from sgcc.stages import Stage
 from sgcc.verify import insnfeatures, writable
 from sgcc.verify import isa as isamod
-from sgcc.verify.names import DEFAULT_ALLOWED_EXTERNALS, reserved
+from sgcc.verify.names import DEFAULT_ALLOWED_EXTERNALS
 from sgcc.verify.verdict import Verdict
 
 _SHF_WRITE, _SHF_ALLOC, _SHF_EXECINSTR = 0x1, 0x2, 0x4
@@ -135,6 +135,10 @@ _ASSEMBLER_UNDEFINED = frozenset({"_GLOBAL_OFFSET_TABLE_"})
 
 
 def _ok_undefined(base: ObjectFile, allowed_new: frozenset[str]) -> set[str]:
+    """Names a candidate's object may leave undefined: what gcc's leaves undefined or makes
+    global (the linker resolves those as before), and the allowed new externals. Not gcc's
+    local functions and data: a local gcc's object defines and the candidate's does not is
+    a reference nothing will resolve (the link fails: a broken build, not a slower one)."""
     names = set(allowed_new) | _ASSEMBLER_UNDEFINED
     for sym in base.symbols:
         name, bind, _type, shndx = _symbol_info(sym)
@@ -142,8 +146,6 @@ def _ok_undefined(base: ObjectFile, allowed_new: frozenset[str]) -> set[str]:
             continue
         if shndx == "SHN_UNDEF" or bind in ("STB_GLOBAL", "STB_WEAK", "STB_LOOS"):
             names.add(name)
-        elif not reserved(name):
-            names.add(name)  # the baseline's own local functions and data
     return names
 
 
