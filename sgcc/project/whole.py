@@ -134,13 +134,18 @@ def compile_all(compiler: str, compiles, variant: Variant, workdir: Path, root: 
     return texts, failed
 
 
-#: gcc's DW_AT_producer string under -g: it spells the command line's flags, so ``-O2`` added to
-#: an ``-O2`` build changes it (and where gcc sorts it among the strings) and nothing else.
-_PRODUCER = re.compile(r'^\.LASF\d+:\n\t\.string\t"GNU [^"\n]*"\n', re.M)
+#: A string of gcc's ``.debug_str`` under -g (``.LASF7:`` then its ``.string``).
+_DEBUG_STR = re.compile(r'^(\.LASF\d+):\n\t\.string\t("[^"\n]*")\n', re.M)
 
 
-def _without_producer(text: str) -> str:
-    return _PRODUCER.sub("", text)
+def _without_producer(text: str) -> tuple[str, list[str]]:
+    """``text`` without its debug strings, and those strings (sorted) but for gcc's
+    DW_AT_producer string. Under -g the producer spells the command line's flags, so ``-O2``
+    added to an ``-O2`` build changes that string, and with its length the order gcc gives
+    the other strings: nothing else."""
+    pairs = _DEBUG_STR.findall(text)
+    rest = _DEBUG_STR.sub("", text)
+    return rest, sorted(f"{label} {string}" for label, string in pairs if not string.startswith('"GNU '))
 
 
 def changed(compiles, texts: dict[str, str]) -> set[str]:
