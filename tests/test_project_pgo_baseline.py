@@ -141,3 +141,40 @@ def test_whole_project_flag_sets_are_built_tested_raced_and_the_winner_shipped(f
     flagged_entries = [a for a in applied if a.get("generator", "").startswith("flags-everywhere ")]
     assert flagged_entries and all(a["flags"] == field[w["variant"]]["flags"] for a in flagged_entries)
     assert all("profile_sha256" not in a for a in flagged_entries)
+
+
+# Both generators: PGO everywhere and the flag sets race; another variant replaces PGO
+# everywhere only when fresh rounds show it faster than PGO itself. On pgowin -O3 and PGO
+# both vectorize the dot product: near-equals, so the race's winner is whichever the noise
+# favours, and the rule must hold either way.
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory, sgcc_exe):
+    work = tmp_path_factory.mktemp("pgowin-both")
+    tree = work / "pgowin"
+    shutil.copytree(PGOWIN, tree, ignore=shutil.ignore_patterns("build"))
+    env = dict(os.environ, SGCC_CACHE_DIR=str(work / "cache"))
+    env.pop("CC", None)
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--generators", "pgo,flags", "--budget", "3m",
+                  "--timing-rounds", "8", "--report", str(work / "r.json")], env=env, timeout=900)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    return json.loads((work / "r.json").read_text()), r.stderr.decode()
+
+
+def test_a_variant_replaces_pgo_everywhere_only_when_measured_faster_than_it(both):
+    report, stderr = both
+    w = report["whole_project"]
+    field = {e["name"]: e for e in w["field"]}
+    assert {"PGO everywhere", "PGO everywhere + -O3", "-O3 everywhere"} <= set(field), field
+    assert w["adopted"], w
+    if w["variant"] != "PGO everywhere":
+        assert field[w["variant"]]["vs_pgo"]["low"] > 1.01, field[w["variant"]]
+    else:
+        # Every other variant either lost the race or lost to PGO everywhere on fresh rounds.
+        for e in field.values():
+            if e.get("vs_pgo"):
+                assert "not significantly faster than PGO everywhere" in e["why"], e
+    # The reference is measured, and sgcc's result is not behind it by selection.
+    assert report["references"]["pgo_everywhere"].get("speedup"), report["references"]
+    assert report["references"]["flag_set"].get("speedup"), report["references"]
+    assert "the best whole-project flag set tried:" in stderr

@@ -381,8 +381,10 @@ class Project:
         Each variant's compiles are made by gcc; a copy of the built tree is cleaned and rebuilt
         by the drop-in with those texts as its overlay (so what is tested and timed is exactly
         what the cache will substitute), and the project's tests must pass in it. The field
-        races on the workload against gcc's build; the winner is confirmed on fresh rounds and
-        adopted when the interval's lower end is above 1 + ``WHOLE_MIN_GAIN``. gcc's own output
+        races on the workload against gcc's build; a winner other than PGO everywhere must be
+        significantly faster than PGO everywhere on fresh rounds (else PGO everywhere is the
+        winner); the winner is confirmed on fresh rounds against gcc's build and adopted when
+        the interval's lower end is above 1 + ``WHOLE_MIN_GAIN``. gcc's own output
         is trusted as gcc's build is: no per-function proof, the tests and the timing decide.
         Then the tree is the baseline of every source's search (candidates are built on it,
         substituted into its texts and timed against it) and :meth:`_store_whole` stores each
@@ -474,6 +476,23 @@ class Project:
                 info["why"] = "no whole-project candidate survived the race"
                 return None
             winner = r.survivors[0]
+        if winner != whole.PGO and whole.PGO in built:
+            # PGO everywhere is what a user compares with: another variant replaces it only when
+            # fresh rounds show it faster than PGO itself (a race among near-equals picks noise).
+            w_entry = built[winner][2]
+            self._note(f"{winner.name} won the race: timing it against PGO everywhere on {rounds} fresh rounds")
+            try:
+                vs = timing.measure(runs[whole.PGO], runs[winner], rounds=rounds,
+                                    min_sample_seconds=self.tmpl.min_sample, seed=self.tmpl.seed,
+                                    worlds=len(sb.worlds), futile_below=1.0)
+                w_entry["vs_pgo"] = estimate_dict(vs)
+                better = timing.decide(vs, WHOLE_MIN_GAIN)
+                why = f"{vs.speedup:.3f}x [{vs.low:.3f}, {vs.high:.3f}] against PGO everywhere"
+            except timing.TimingRunFailed as exc:
+                better, why = False, f"its workload did not behave as PGO everywhere's: {exc}"
+            if not better:
+                w_entry["why"] = f"won the race, but not significantly faster than PGO everywhere ({why})"
+                winner = whole.PGO
         tree, texts, e = built[winner]
         self._note(f"{winner.name}: confirming its gain on {rounds} fresh rounds against gcc's build (interleaved)")
         try:

@@ -90,6 +90,8 @@ def whole_project_lines(w: dict) -> list[str]:
             if e.get("not_used") and e.get("tests_passed"):
                 parts.append(f"{', '.join(e['not_used'][:3])} stayed gcc's (its cache key differs in every build: "
                              "its assembly changes, as with __DATE__)")
+            if e.get("vs_pgo") and not e.get("why"):
+                parts.append(f"{_fmt(e['vs_pgo'])} against PGO everywhere")
             if e.get("why"):
                 parts.append(e["why"])
             lines.append(f"  {e['name']}: " + "; ".join(parts))
