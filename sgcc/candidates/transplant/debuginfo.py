@@ -117,7 +117,8 @@ def stitch(text: str, function: str, debug_labels: set[str], base_unit_text: str
     # A name gcc's debug sections mean must name the spot defined below, not the variant's.
     clash = {lab: f"{lab}_sgv" for lab in debug_labels if lab in taken}
     text = rename(text, clash)
-    views = sorted(lab for lab in debug_labels if lab in view_symbols(base_unit_text))
+    base_views = view_symbols(base_unit_text)  # once: luaV_execute has thousands of labels
+    views = sorted(lab for lab in debug_labels if lab in base_views)
     begin = sorted(lab for lab in debug_labels if _BEGIN_RE.match(lab) and lab not in views)
     end = sorted(lab for lab in debug_labels if lab not in views and lab not in begin)
     out = file_lines(base_unit_text)
