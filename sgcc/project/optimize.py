@@ -75,6 +75,10 @@ class Project:
         self.pgo_tree: Path | None = None
         self.pgo_confirmed: dict | None = None
         self._compiles: list[Compile] = []
+        self._case = None  # gcc's build's recorded workload (or stdin tests): see _workload_runs
+
+    def _generator_names(self) -> set[str]:
+        return {getattr(g, "name", "") for g in self.tmpl.generators}
 
     def _text(self, c: Compile) -> str:
         """The baseline assembly of compile ``c``: gcc's, or the adopted whole-project candidate's."""
@@ -287,7 +291,7 @@ class Project:
                 self.progress.line(f"budget {budget.total / 60:.0f} min ({budget.rule}), "
                                    f"{(time.monotonic() - started) / 60:.1f} min of it spent: "
                                    f"{len(plan)} source(s) to search")
-            gens = {getattr(g, "name", "") for g in self.tmpl.generators}
+            gens = self._generator_names()
             if plan and gens & {"pgo", "flags"}:
                 if "pgo" in gens:
                     self._train(root, compiles, sb, commands, report)
@@ -400,7 +404,7 @@ class Project:
         if not self.tmpl.cache_dir:
             info["why"] = "no cache: the build could not substitute it"
             return None
-        variants = whole.field({getattr(g, "name", "") for g in self.tmpl.generators}, self.tmpl.isa)
+        variants = whole.field(self._generator_names(), self.tmpl.isa)
         prof = self.profile
         started = time.monotonic()
         cap = WHOLE_SHARE * budget.total
@@ -530,7 +534,6 @@ class Project:
         ``differ``: the keys whose text is not gcc's. Compiles of the copy that did not use
         their text are dropped from ``texts`` (they stay gcc's, in the copy as in the shipped
         build)."""
-        from sgcc.verify import sandbox as sandboxmod
 
         slug = "whole-" + ("pgo" if v.profile else "") + "".join(f.strip("-").replace("=", "_") for f in v.flags)
         overlay = self.workdir / f"{slug}.overlay.json"
@@ -568,8 +571,7 @@ class Project:
                 e["why"] = f"the project's tests fail: {why}"
                 return None
         else:
-            base_binary = self.workdir / "base" / self.spec.binary
-            tests = sb.record(base_binary, sandboxmod.load_tests(Path(self.spec.tests)))
+            tests = self._workload_runs(self.workdir / "base", sb, [])[0]
             outcome = sb.check(tree / self.spec.binary, tests)
             if outcome.first_failure is not None:
                 e["why"] = f"its program fails a test: {outcome.first_failure}"
@@ -579,16 +581,20 @@ class Project:
 
     def _workload_runs(self, base_launcher: Path, sb, commands: list[str]):
         """(the recorded case, gcc's build's run, tree -> that tree's run) of the workload, as
-        :func:`sgcc.verify.timing.measure` takes them."""
+        :func:`sgcc.verify.timing.measure` takes them. gcc's outputs are recorded once a run."""
         from sgcc.verify import sandbox as sandboxmod
         from sgcc.verify import timing
 
         if self.spec.command_mode:
-            case = sb.record(base_launcher, [sandboxmod.TestCase(name="workload", stdin=b"")])
+            if self._case is None:
+                self._case = sb.record(base_launcher, [sandboxmod.TestCase(name="workload", stdin=b"")])
+            case = self._case
             return (case, timing.runner(sb, base_launcher, case),
                     lambda t: timing.runner(sb, workload.launcher(t, "bench", commands), case))
         base_binary = self.workdir / "base" / self.spec.binary
-        tests = sb.record(base_binary, sandboxmod.load_tests(Path(self.spec.tests)))
+        if self._case is None:
+            self._case = sb.record(base_binary, sandboxmod.load_tests(Path(self.spec.tests)))
+        tests = self._case
         return tests, timing.runner(sb, base_binary, tests), lambda t: timing.runner(sb, t / self.spec.binary, tests)
 
     def _store_whole(self, report: ProjectReport) -> None:
@@ -761,7 +767,6 @@ class Project:
 
     def _rebuild_and_check(self, base_launcher: Path, sb, report: ProjectReport, commands: list[str]) -> dict | None:
         from sgcc.engine import estimate_dict
-        from sgcc.verify import sandbox as sandboxmod
         from sgcc.verify import timing
 
         root = self.spec.root.resolve()
@@ -776,15 +781,11 @@ class Project:
             self._note(f"running the project's tests on the rebuilt tree: {self.spec.test}")
             tests_passed, why = workload.run_tests(sb, workload.copy_tree(root, self.workdir / "final-test"),
                                                    self.spec.test, self.spec.test_timeout)
-            case = sb.record(base_launcher, [sandboxmod.TestCase(name="workload", stdin=b"")])
-            runs = (timing.runner(sb, base_launcher, case),
-                    timing.runner(sb, workload.launcher(final, "bench", commands), case))
-        else:
-            base_binary = self.workdir / "base" / self.spec.binary
-            tests = sb.record(base_binary, sandboxmod.load_tests(Path(self.spec.tests)))
-            outcome = sb.check(final / self.spec.binary, tests)
+        case, base_run, run_of = self._workload_runs(base_launcher, sb, commands)
+        runs = (base_run, run_of(final))
+        if not self.spec.command_mode:
+            outcome = sb.check(final / self.spec.binary, case)
             tests_passed, why = outcome.first_failure is None, str(outcome.first_failure)
-            runs = (timing.runner(sb, base_binary, tests), timing.runner(sb, final / self.spec.binary, tests))
         if not tests_passed:
             # Cannot happen when every candidate build passed them, but never leave a wrong tree.
             self._withdraw(report)
@@ -860,8 +861,8 @@ class Project:
         field = (report.whole_project or {}).get("field") or []
         flag_sets = [e for e in field if not e.get("profile")]
         if not flag_sets:
-            return {"error": "not tried (the flags generator is off)" if "flags" not in
-                    {getattr(g, "name", "") for g in self.tmpl.generators} else "not tried"}
+            return {"error": "not tried (the flags generator is off)" if "flags" not in self._generator_names()
+                    else "not tried"}
         timed = [(e.get("timing") or e.get("race"), e) for e in flag_sets if e.get("timing") or e.get("race")]
         if not timed:
             return {"error": "; ".join(f"{e['name']}: {e.get('why', 'not timed')}" for e in flag_sets)}

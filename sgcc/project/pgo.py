@@ -152,7 +152,6 @@ def compile_with_profile(compiler: str, c, gcda: Path, tree: Path, root: Path,
     directory matching the compile's own, with the output spelled as the build spelled it
     (``.s`` for ``.o``) and the profile beside it; ``-fdebug-prefix-map`` gives the debug
     information the project's own directory. (text, '') or (None, why)."""
-    from sgcc import proc
     from sgcc.gcc import args as gccargs
 
     inv = gccargs.parse(c.args)
@@ -172,8 +171,16 @@ def compile_with_profile(compiler: str, c, gcda: Path, tree: Path, root: Path,
     out.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(gcda, out.with_suffix(".gcda"))
     flags = inv.flags_without_inputs(drop_dependency_flags=True)
-    r = proc.run([compiler, *flags, *(extra or []), "-fprofile-use", *USE, f"-fdebug-prefix-map={cwd}={c.cwd}",
-                  "-S", "-o", str(spelled.with_suffix(".s")), inv.sources[0].path], cwd=cwd, timeout=600)
+    return gcc_assembly([compiler, *flags, *(extra or []), "-fprofile-use", *USE, f"-fdebug-prefix-map={cwd}={c.cwd}",
+                         "-S", "-o", str(spelled.with_suffix(".s")), inv.sources[0].path], cwd, out)
+
+
+def gcc_assembly(argv: list[str], cwd: Path, out: Path) -> tuple[str | None, str]:
+    """Run gcc's ``-S`` command ``argv`` in ``cwd``: (the assembly it wrote to ``out``, '') or
+    (None, gcc's first error lines)."""
+    from sgcc import proc
+
+    r = proc.run(argv, cwd=cwd, timeout=600)
     if not r.ok:
         lines = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error" in ln.lower()]
         return None, "gcc failed: " + ("; ".join(lines[:2])[:300] or f"exit {r.returncode}")

@@ -91,7 +91,6 @@ def compile_one(compiler: str, c, variant: Variant, workdir: Path, root: Path, p
     compile_with_profile`: gcc matches a profile by the output's name). Without it, it runs
     in the compile's own directory of the project's tree, as the build ran it, and writes
     only under ``workdir``: its debug information names the same directory as gcc's build."""
-    from sgcc import proc
     from sgcc.gcc import args as gccargs
     from sgcc.project import pgo
 
@@ -106,12 +105,8 @@ def compile_one(compiler: str, c, variant: Variant, workdir: Path, root: Path, p
     out = workdir / f"{c.key[:24]}.s"
     out.parent.mkdir(parents=True, exist_ok=True)
     flags = inv.flags_without_inputs(drop_dependency_flags=True)
-    r = proc.run([compiler, *flags, *variant.flags, "-S", "-o", str(out), inv.sources[0].path], cwd=c.cwd,
-                 timeout=600)
-    if not r.ok:
-        lines = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error" in ln.lower()]
-        return None, "gcc failed: " + ("; ".join(lines[:2])[:300] or f"exit {r.returncode}")
-    return out.read_text(encoding="utf-8", errors="surrogateescape"), ""
+    return pgo.gcc_assembly([compiler, *flags, *variant.flags, "-S", "-o", str(out), inv.sources[0].path], c.cwd,
+                            out)
 
 
 def compile_all(compiler: str, compiles, variant: Variant, workdir: Path, root: Path, prof=None,
