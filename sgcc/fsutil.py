@@ -13,7 +13,7 @@ from sgcc.errors import SgccError
 
 
 def atomic_write(path: str | os.PathLike, data: bytes | str, *, mode: int | None = 0o644,
-                 fsync: bool = False) -> None:
+                 fsync: bool = False, exclusive: bool = False) -> None:
     """Write ``data`` to ``path`` through a uniquely named temporary file and a rename, so a
     reader sees the old file or the new one, never half of one, and two writers never share
     a temporary name. ``str`` is written as UTF-8 with surrogate escapes (assembly text that
@@ -21,6 +21,11 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, *, mode: int | None
     ``mode``: the file's mode exactly; None: ``0o666`` less the umask, as ``open`` makes files
     (the cache's files, which a group may share). The temporary name starts with ``.`` and
     ends in ``.tmp``, so listings by suffix never see it.
+
+    ``exclusive``: create ``path`` only if nothing has that name, else raise
+    ``FileExistsError`` and leave the existing file alone. The finished temporary file is
+    hard-linked into place (``link`` fails on an existing name), so a concurrent reader never
+    sees the file before its content, as it would between ``O_EXCL`` and the write.
 
     The temporary name comes from ``os.urandom`` rather than :mod:`tempfile`, whose import
     costs every compile a few milliseconds.
@@ -48,13 +53,38 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, *, mode: int | None
                 os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode)  # the umask applied to os.open; the caller's mode is what counts
-        os.replace(tmp, path)
+        if exclusive:
+            _link_exclusive(tmp, path)
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def _link_exclusive(tmp: str, path: str) -> None:
+    """Put the finished ``tmp`` at ``path`` unless ``path`` exists (``FileExistsError``)."""
+    import errno
+
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        # A file system without hard links (some FUSE and FAT mounts): O_EXCL and a copy is
+        # still exclusive, only no longer invisible while it is written.
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
+            raise
+        with open(tmp, "rb") as src:
+            data = src.read()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                     stat.S_IMODE(os.stat(tmp).st_mode))
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
 
 
 class ReadError(SgccError):

@@ -60,3 +60,28 @@ def test_one_reading_of_yes_and_no(monkeypatch):
     assert config.env_flag("SGCC_DISABLE", unknown=False) is False
     monkeypatch.setenv("SGCC_DISABLE", "0")
     assert config.env_flag("SGCC_DISABLE", unknown=True) is False
+
+
+def test_the_exclusive_writer_never_replaces_and_leaves_no_temporary(tmp_path):
+    target = tmp_path / "k"
+    fsutil.atomic_write(target, b"first", mode=0o600, exclusive=True)
+    with pytest.raises(FileExistsError):
+        fsutil.atomic_write(target, b"second", mode=0o600, exclusive=True)
+    assert target.read_bytes() == b"first"
+    assert os.stat(target).st_mode & 0o777 == 0o600
+    assert sorted(os.listdir(tmp_path)) == ["k"]
+
+
+def test_the_exclusive_writer_works_where_hard_links_do_not(tmp_path, monkeypatch):
+    import errno
+
+    def no_links(src, dst):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    target = tmp_path / "k"
+    fsutil.atomic_write(target, b"first", mode=0o600, exclusive=True)
+    with pytest.raises(FileExistsError):
+        fsutil.atomic_write(target, b"second", mode=0o600, exclusive=True)
+    assert target.read_bytes() == b"first" and os.stat(target).st_mode & 0o777 == 0o600
+    assert sorted(os.listdir(tmp_path)) == ["k"]

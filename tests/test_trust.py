@@ -71,3 +71,48 @@ def test_the_hmac_is_the_standard_one():
     for key in (b"k", b"x" * 64, b"y" * 65, b"k" * 200):
         for msg in (b"", b"entry body", bytes(range(256)) * 9):
             assert trust.hmac_sha256(key, msg) == hmac.new(key, msg, hashlib.sha256).hexdigest()
+
+
+def test_a_concurrent_compile_never_reads_a_half_created_key(tmp_path, monkeypatch):
+    """`make -j` on a fresh machine: several compiles create the user's key at once. One that
+    looks while another is still creating it must see no key or the whole key, never an empty
+    file (CI once saw "key file ... is empty" and that compile fell back to plain gcc)."""
+    path = str(tmp_path / "cfg" / "signing.key")
+    real_urandom = os.urandom
+    seen = []
+
+    def urandom_with_a_neighbour(n):
+        # The creator is between "decide to create" and "key in place": a neighbour compile runs now.
+        if not seen:
+            seen.append(None)
+            seen[0] = trust.load_key(path, create=True)
+        return real_urandom(n)
+
+    monkeypatch.setattr(os, "urandom", urandom_with_a_neighbour)
+    mine = trust.load_key(path, create=True)
+    monkeypatch.setattr(os, "urandom", real_urandom)
+    assert seen and seen[0] == mine, "the neighbour's key and mine differ: one compile signs with a lost key"
+    assert len(mine) == 2 * trust.KEY_BYTES
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert os.listdir(os.path.dirname(path)) == ["signing.key"]  # no temporary file left behind
+
+
+def test_many_processes_creating_the_key_at_once_all_get_the_same_key(tmp_path):
+    """The same with real processes started together, several rounds on fresh paths."""
+    import subprocess
+    import sys
+
+    code = ("import sys, time; from sgcc.cache import trust\n"
+            "t = float(sys.argv[2])\n"
+            "while time.time() < t: pass\n"
+            "print(trust.load_key(sys.argv[1], create=True).decode())\n")
+    for round_ in range(4):
+        path = str(tmp_path / f"r{round_}" / "signing.key")
+        import time
+
+        start = time.time() + 1.0
+        procs = [subprocess.Popen([sys.executable, "-c", code, path, repr(start)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(8)]
+        outs = [p.communicate(timeout=60) for p in procs]
+        assert all(p.returncode == 0 for p in procs), [err for _, err in outs]
+        assert len({out for out, _ in outs}) == 1

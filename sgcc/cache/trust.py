@@ -66,17 +66,17 @@ def _read_key(path: str) -> bytes:
 
 def load_key(path: str, *, create: bool = False) -> bytes:
     """The key in ``path``; with ``create``, a new random key is made there first if none
-    exists (mode 0600; a concurrent creator's key wins and is read back)."""
+    exists (mode 0600; a concurrent creator's key wins and is read back). The new key appears
+    whole or not at all: ``make -j`` on a fresh machine has several compiles creating it at once."""
     if create and not os.path.exists(path):
-        directory = os.path.dirname(os.path.abspath(path))
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        from sgcc.fsutil import atomic_write
+
+        os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+            atomic_write(path, os.urandom(KEY_BYTES).hex().encode() + b"\n", mode=0o600, fsync=True,
+                         exclusive=True)
         except FileExistsError:
-            pass
-        else:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(os.urandom(KEY_BYTES).hex().encode() + b"\n")
+            pass  # another compile made it first: its key is the user's key
     return _read_key(path)
 
 
