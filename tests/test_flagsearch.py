@@ -207,3 +207,68 @@ def test_prepared_again_for_another_program_compiles_that_program(tmp_path):
         gen.propose(program, unit, 0, [])
         assert gen._compiled and all(v.side is not None and unit.name in v.side.units
                                      for v in gen._compiled.values())
+
+
+_THREE = r"""
+int sum(const int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i] * 3; return s; }
+void scale(float *a, int n, float k) { for (int i = 0; i < n; i++) a[i] = a[i] * k + 1.0f; }
+long mix(const unsigned char *p, int n) { long h = 5381; for (int i = 0; i < n; i++) h = h * 33 + p[i]; return h; }
+int main(void) { return 0; }
+"""
+
+
+def _flag_offers(tmp_path, order, jobs=1):
+    """(function -> genomes offered, flag sets compiled) of round 0 asked in ``order``."""
+    from sgcc.asm.units import AsmFile
+    from sgcc.candidates import Context
+    from sgcc.engine import target_for
+    from sgcc.engine.request import Program
+
+    src = tmp_path / "three.c"
+    src.write_text(_THREE)
+    work = tmp_path / ("w-" + "-".join(order))
+    work.mkdir()
+    s, o = work / "base.s", work / "base.o"
+    proc.run(["gcc", "-O2", "-S", "-o", str(s), str(src)], check=True)
+    proc.run(["gcc", "-c", str(s), "-o", str(o)], check=True)
+    text = s.read_text()
+    asm = AsmFile.parse(text)
+    program = Program(source=src, source_text=_THREE, flags=["-O2"], asm=asm, asm_text=text, obj=o,
+                      binary=tmp_path / "none", target=target_for("gcc", "flags", []), asm_flags=["-O2"])
+    gen = FlagSearchGenerator(seed=5)
+    gen.prepare(Context(program=program, sandbox=None, tests=[], workdir=work, compiler="gcc", isa="flags",
+                        jobs=jobs))
+    units = {u.name: u for u in asm.units}
+    offered, walked = {}, {}
+    real = gen._mutation
+
+    def spy(parent, round_no, i, name=None):
+        walked[current[0]] = max(walked.get(current[0], 0), i + 1)
+        return real(parent, round_no, i)
+
+    current = [""]
+    gen._mutation = spy
+    for name in order:
+        current[0] = name
+        offered[name] = [tuple(c.meta["genome"]) for c in gen.propose(program, units[name], 0, [])
+                         if "genome" in c.meta]
+    gen.walked = walked
+    return offered, set(gen._compiled), gen
+
+
+def test_functions_share_the_flag_sets_compiled_for_each_other_and_order_does_not_matter(tmp_path):
+    """Round 0 tries more random flag sets per function until it has new code; one compile of
+    the file serves every function, so those extra sets are one seeded sequence that each
+    function walks: the next function reuses what the last compiled, and the candidates
+    offered do not depend on which function is asked first."""
+    forward, compiled, gen = _flag_offers(tmp_path, ["sum", "scale", "mix"])
+    backward, compiled_back, _ = _flag_offers(tmp_path, ["mix", "scale", "sum"])
+    assert {k: sorted(v) for k, v in forward.items()} == {k: sorted(v) for k, v in backward.items()}
+    from sgcc.candidates.flagsearch import MAX_TRIES
+
+    # More than one function walked the sequence beyond the shared population...
+    assert sum(1 for n in gen.walked.values() if n) >= 2, gen.walked
+    # ...and the file was compiled once per flag set, not once per function and flag set.
+    # (each function's own sequence would have compiled up to MAX_TRIES * children each)
+    assert len(compiled) <= gen.population + MAX_TRIES * gen.children < gen.population + sum(gen.walked.values())
+    assert compiled == compiled_back

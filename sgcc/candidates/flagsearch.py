@@ -5,7 +5,9 @@ The variants generator tries a fixed list of flag sets. This one searches the sp
 ``-O3`` the way OpenTuner and CompilerGym do, within the budget: round 0 offers each
 function's unit from a small seeded population of random flag sets (compiled once for the
 whole file and shared by every function), and more random ones until the function has
-``CHILDREN`` new texts (most options leave a given function's code as ``-O3`` has it); every
+``CHILDREN`` new texts (most options leave a given function's code as ``-O3`` has it; these
+come from one seeded sequence per parent and round, so a flag set compiled for one function
+serves the next); every
 later round starts, per function, from the
 flag set whose candidate the engine timed fastest for that function so far (or the fastest
 for any function, or ``-O3`` itself) and offers mutations of it (a flag switched on or off,
@@ -157,6 +159,7 @@ class FlagSearchGenerator(TransplantGenerator):
         self._tried: dict[str, set[Genome]] = {}  # function -> genomes offered
         self._texts: dict[str, set[str]] = {}  # function -> candidate texts offered (normalized)
         self._initial: list[Genome] = []
+        self._sequences: dict[tuple[Genome, int], tuple[list[Genome | None], random.Random]] = {}
         self._whole_budget = population  # whole-file fallbacks offered at most this often
 
     # -- the space ------------------------------------------------------------------------
@@ -218,7 +221,7 @@ class FlagSearchGenerator(TransplantGenerator):
             self._setup_base(context.program)
             # A project's sources are prepared in turn with one generator: the last source's
             # compilations and offers are not this one's (its best flag set may seed this one).
-            self._compiled, self._tried, self._texts = {}, {}, {}
+            self._compiled, self._tried, self._texts, self._sequences = {}, {}, {}, {}
             self._context = context
             self.genes = self.space(context.isa, known_options(context.compiler))
             if not self.genes:
@@ -278,24 +281,46 @@ class FlagSearchGenerator(TransplantGenerator):
             # The shared random flag sets, then (most options leave a given function's code
             # as -O3 has it) more random ones from -O3 until this function has new code.
             out = self._offer([g for g in self._initial if g not in tried], program, unit, round_no)
-            parent, want = tuple(0 for _ in self.genes), self.children
+            parent = tuple(0 for _ in self.genes)
         else:
-            out, parent, want = [], self.parent(history), self.children
-        rng = self._rng(unit.name, round_no)
+            out, parent = [], self.parent(history)
         # A mutation often leaves this function's code as it was (the option has nothing to
-        # act on here): try a few more, compiling at most MAX_TRIES per child wanted.
-        for _ in range(MAX_TRIES * self.children):
-            if sum(1 for c in out if not c.skip) >= want:
+        # act on here): try a few more, at most MAX_TRIES per child wanted. The mutations of a
+        # parent in a round are one sequence shared by every function with that parent, so a
+        # flag set compiled for one function is offered to the next without compiling it again
+        # (one compile of the file serves all its functions; lapi.c's six hot functions each
+        # compiled their own, 80 s of a 120 s share), and the next ``jobs`` are compiled at once.
+        limit, tries, i = MAX_TRIES * self.children, 0, 0
+        while tries < limit and sum(1 for c in out if not c.skip) < self.children:
+            g = self._mutation(parent, round_no, i)
+            i += 1
+            if g is None:
                 break
+            if g in tried:
+                continue
+            if tuple(self.flags(g)) not in self._compiled:
+                jobs = max(1, int(getattr(self._context, "jobs", 1) or 1))
+                ahead = [h for h in (self._mutation(parent, round_no, k) for k in range(i - 1, i - 1 + 2 * jobs))
+                         if h is not None and h not in tried and tuple(self.flags(h)) not in self._compiled]
+                compile_each(self._context, ahead[:min(jobs, limit - tries)], self._compile)
+            out += self._offer([g], program, unit, round_no)
+            tries += 1
+        return out
+
+    def _mutation(self, parent: Genome, round_no: int, i: int) -> Genome | None:
+        """The ``i``-th mutation of ``parent`` in round ``round_no`` (None: no more new ones).
+        Seeded by the parent and the round only, so the sequence does not depend on which
+        function asks or in what order."""
+        genomes, rng = self._sequences.setdefault((parent, round_no), ([], self._rng("mutations", parent, round_no)))
+        while len(genomes) <= i and (not genomes or genomes[-1] is not None):
             g = None
             for _attempt in range(50):
                 g = self.mutate(parent, rng, rng.choice((1, 1, 2)) if round_no else rng.randint(1, 3))
-                if g not in tried and any(g):
+                if any(g) and g != parent and g not in genomes and g not in self._initial:
                     break
-            if g is None or g in tried or not any(g):
-                break
-            out += self._offer([g], program, unit, round_no)
-        return out
+                g = None
+            genomes.append(g)
+        return genomes[i] if i < len(genomes) else None
 
     def _offer(self, genomes: list[Genome], program, unit, round_no: int) -> list:
         """The unit's candidates from the compilations of ``genomes``."""

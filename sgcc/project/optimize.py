@@ -571,8 +571,7 @@ class Project:
                 e["why"] = f"the project's tests fail: {why}"
                 return None
         else:
-            tests = self._workload_runs(self.workdir / "base", sb, [])[0]
-            outcome = sb.check(tree / self.spec.binary, tests)
+            outcome = sb.check(tree / self.spec.binary, self._stdin_tests(sb))
             if outcome.first_failure is not None:
                 e["why"] = f"its program fails a test: {outcome.first_failure}"
                 return None
@@ -591,11 +590,18 @@ class Project:
             case = self._case
             return (case, timing.runner(sb, base_launcher, case),
                     lambda t: timing.runner(sb, workload.launcher(t, "bench", commands), case))
-        base_binary = self.workdir / "base" / self.spec.binary
+        tests = self._stdin_tests(sb)
+        return (tests, timing.runner(sb, self.workdir / "base" / self.spec.binary, tests),
+                lambda t: timing.runner(sb, t / self.spec.binary, tests))
+
+    def _stdin_tests(self, sb):
+        """The stdin tests with gcc's build's outputs, recorded once a run (stdin mode)."""
+        from sgcc.verify import sandbox as sandboxmod
+
         if self._case is None:
-            self._case = sb.record(base_binary, sandboxmod.load_tests(Path(self.spec.tests)))
-        tests = self._case
-        return tests, timing.runner(sb, base_binary, tests), lambda t: timing.runner(sb, t / self.spec.binary, tests)
+            self._case = sb.record(self.workdir / "base" / self.spec.binary,
+                                   sandboxmod.load_tests(Path(self.spec.tests)))
+        return self._case
 
     def _store_whole(self, report: ProjectReport) -> None:
         """Each compile's text of the adopted whole-project candidate (its winners, proven
