@@ -72,9 +72,7 @@ def _link_exclusive(tmp: str, path: str) -> None:
 
     try:
         os.link(tmp, path)
-    except FileExistsError:
-        raise
-    except OSError as exc:
+    except OSError as exc:  # FileExistsError (EEXIST) is re-raised below
         # A file system without hard links (some FUSE and FAT mounts): O_EXCL and a copy is
         # still exclusive, only no longer invisible while it is written.
         if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):

@@ -243,10 +243,15 @@ def fork_escape(bins):
 
 
 def detached_cpu(bins):
+    # The same loop's CPU time varies up to 1.7x on this shared 2-core machine (0.066-0.116 s,
+    # quiet), so each is the least of four runs, interleaved: what a noisy neighbour adds
+    # falls on both, and the comparison is of the loop, not of the moment.
+    detached, solo = [], []
     with _sandbox() as sb:
-        detached = min(sb.run(bins["detachwork"], b"").cpu for _ in range(2))
-        solo = min(sb.run(bins["solowork"], b"").cpu for _ in range(2))
-    return {"detached": detached, "solo": solo}
+        for _ in range(4):
+            detached.append(sb.run(bins["detachwork"], b"").cpu)
+            solo.append(sb.run(bins["solowork"], b"").cpu)
+    return {"detached": min(detached), "solo": min(solo)}
 
 
 def daemon(bins):

@@ -217,7 +217,7 @@ int main(void) { return 0; }
 """
 
 
-def _flag_offers(tmp_path, order, jobs=1):
+def _flag_offers(tmp_path, order):
     """(function -> genomes offered, flag sets compiled) of round 0 asked in ``order``."""
     from sgcc.asm.units import AsmFile
     from sgcc.candidates import Context
@@ -237,12 +237,12 @@ def _flag_offers(tmp_path, order, jobs=1):
                       binary=tmp_path / "none", target=target_for("gcc", "flags", []), asm_flags=["-O2"])
     gen = FlagSearchGenerator(seed=5)
     gen.prepare(Context(program=program, sandbox=None, tests=[], workdir=work, compiler="gcc", isa="flags",
-                        jobs=jobs))
+                        jobs=1))
     units = {u.name: u for u in asm.units}
     offered, walked = {}, {}
     real = gen._mutation
 
-    def spy(parent, round_no, i, name=None):
+    def spy(parent, round_no, i):
         walked[current[0]] = max(walked.get(current[0], 0), i + 1)
         return real(parent, round_no, i)
 

@@ -43,7 +43,13 @@ from pathlib import Path
 
 from sgcc import proc
 from sgcc.candidates.transplant.asmtext import normalized
-from sgcc.candidates.transplant.generator import TransplantGenerator, Variant, compile_each, compile_variant
+from sgcc.candidates.transplant.generator import (
+    TransplantGenerator,
+    Variant,
+    compile_each,
+    compile_variant,
+    parallel,
+)
 
 #: The search space: gene -> the values it may take, each a list of options; ``[]`` (always
 #: the first value) is ``-O3``'s own choice. Why each is output-preserving is said per group.
@@ -299,7 +305,7 @@ class FlagSearchGenerator(TransplantGenerator):
             if g in tried:
                 continue
             if tuple(self.flags(g)) not in self._compiled:
-                jobs = max(1, int(getattr(self._context, "jobs", 1) or 1))
+                jobs = parallel(self._context)
                 ahead = [h for h in (self._mutation(parent, round_no, k) for k in range(i - 1, i - 1 + 2 * jobs))
                          if h is not None and h not in tried and tuple(self.flags(h)) not in self._compiled]
                 compile_each(self._context, ahead[:min(jobs, limit - tries)], self._compile)
@@ -316,7 +322,7 @@ class FlagSearchGenerator(TransplantGenerator):
             g = None
             for _attempt in range(50):
                 g = self.mutate(parent, rng, rng.choice((1, 1, 2)) if round_no else rng.randint(1, 3))
-                if any(g) and g != parent and g not in genomes and g not in self._initial:
+                if any(g) and g not in genomes and g not in self._initial:
                     break
                 g = None
             genomes.append(g)

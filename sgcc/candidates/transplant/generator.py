@@ -57,11 +57,16 @@ def compile_variant(context, variant: Variant, directory: Path, *, stem: str | N
     return variant
 
 
+def parallel(context) -> int:
+    """How many compilations a generator runs at once: the engine's ``-j``."""
+    return max(1, int(getattr(context, "jobs", 1) or 1))
+
+
 def compile_each(context, variants: list[Variant], compile_one) -> list[Variant]:
     """``compile_one(variant)`` for each of ``variants``, ``context.jobs`` at a time."""
     if len(variants) <= 1:
         return [compile_one(v) for v in variants]
-    with ThreadPoolExecutor(max_workers=max(1, context.jobs)) as pool:
+    with ThreadPoolExecutor(max_workers=parallel(context)) as pool:
         return list(pool.map(compile_one, variants))
 
 
@@ -106,7 +111,7 @@ class TransplantGenerator(Generator):
         self.pending = list(variants)
         self._compile_one = compile_one
         self._context = context
-        self.step = max(1, int(getattr(context, "jobs", 1) or 1))
+        self.step = parallel(context)
         self.rounds = max(1, -(-len(self.pending) // self.step))
 
     def waiting(self) -> bool:
