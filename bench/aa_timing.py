@@ -4,7 +4,7 @@
 Builds one small CPU-bound C program with ``gcc -O3``, makes two byte-identical copies
 (A and A'), and compares them ``--runs`` times:
 
-* sgcc's way (:func:`sgcc.verify.timing.measure` + :func:`sgcc.verify.timing.decide`): CPU time,
+* sgcc's way (:func:`sgcc.verify.timing.rounds.measure` + :func:`sgcc.verify.timing.rounds.decide`): CPU time,
   interleaved random-order rounds, random environment padding, bootstrap interval; a
   "speedup" is accepted only if the interval's lower end clears ``--min-gain``. Target:
   0 acceptances (at most 1 in 20).
@@ -31,8 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sgcc import proc
-from sgcc.verify.sandbox import Sandbox, TestCase
-from sgcc.verify.timing import decide, measure, runner, timing_lock, timing_lock_path
+from sgcc.verify.box.sandbox import Sandbox, TestCase
+from sgcc.verify.timing.rounds import decide, measure, runner, timing_lock, timing_lock_path
 
 PROGRAM = r"""
 #include <stdio.h>

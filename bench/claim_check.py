@@ -8,7 +8,7 @@ against gcc's *outside* the isolated runner, as a user runs it: a plain ``fork``
 of the binary in this process's environment, stdin from the test's file, stdout to
 ``/dev/null`` (or to a real file, ``--stdout file``), CPU time of the child from ``wait4``.
 The measurement is interleaved (random order within each round), paired, with a bootstrap
-interval (:func:`sgcc.verify.timing.measure`, the same statistic sgcc uses), on every test
+interval (:func:`sgcc.verify.timing.rounds.measure`, the same statistic sgcc uses), on every test
 input the claim was timed on. It prints the claim, the measurement and whether the claimed
 interval contains the measured speedup (and whether the two intervals overlap).
 
@@ -35,7 +35,7 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sgcc.verify.timing import measure  # noqa: E402
+from sgcc.verify.timing.rounds import measure  # noqa: E402
 
 PROGRAMS = ROOT / "examples" / "programs"
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from sgcc import proc  # noqa: E402
 from sgcc.asm.obj import read_object  # noqa: E402
-from sgcc.verify import controlflow  # noqa: E402
+from sgcc.verify.static import controlflow  # noqa: E402
 from tests import screen_corpus  # noqa: E402
 
 FLAG_SETS = [["-O3"], ["-O2"], ["-O3", "-march=native"], ["-O3", "-fno-omit-frame-pointer"], ["-Os"],

@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from sgcc.engine.baseline import build_baseline  # noqa: E402
 from sgcc.engine.request import Request  # noqa: E402
-from sgcc.verify import funcdiff, funcstate  # noqa: E402
-from sgcc.verify.sandbox import Sandbox, load_tests  # noqa: E402
+from sgcc.verify.box.sandbox import Sandbox, load_tests  # noqa: E402
+from sgcc.verify.function import funcdiff, funcstate  # noqa: E402
 
 
 def programs(dirs: list[Path]) -> list[Path]:

@@ -9,8 +9,8 @@ order, so machine drift hits both alike):
    network namespace, rlimits, ``nobody`` as root, scratch directory and sweep), as a ratio
    of medians; and the CPU each counts for it.
 2. **A-vs-A with the box**: ``--aa-runs`` comparisons of two byte-identical copies of one
-   program with :func:`sgcc.verify.timing.measure` through the box; the number accepted as
-   "faster" by :func:`~sgcc.verify.timing.decide` must be 0.
+   program with :func:`sgcc.verify.timing.rounds.measure` through the box; the number accepted as
+   "faster" by :func:`~sgcc.verify.timing.rounds.decide` must be 0.
 3. **Timing spread**: the confidence interval's width (high/low) of A-vs-A on bundled
    examples (their own tests as timing inputs), older runner vs box, ``--ci-repeats`` each.
 
@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sgcc import proc  # noqa: E402
-from sgcc.verify import isolation_level  # noqa: E402
-from sgcc.verify.sandbox import Sandbox, TestCase, load_tests  # noqa: E402
-from sgcc.verify.timing import decide, measure, runner  # noqa: E402
+from sgcc.verify.box import isolation_level  # noqa: E402
+from sgcc.verify.box.sandbox import Sandbox, TestCase, load_tests  # noqa: E402
+from sgcc.verify.timing.rounds import decide, measure, runner  # noqa: E402
 
 NOTHING = "int main(void) { return 0; }\n"
 WORK = r"""

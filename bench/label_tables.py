@@ -27,7 +27,7 @@ from sgcc import proc  # noqa: E402
 from sgcc.candidates.transplant.build import transplant  # noqa: E402
 from sgcc.candidates.transplant.side import Side  # noqa: E402
 from sgcc.candidates.variants import PORTABLE  # noqa: E402
-from sgcc.verify import controlflow, isa, objcheck  # noqa: E402
+from sgcc.verify.static import controlflow, isa, objcheck  # noqa: E402
 
 
 def _compile(src: Path, flags: list[str], where: Path, name: str) -> tuple[Side, Path]:

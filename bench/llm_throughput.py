@@ -34,7 +34,7 @@ from sgcc import proc  # noqa: E402
 from sgcc.asm.units import AsmFile  # noqa: E402
 from sgcc.llm import models, prompt  # noqa: E402
 from sgcc.llm.backends import LlamaCppBackend, default_threads  # noqa: E402
-from sgcc.verify.timing import timing_lock  # noqa: E402
+from sgcc.verify.timing.rounds import timing_lock  # noqa: E402
 
 
 def _messages(program: str, function: str) -> list[dict]:

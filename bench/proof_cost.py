@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the stronger proof costs and whether it ever refuses gcc's own code.
 
-1. The control-flow proof (sgcc.verify.controlflow) over gcc's objects: every file of
+1. The control-flow proof (sgcc.verify.static.controlflow) over gcc's objects: every file of
    tests/asm_corpus under 13 flag sets, and csmith programs when csmith is installed, each
    checked against itself. Reports false rejections (the goal is 0) and the time per object.
 2. The generated inputs (sgcc.engine.proof): `sgcc optimize` on bundled example programs with
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sgcc.verify import controlflow  # noqa: E402
+from sgcc.verify.static import controlflow  # noqa: E402
 
 FLAG_SETS = [
     ["-O2"], ["-O3"], ["-O3", "-fPIC"], ["-O3", "-fno-pie"], ["-O2", "-fno-omit-frame-pointer"],

@@ -8,9 +8,9 @@ assembly of its program, as the engine does, and put through the stages that dec
 the text and the object alone: the text screen, the assembler, the object checks and the
 control-flow proof, once with today's rules for trusted generators and once as an
 untrusted candidate (``--generators replay``: the information-flow rule of
-sgcc.verify.infoflow too). Prints each candidate's outcome and the two counts.
+sgcc.verify.static.infoflow too). Prints each candidate's outcome and the two counts.
 
-Measured: 20/20 trusted; untrusted 18/20 before index ranges (sgcc.verify.bounds: histogram
+Measured: 20/20 trusted; untrusted 18/20 before index ranges (sgcc.verify.static.bounds: histogram
 and nqueens refused), 19/20 with them (nqueens' pointer walk over a stack array refused);
 18/20 since the red team's rule that bsf may keep its destination (gcdsum's first loop
 iteration has the caller's %ecx there: docs/proof.md, "Measured").
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sgcc.asm.units import AsmFile  # noqa: E402
-from sgcc.verify import assembler, controlflow, isa, objcheck, textscreen  # noqa: E402
+from sgcc.verify.static import assembler, controlflow, isa, objcheck, textscreen  # noqa: E402
 
 
 def candidates():

@@ -186,7 +186,7 @@ def run_sgcc(sgcc: str, prog: dict, mode: str, budget: str, work: Path, tag: str
 def time_all(binaries: dict[str, str], tests, rounds: int, seed: int) -> tuple[dict[str, list[float]], int]:
     """CPU seconds per round for each binary (all tests summed, ``reps`` times, so that a
     sample lasts at least MIN_SAMPLE seconds of -O3), shuffled order each round."""
-    from sgcc.verify.timing import timing_lock
+    from sgcc.verify.timing.rounds import timing_lock
 
     rng = random.Random(seed)
     names = list(binaries)

@@ -3,7 +3,7 @@
 
 For each program (examples/programs and bench/heldout by default, or the C files / program
 directories given, e.g. PolyBench kernels): compile with gcc -O3 -c and prove every function
-of gcc's object against itself with :func:`sgcc.verify.smt.prove`. gcc against itself is the
+of gcc's object against itself with :func:`sgcc.verify.function.smt.prove`. gcc against itself is the
 tier's coverage independent of any candidate: a function it cannot decide here it cannot
 decide for any candidate either. Prints per function: the verdict ("proven equivalent",
 "equivalent up to bound k", "equivalent assuming ...", "not decided (why)"), the paths and the
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sgcc.asm.obj import read_object  # noqa: E402
-from sgcc.verify import smt  # noqa: E402
+from sgcc.verify.function import smt  # noqa: E402
 
 
 def sources(paths: list[Path]) -> list[Path]:

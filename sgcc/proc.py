@@ -162,7 +162,7 @@ def run(
     ``spawner`` starts the child instead of ``subprocess``: called as
     ``spawner(argv, (stdin_fd, stdout_fd, stderr_fd), env, limits)``, it returns an object
     with the ``pid`` to wait for and ``finish(wait_status, rusage, killed)`` (killed: by run, for time or output) giving
-    ``(returncode, user, sys, maxrss_kb, notes)`` (see :mod:`sgcc.verify.isolate`, whose
+    ``(returncode, user, sys, maxrss_kb, notes)`` (see :mod:`sgcc.verify.box.isolate`, whose
     box reports the CPU time of every process of the run). ``cwd``, ``isolate_network`` and
     ``drop_privileges`` are then the spawner's business.
     """

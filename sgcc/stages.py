@@ -18,7 +18,7 @@ class Stage(enum.StrEnum):
     SKIPPED = "skipped"  # never built: identical to gcc's unit, a repeat, or the budget ran out
     CHECK = "check"  # the text screen and the object checks refused it
     ASSEMBLE = "assemble"  # the assembler refused it
-    CONTROL = "control"  # the control-flow proof refused it (sgcc.verify.controlflow)
+    CONTROL = "control"  # the control-flow proof refused it (sgcc.verify.static.controlflow)
     LINK = "link"  # the program did not link
     TEST = "test"  # a test failed in the isolated runner
     TIME = "time"  # correct, but not proven faster

@@ -1,6 +1,6 @@
 """Hostile programs and what they manage to do in a box (used by tests/test_isolation.py).
 
-Each scenario runs real C programs in a real :class:`~sgcc.verify.sandbox.Sandbox` and
+Each scenario runs real C programs in a real :class:`~sgcc.verify.box.sandbox.Sandbox` and
 returns what it observed as a dict of plain values. ``test_isolation.py`` calls them in its
 own process and, when it runs as root, again as user nobody through this file's command line:
 
@@ -222,7 +222,7 @@ def _shared_dir() -> Path:
 
 
 def _sandbox(**kw):
-    from sgcc.verify.sandbox import Sandbox
+    from sgcc.verify.box.sandbox import Sandbox
 
     return Sandbox(**{"timeout": 10, **kw})
 
@@ -231,7 +231,7 @@ def _sandbox(**kw):
 
 
 def fork_escape(bins):
-    from sgcc.verify.sandbox import TestCase
+    from sgcc.verify.box.sandbox import TestCase
 
     with _sandbox() as sb:
         start = time.monotonic()
@@ -381,7 +381,7 @@ def signals(bins):
 
 
 def tells(bins):
-    from sgcc.verify.sandbox import TestCase
+    from sgcc.verify.box.sandbox import TestCase
 
     with _sandbox() as sb:
         views = [sb.run(bins["whereami"], b"", env_pad=pad).stdout.decode() for pad in (0, 1000, 4096)]

@@ -15,7 +15,7 @@ from sgcc.candidates.transplant.build import transplant
 from sgcc.candidates.transplant.generator import tag_for
 from sgcc.candidates.transplant.side import Side
 from sgcc.candidates.transplant.wholefile import whole_file_text
-from sgcc.verify import clobbers, controlflow, isa, objcheck, textscreen
+from sgcc.verify.static import clobbers, controlflow, isa, objcheck, textscreen
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).parent / "asm_corpus"

@@ -188,7 +188,7 @@ def test_attempts_use_llm_sample_and_round_else_offer_order():
 def test_baseline_links_libm_programs(tmp_path):
     # A problem calling sqrt links only with -lm after the object (the A-vs-A and
     # perturbation studies build gcc's program themselves, like the engine).
-    from sgcc.verify.sandbox import Sandbox
+    from sgcc.verify.box.sandbox import Sandbox
 
     d = tmp_path / "roots"
     (d / "tests").mkdir(parents=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sgcc.verify.sandbox import Sandbox
+from sgcc.verify.box.sandbox import Sandbox
 
 SCRIPT = r"""#!/bin/sh
 printf 'int main(void){return 0;}\n' > /tmp/t.c

@@ -17,7 +17,7 @@ from sgcc import proc
 from sgcc.asm import WHOLE_UNIT
 from sgcc.cache import keys
 from sgcc.cache import store as cache
-from sgcc.verify.sandbox import load_tests
+from sgcc.verify.box.sandbox import load_tests
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"
 

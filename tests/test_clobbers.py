@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sgcc import proc
 from sgcc.asm.units import AsmFile
-from sgcc.verify import clobbers
+from sgcc.verify.static import clobbers
 
 SOURCE = r"""
 #include <stdio.h>

@@ -1,4 +1,4 @@
-"""The control-flow proof (sgcc.verify.controlflow): hostile candidates refused by the rule
+"""The control-flow proof (sgcc.verify.static.controlflow): hostile candidates refused by the rule
 they break, and gcc's own code never refused, over the corpus and every flag set.
 
 Candidates are written the way an adversary who knows sgcc would write them: gcc's own
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
-from sgcc.verify import controlflow
+from sgcc.verify.static import controlflow
 
 CORPUS = Path(__file__).parent / "asm_corpus"
 

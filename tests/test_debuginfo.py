@@ -12,7 +12,7 @@ import pytest
 from sgcc import proc
 from sgcc.candidates.transplant.build import transplant
 from sgcc.candidates.transplant.side import Side
-from sgcc.verify import isa, objcheck, textscreen
+from sgcc.verify.static import isa, objcheck, textscreen
 
 CORPUS = Path(__file__).parent / "asm_corpus"
 VARIANTS = {"unroll": ["-funroll-loops"], "O2": ["-O2"]}

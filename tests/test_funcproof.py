@@ -18,8 +18,8 @@ import pytest
 from sgcc import proc
 from sgcc.engine.baseline import build_baseline
 from sgcc.engine.request import Request
-from sgcc.verify import emulate, funcdiff, funcstate
-from sgcc.verify.sandbox import Sandbox, load_tests
+from sgcc.verify.box.sandbox import Sandbox, load_tests
+from sgcc.verify.function import emulate, funcdiff, funcstate
 from tests.conftest import EXAMPLES
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"

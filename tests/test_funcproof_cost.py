@@ -17,8 +17,8 @@ import pytest
 from sgcc import proc
 from sgcc.engine.baseline import build_baseline
 from sgcc.engine.request import Request
-from sgcc.verify import emulate, funcdiff, funcstate
-from sgcc.verify.sandbox import Sandbox, load_tests
+from sgcc.verify.box.sandbox import Sandbox, load_tests
+from sgcc.verify.function import emulate, funcdiff, funcstate
 from tests.conftest import EXAMPLES
 
 BITREV = EXAMPLES / "programs" / "bitrev"
@@ -285,7 +285,7 @@ def test_sizes_beyond_the_tests_move_off_a_state_with_no_room_past_its_buffer(po
     import copy
     import dataclasses
 
-    from sgcc.verify import funcstate
+    from sgcc.verify.function import funcstate
 
     program, capture, tmp = popcount
     states = capture.states["count_bits"]

@@ -1,4 +1,4 @@
-"""Successive halving (sgcc.verify.halving): the schedule with a fake timer, deterministic.
+"""Successive halving (sgcc.verify.timing.halving): the schedule with a fake timer, deterministic.
 
 The fake "programs" return CPU seconds from a seeded generator: the baseline 1.0, each
 candidate 1.0 / its true speedup, times a few percent of multiplicative noise. No real
@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from sgcc.verify import halving
-from sgcc.verify.timing import TimingRunFailed
+from sgcc.verify.timing import halving
+from sgcc.verify.timing.rounds import TimingRunFailed
 
 
 def fake(speedup: float, rng: random.Random, noise: float = 0.02, calls: list | None = None):

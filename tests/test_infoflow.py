@@ -1,4 +1,4 @@
-"""The information-flow rule (sgcc.verify.infoflow): an untrusted candidate reads only what
+"""The information-flow rule (sgcc.verify.static.infoflow): an untrusted candidate reads only what
 gcc's same function reads, so it cannot tell the box from real use.
 
 Each hostile candidate below replaces ``count_bits`` of the popcount example, the function
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
-from sgcc.verify import controlflow
+from sgcc.verify.static import controlflow
 
 ROOT = Path(__file__).resolve().parent.parent
 POPCOUNT = ROOT / "examples" / "programs" / "popcount"

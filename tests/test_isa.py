@@ -8,7 +8,7 @@ import pytest
 
 from sgcc import proc
 from sgcc.errors import SgccError
-from sgcc.verify import insnfeatures, isa
+from sgcc.verify.static import insnfeatures, isa
 
 
 def cpu_flags() -> set[str]:

@@ -1,4 +1,4 @@
-"""Hostile programs against the box (sgcc.verify.isolate), as the caller and as an unprivileged user.
+"""Hostile programs against the box (sgcc.verify.box.isolate), as the caller and as an unprivileged user.
 
 Every scenario in ``isolation_scenarios.py`` runs twice: in this process (root in CI), and,
 when this process is root, again as user nobody through that file's command line, which is
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
-from sgcc.verify import isolate, isolation_level, seccomp, worlds
+from sgcc.verify.box import isolate, isolation_level, seccomp, worlds
 
 sys.path.insert(0, str(Path(__file__).parent))
 import isolation_scenarios as sc
@@ -218,8 +218,8 @@ def test_isolation_report_and_refusal():
 DRIVER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from sgcc.verify.signals import install_signal_handlers
-    from sgcc.verify.sandbox import Sandbox
+    from sgcc.verify.box.signals import install_signal_handlers
+    from sgcc.verify.box.sandbox import Sandbox
     install_signal_handlers()
     bins, marker = Path(sys.argv[1]), sys.argv[2]
     try:
@@ -259,7 +259,7 @@ def test_signals_to_sgcc_end_every_run_and_remove_temp_dirs(bindir, sig):
 def test_the_c_helper_and_the_python_box_behave_alike(bindir):
     """The box has two implementations of its P and init (the C helper, used where it can be
     built, and forks of sgcc, the fallback): the same hostile programs see the same box."""
-    from sgcc.verify import boxhelper
+    from sgcc.verify.box import boxhelper
 
     if boxhelper.helper_path() is None:
         pytest.skip("the C helper cannot be built here: only the Python box runs")

@@ -18,7 +18,7 @@ import pytest
 from sgcc import proc
 from sgcc.candidates.transplant.build import transplant
 from sgcc.candidates.transplant.side import Side
-from sgcc.verify import controlflow, isa, objcheck
+from sgcc.verify.static import controlflow, isa, objcheck
 
 HERE = Path(__file__).parent / "label_tables"
 VARIANTS = {"O2": ["-O2"], "Os": ["-Os"], "unroll": ["-funroll-loops"]}

@@ -57,6 +57,25 @@ def _table() -> dict[str, set[str]]:
     return rows
 
 
+VERIFY_PARTS = ("static", "box", "function", "timing")
+
+
+def _verify_parts() -> dict[str, set[str]]:
+    """README's rows for verify's parts: part → the other parts its "may import" cell names."""
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    rows = {}
+    for line in text[text.index("| package | holds | may import |"):].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        m = re.fullmatch(r"`sgcc/verify/(\w+)/`", cells[0])
+        if m:
+            rows[m.group(1)] = set(re.findall(r"`(\w+)`", cells[-1]))
+    return rows
+
+
 def _contracts() -> dict[str, dict]:
     import tomllib
 
@@ -82,6 +101,19 @@ def test_every_row_of_the_layering_table_is_a_contract_that_says_the_same():
     shared = contracts["row-shared"]
     assert set(shared["source_modules"]) == {f"sgcc.{m}" for m in SHARED}
     assert {m.removeprefix("sgcc.") for m in shared["forbidden_modules"]} == set(PACKAGES)
+
+
+def test_verify_is_cut_into_parts_whose_rows_are_contracts():
+    parts, contracts = _verify_parts(), _contracts()
+    assert set(parts) == set(VERIFY_PARTS), sorted(parts)
+    on_disk = {p.name for p in (ROOT / "sgcc" / "verify").iterdir() if (p / "__init__.py").exists()}
+    assert on_disk == set(VERIFY_PARTS), sorted(on_disk)
+    for part, allowed in parts.items():
+        contract = contracts.get(f"row-verify-{part}")
+        assert contract is not None, f"no contract row-verify-{part} in pyproject.toml"
+        assert contract["source_modules"] == [f"sgcc.verify.{part}"]
+        forbidden = {m.removeprefix("sgcc.verify.") for m in contract["forbidden_modules"]}
+        assert set(VERIFY_PARTS) - forbidden - {part} == allowed, (part, sorted(forbidden), sorted(allowed))
 
 
 def test_the_readmes_set_up_and_test_commands_are_what_ci_runs():

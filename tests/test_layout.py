@@ -15,7 +15,7 @@ from sgcc import proc
 from sgcc.asm.lex import split_lines
 from sgcc.asm.units import AsmFile
 from sgcc.candidates.layout import EDITS, LayoutGenerator, edit, loop_heads
-from sgcc.verify import clobbers, isa, objcheck, textscreen
+from sgcc.verify.static import clobbers, isa, objcheck, textscreen
 from tests.conftest import EXAMPLES
 
 CORPUS = Path(__file__).parent / "asm_corpus"

@@ -20,7 +20,7 @@ from sgcc.asm import lex
 from sgcc.asm.units import AsmFile
 from sgcc.candidates.transplant import asmtext
 from sgcc.proc import run
-from sgcc.verify import textscreen
+from sgcc.verify.static import textscreen
 
 CORPUS = Path(__file__).parent / "asm_corpus"
 FLAG_SETS = {"O3": ["-O3"], "O2-g": ["-O2", "-g"], "O3-fPIC": ["-O3", "-fPIC"], "O0": ["-O0"]}

@@ -1,4 +1,4 @@
-"""Generated differential inputs (sgcc.verify.mutate): deterministic, new, shaped like the
+"""Generated differential inputs (sgcc.verify.box.mutate): deterministic, new, shaped like the
 originals, and enough to tell a program that hard-codes its visible answers from the real one."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from sgcc import proc
-from sgcc.verify import mutate
+from sgcc.verify.box import mutate
 
 INPUTS = [b"5\n3 1 4 1 5\n", b"3\n10 20\n30 40\n50 60\n", b"4 7\n1 2 3 4\n"]
 

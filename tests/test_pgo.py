@@ -18,7 +18,7 @@ from sgcc.candidates.transplant.asmtext import normalized
 from sgcc.candidates.transplant.side import Side
 from sgcc.engine import Request, optimize
 from sgcc.engine.proof import split
-from sgcc.verify.sandbox import load_tests
+from sgcc.verify.box.sandbox import load_tests
 from tests.conftest import EXAMPLES
 
 pytestmark = pytest.mark.slow  # instrumented builds and training runs

@@ -12,7 +12,7 @@ import pytest
 from conftest import EXAMPLES
 
 from sgcc import proc
-from sgcc.verify.sandbox import load_tests
+from sgcc.verify.box.sandbox import load_tests
 
 pytestmark = pytest.mark.slow  # builds and searches whole projects
 

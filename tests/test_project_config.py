@@ -127,7 +127,7 @@ def test_a_launcher_sees_its_own_tree_and_no_other(tmp_path, request):
     """The isolated runner exposes a candidate's tree to that candidate's runs only: another
     candidate's tree (or gcc's, which it is timed against) is out of its reach."""
     from sgcc.project import workload
-    from sgcc.verify.sandbox import Sandbox
+    from sgcc.verify.box.sandbox import Sandbox
 
     # Like the project's work directory: reachable by the box's user (pytest's is not).
     trees = Path(tempfile.mkdtemp(prefix="sgcc-test-trees-"))

@@ -12,7 +12,7 @@ import pytest
 from sgcc import proc
 from sgcc.project import attribute, workload
 from sgcc.project.optimize import expected_duration, profile_cap
-from sgcc.verify.sandbox import Sandbox
+from sgcc.verify.box.sandbox import Sandbox
 
 SLOW = r"""
 #include <stdio.h>

@@ -17,7 +17,7 @@ from sgcc.asm.units import AsmFile
 from sgcc.candidates.replay import ReplayGenerator
 from sgcc.engine import Request, optimize
 from sgcc.engine.proof import GENERATED_PREFIX, split
-from sgcc.verify.sandbox import TestCase
+from sgcc.verify.box.sandbox import TestCase
 
 PROGRAM = r"""#include <stdio.h>
 __attribute__((noinline)) long total(const long *a, int n) {
@@ -119,7 +119,7 @@ def test_untrusted_candidates_need_every_isolation_layer(project, tmp_path, monk
     """Where runs cannot be fully boxed, a model's answers and replay files are refused unless
     the user accepts the risk; gcc's own variants still run."""
     from sgcc.errors import SgccError
-    from sgcc.verify import isolation_level
+    from sgcc.verify.box import isolation_level
 
     partial = isolation_level.IsolationReport({name: name != "seccomp filter" for name in isolation_level.LAYERS})
     monkeypatch.setattr(isolation_level, "_report", partial)

@@ -9,7 +9,7 @@ import pytest
 
 from sgcc import proc
 from sgcc.engine import rank
-from sgcc.verify import sandbox as sandboxmod
+from sgcc.verify.box import sandbox as sandboxmod
 from tests.conftest import EXAMPLES
 
 COLLATZ = EXAMPLES / "programs" / "collatz"

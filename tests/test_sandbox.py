@@ -1,4 +1,4 @@
-"""Tests of sgcc.verify.sandbox with real programs compiled by the real gcc.
+"""Tests of sgcc.verify.box.sandbox with real programs compiled by the real gcc.
 
 The box itself (namespaces, file system view, seccomp, whole-run limits) is tested with
 hostile programs in ``test_isolation.py``, as root and as an unprivileged user; this file
@@ -19,8 +19,8 @@ import pytest
 
 from sgcc import proc
 from sgcc.errors import SgccError
-from sgcc.verify import isolation_level
-from sgcc.verify.sandbox import Sandbox, TestCase, load_tests, pad_value
+from sgcc.verify.box import isolation_level
+from sgcc.verify.box.sandbox import Sandbox, TestCase, load_tests, pad_value
 
 IS_ROOT = os.geteuid() == 0
 

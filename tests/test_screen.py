@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
-from sgcc.verify import assembler, isa, objcheck, textscreen
+from sgcc.verify.static import assembler, isa, objcheck, textscreen
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -542,8 +542,8 @@ def test_corrupt_object_is_a_refusal(base, default_target, tmp_path):
 
 
 def test_module_import_is_cheap():
-    r = proc.run([sys.executable, "-c", "import sys, sgcc.verify.textscreen, sgcc.verify.assembler, "
-                  "sgcc.verify.objcheck, sgcc.verify.isa, sgcc.asm.obj; "
+    r = proc.run([sys.executable, "-c", "import sys, sgcc.verify.static.textscreen, sgcc.verify.static.assembler, "
+                  "sgcc.verify.static.objcheck, sgcc.verify.static.isa, sgcc.asm.obj; "
                   "print(any(m.startswith(('capstone', 'elftools')) for m in sys.modules))"],
                  cwd=Path(__file__).resolve().parent.parent, timeout=60)
     assert r.stdout.strip() == b"False"

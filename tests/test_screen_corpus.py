@@ -20,7 +20,7 @@ import pytest
 
 from sgcc import proc
 from sgcc.candidates import variants
-from sgcc.verify import controlflow, isa, objcheck
+from sgcc.verify.static import controlflow, isa, objcheck
 from tests import screen_corpus
 
 #: Why a whole file may not be offered at all (the generator then offers nothing).
@@ -103,7 +103,7 @@ int main(void) { int x; if (scanf("%d", &x) != 1) return 1; printf("%d %d\n", wo
 def test_layout_change_of_a_switch_passes_the_clobber_check(tmp_path, pie):
     """gcc torture pr48809's shape (the -fipa-ra jump-table case): only alignment moved in a
     function that jumps through a table. Its indirect jump stays inside, like gcc's."""
-    from sgcc.verify import clobbers
+    from sgcc.verify.static import clobbers
 
     (tmp_path / "p.c").write_text(SWITCH)
     proc.run(["gcc", "-O3", *pie, "-S", "p.c", "-o", "base.s"], cwd=tmp_path, check=True)

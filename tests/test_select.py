@@ -20,7 +20,7 @@ from sgcc.engine.driver import Engine
 from sgcc.engine.report import CandidateResult
 from sgcc.engine.select import combinations
 from sgcc.stages import Stage
-from sgcc.verify.timing import Estimate
+from sgcc.verify.timing.rounds import Estimate
 from tests.conftest import EXAMPLES
 
 COLLATZ = EXAMPLES / "programs" / "collatz"

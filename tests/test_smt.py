@@ -14,7 +14,7 @@ import os
 import pytest
 
 from sgcc import proc
-from sgcc.verify import smt  # angr itself comes with the test extra (the [proof] extra); no skip
+from sgcc.verify.function import smt  # angr itself comes with the test extra (the [proof] extra); no skip
 from tests.conftest import EXAMPLES
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"

@@ -1,4 +1,4 @@
-"""Tests of sgcc.verify.timing with real programs run in a real sandbox.
+"""Tests of sgcc.verify.timing.rounds with real programs run in a real sandbox.
 
 No assertion here depends on how fast the machine is or how loaded it is: they check the
 procedure's structure (interleaving, calibration, the interval's shape) and verdicts with
@@ -15,8 +15,8 @@ import pytest
 
 from sgcc import proc
 from sgcc.errors import SgccError
-from sgcc.verify.sandbox import Sandbox, TestCase
-from sgcc.verify.timing import (
+from sgcc.verify.box.sandbox import Sandbox, TestCase
+from sgcc.verify.timing.rounds import (
     MAX_ENV_PAD,
     Estimate,
     TimingRunFailed,
@@ -160,7 +160,7 @@ def test_decide_needs_the_lower_bound_above_the_margin():
 def test_timing_lock_is_exclusive_across_processes_and_reentrant(tmp_path):
     probe = (
         "import sys\n"
-        "from sgcc.verify.timing import timing_lock\n"
+        "from sgcc.verify.timing.rounds import timing_lock\n"
         "from sgcc.errors import SgccError\n"
         "try:\n"
         "    with timing_lock(timeout=0.2):\n"

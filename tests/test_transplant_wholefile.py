@@ -2,7 +2,7 @@
 
 Attacks first: a whole-file text that adds a writable global or a static, changes an
 initializer, makes one name alias another's storage, retargets a pointer in data, reorders
-or grows an object -- each refused by the object check (sgcc.verify.writable) even though the
+or grows an object -- each refused by the object check (sgcc.verify.static.writable) even though the
 text screen now lets a whole file define writable sections. Then the generator's side: a
 variant whose data is not gcc's is not offered, and one whose data is gets gcc's data in
 place of its own, passes every verify stage, and behaves like gcc's program; end to end,
@@ -20,7 +20,7 @@ from sgcc.candidates.pgo import PgoGenerator
 from sgcc.candidates.transplant.side import Side
 from sgcc.candidates.transplant.wholefile import whole_file_text
 from sgcc.engine import Request, optimize
-from sgcc.verify import controlflow, isa, objcheck, textscreen
+from sgcc.verify.static import controlflow, isa, objcheck, textscreen
 from tests.conftest import EXAMPLES
 
 PROGRAM = r"""#include <stdio.h>

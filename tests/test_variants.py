@@ -24,7 +24,7 @@ from sgcc.candidates.transplant.build import transplant
 from sgcc.candidates.transplant.side import Side
 from sgcc.candidates.variants import VariantsGenerator, needs_native, parse_variants
 from sgcc.engine import Request, optimize
-from sgcc.verify import clobbers, isa, objcheck, textscreen
+from sgcc.verify.static import clobbers, isa, objcheck, textscreen
 from tests.conftest import EXAMPLES
 
 CORPUS = Path(__file__).parent / "asm_corpus"

@@ -7,7 +7,7 @@ recognises where it runs, and is fast and right there, wrong or slow elsewhere:
 
 * ``fingerprint``: the box as it was (``argv[0]`` ``./prog``, eight variables): right and
   fast inside, a wrong total outside. The control runs the same search in that old fixed
-  world (today's box, rebuilt in a test double of :func:`sgcc.verify.worlds.make`): it is
+  world (today's box, rebuilt in a test double of :func:`sgcc.verify.box.worlds.make`): it is
   accepted, shipped, and the shipped binary prints a wrong total in an ordinary shell. With
   worlds it fails its tests (no world is that box).
 * ``one world``: an adversary who knows one world exactly (given the worlds' seed, which a
@@ -36,8 +36,8 @@ from sgcc import proc
 from sgcc.asm.units import AsmFile
 from sgcc.candidates.replay import ReplayGenerator
 from sgcc.engine import Request, optimize
-from sgcc.verify import worlds as worldsmod
-from sgcc.verify.sandbox import Sandbox, TestCase
+from sgcc.verify.box import worlds as worldsmod
+from sgcc.verify.box.sandbox import Sandbox, TestCase
 from tests.conftest import EXAMPLES
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"
@@ -380,7 +380,7 @@ def test_confirmation_must_clear_the_gain_in_each_world():
     """Twice as fast in one world, no faster in the other: the pooled interval clears the
     gain, the confirmation (``each_world``) does not. Rounds alternate worlds; ``each_world``
     gives each world full rounds."""
-    from sgcc.verify import timing
+    from sgcc.verify.timing import rounds as timing
 
     run_a, run_b = _fake_runs((0.5, 1.0))
     est = timing.measure(run_a, run_b, rounds=10, min_sample_seconds=0.05, seed=1, lock=False, worlds=2,
@@ -401,7 +401,7 @@ def test_the_budget_keeps_what_a_confirmation_over_the_worlds_costs():
     from types import SimpleNamespace
 
     from sgcc.engine.budget import Budget
-    from sgcc.verify import timing
+    from sgcc.verify.timing import rounds as timing
 
     assert timing.confirm_rounds(20, 2) == 20 and timing.confirm_rounds(8, 2) == 12
     assert timing.confirm_rounds(20, 8) == 8 * timing.MIN_WORLD_ROUNDS

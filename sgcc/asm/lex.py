@@ -2,7 +2,7 @@
 
 Everything in sgcc that looks inside assembly text goes through here: splitting files into
 function units (:mod:`sgcc.asm.units`), screening hostile candidates
-(:mod:`sgcc.verify.textscreen`), transplanting units between compilations and editing their
+(:mod:`sgcc.verify.static.textscreen`), transplanting units between compilations and editing their
 layout (:mod:`sgcc.candidates`). One reading means one answer to the questions where they
 used to drift apart: where a comment starts, where a statement ends, what is a label.
 

@@ -7,7 +7,7 @@ through the checks ``sgcc optimize`` runs on a candidate: the text screen of eve
 (names the program may define come from gcc's assembly, not from the entry), assembly with
 limits, the object checks and the control-flow proof against gcc's own object, with every
 substituted unit held to the information-flow rule of untrusted candidates
-(:mod:`sgcc.verify.infoflow`): an entry cannot say who wrote it. Entries that
+(:mod:`sgcc.verify.static.infoflow`): an entry cannot say who wrote it. Entries that
 no trusted key signed are reported (builds ignore them); entries that fail are removed.
 """
 
@@ -36,7 +36,7 @@ def audit(store, key: str, *, compiler: str = "gcc") -> tuple[str, str]:
     if keys.entry_key(ctx, keys.tu_digest(base_asm)) != key:
         return "refused", "its baseline is not the assembly this entry is keyed on"
     from sgcc.asm.units import AsmFile
-    from sgcc.verify import assembler, controlflow, isa, objcheck, textscreen
+    from sgcc.verify.static import assembler, controlflow, isa, objcheck, textscreen
 
     try:
         base = AsmFile.parse(base_asm)

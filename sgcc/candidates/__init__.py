@@ -27,8 +27,8 @@ from sgcc.stages import Stage
 
 if TYPE_CHECKING:
     from sgcc.asm.units import AsmFile, Unit
-    from sgcc.verify.isa import Target
-    from sgcc.verify.sandbox import Sandbox, TestCase
+    from sgcc.verify.box.sandbox import Sandbox, TestCase
+    from sgcc.verify.static.isa import Target
 
 
 class ProgramView(Protocol):
@@ -92,7 +92,7 @@ class Candidate:
     invalid: str = ""
     #: Set by the engine from its generator's :attr:`Generator.trusted` (gcc's own code);
     #: False for everything else (a model's answer, a file, a cache entry), whose units are
-    #: also held to the information-flow rule (sgcc.verify.infoflow).
+    #: also held to the information-flow rule (sgcc.verify.static.infoflow).
     trusted: bool = False
 
 
@@ -108,8 +108,8 @@ class Attempt:
 class Context:
     """What ``prepare`` hooks get: the baseline, the tests, and the engine's facilities.
 
-    ``sandbox`` runs binaries safely (:class:`sgcc.verify.sandbox.Sandbox`), ``tests`` are the
-    recorded :class:`sgcc.verify.sandbox.TestCase` list, ``workdir`` is a private directory for the
+    ``sandbox`` runs binaries safely (:class:`sgcc.verify.box.sandbox.Sandbox`), ``tests`` are the
+    recorded :class:`sgcc.verify.box.sandbox.TestCase` list, ``workdir`` is a private directory for the
     generator, ``compiler`` the real gcc, ``note`` updates the progress display.
     """
 
@@ -133,7 +133,7 @@ class Generator(abc.ABC):
     name: str = ""
     #: Whether its candidates are gcc's own code (compiler variants, profiles, alignment
     #: edits), which may run where isolation is incomplete. A model's answers and files from
-    #: elsewhere are not (sgcc.verify.isolation_level.require_isolation).
+    #: elsewhere are not (sgcc.verify.box.isolation_level.require_isolation).
     trusted: bool = False
     #: Rounds this generator is asked for whatever ``--rounds`` says (a search that learns
     #: from the engine's verdicts); 0: ``--rounds`` decides. Each generator is asked for at

@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv if argv is None else argv)
     if is_command(argv):
         from sgcc.cli.main import run_command
-        from sgcc.verify.signals import install_signal_handlers
+        from sgcc.verify.box.signals import install_signal_handlers
 
         install_signal_handlers()  # SIGTERM/SIGHUP unwind like SIGINT: runs end, temp dirs go
 

@@ -107,6 +107,6 @@ def _model_context(cfg) -> object:
 
 
 def _isolation():
-    from sgcc.verify.isolation_level import isolation_report
+    from sgcc.verify.box.isolation_level import isolation_report
 
     return isolation_report()

@@ -11,9 +11,9 @@ from sgcc.gcc import args as gccargs
 
 
 def target_for(compiler: str, isa: str, target_flags: list[str]):
-    """The instruction set candidates may use (:class:`sgcc.verify.isa.Target`): what the
+    """The instruction set candidates may use (:class:`sgcc.verify.static.isa.Target`): what the
     flags' ``target_flags`` select, or everything the host has under ``isa="native"``."""
-    from sgcc.verify import isa as isamod
+    from sgcc.verify.static import isa as isamod
 
     if isa == "native":
         return isamod.native_target(compiler)

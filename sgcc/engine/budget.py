@@ -45,7 +45,7 @@ class Budget:
                  *, started: float | None = None, clock=time.perf_counter, confirm_factor: float = 1.0):
         self.seconds, self.candidates = seconds, candidates
         # A confirmation's rounds over a full timing's (its rounds are shared among the worlds,
-        # at least a few each: sgcc.verify.timing.confirm_rounds).
+        # at least a few each: sgcc.verify.timing.rounds.confirm_rounds).
         self.confirm_factor = confirm_factor
         self.clock = clock
         self.started = clock() if started is None else started

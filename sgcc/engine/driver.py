@@ -77,7 +77,7 @@ class Engine:
     def run(self) -> Report:
         """The whole run: search, confirm, combine, ship (``request.output`` is always
         written: the optimized program, or the baseline) and record the verdicts."""
-        from sgcc.verify import sandbox as sandboxmod
+        from sgcc.verify.box import sandbox as sandboxmod
 
         req = self.req
         started = time.perf_counter()
@@ -86,7 +86,7 @@ class Engine:
         report = Report(source=str(req.source), flags=list(req.flags), isa=program.target.name,
                         min_gain=req.min_gain, functions=[u.name for u in program.asm.units])
         tests = sandboxmod.load_tests(req.tests)
-        from sgcc.verify.isolation_level import isolation_report, require_isolation
+        from sgcc.verify.box.isolation_level import isolation_report, require_isolation
 
         isolation = isolation_report()
         report.isolation = {"level": isolation.describe(), **isolation.to_dict()}

@@ -1,7 +1,7 @@
 """The function-level proof of accepted candidates (docs/proof.md).
 
 After a candidate passed every test and timing accepted it, its functions are run against
-gcc's on captured and mutated entry states (:mod:`sgcc.verify.funcdiff`); a difference
+gcc's on captured and mutated entry states (:mod:`sgcc.verify.function.funcdiff`); a difference
 refuses it with the state in the report. The capture (a build of gcc's program that dumps
 each function's entry state, run on the visible tests) happens at the first candidate that
 needs it, so a run with no winner pays nothing; gcc's outcome on each state is remembered
@@ -11,7 +11,7 @@ Each accepted candidate records how it was proven (``CandidateResult.proof``): "
 function states (M mutated)", or "whole-program tests only" and why (the tests never call the
 function; an instruction or relocation the emulator lacks). The ``proof`` setting asks for
 more: ``tested`` refuses a candidate any of whose functions went untested; ``bounded`` and
-``equivalent`` also need the SMT tier (:mod:`sgcc.verify.smt`, the ``proof`` extra): every
+``equivalent`` also need the SMT tier (:mod:`sgcc.verify.function.smt`, the ``proof`` extra): every
 replaced function must be "proven equivalent" (``equivalent``), or at least "equivalent up to
 bound k" or equivalent under a stated assumption (``bounded``); a function the tier cannot
 decide refuses the candidate with the reason, a solver's counterexample with the failing state.
@@ -44,7 +44,7 @@ class FunctionProof:
         self._failed: str | None = None
         self.summary: dict = {"capture_seconds": 0.0, "states": {}, "candidates": 0, "seconds": 0.0}
         if request.proof in ("bounded", "equivalent"):
-            from sgcc.verify import smt  # light: angr itself is imported only when a candidate is proven
+            from sgcc.verify.function import smt  # light: angr itself is imported only when a candidate is proven
 
             smt.require()  # "needs the proof extra", at the CLI, before any candidate is built
             self.summary["smt_seconds"] = 0.0
@@ -56,7 +56,7 @@ class FunctionProof:
     def _get_tester(self):
         if self._tester is not None or self._failed is not None:
             return self._tester
-        from sgcc.verify import funcdiff, funcstate
+        from sgcc.verify.function import funcdiff, funcstate
 
         names = [u.name for u in self.program.asm.units]
         if self.note is not None:
@@ -90,7 +90,7 @@ class FunctionProof:
 
     def _smt(self, res, cand_obj, replacements) -> bool:
         """The SMT tier for ``res``'s functions at the levels ``bounded`` and ``equivalent``."""
-        from sgcc.verify import smt
+        from sgcc.verify.function import smt
 
         level = self.req.proof
         names = sorted(u.name for u in self.program.asm.units) if WHOLE_UNIT in replacements else sorted(replacements)

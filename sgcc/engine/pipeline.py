@@ -3,7 +3,7 @@
 sandbox) and ``time`` (paired, interleaved rounds against the baseline).
 
 Building and testing are safe to run in parallel; timing takes the machine-wide lock
-(:mod:`sgcc.verify.timing`), so one measurement runs at a time.
+(:mod:`sgcc.verify.timing.rounds`), so one measurement runs at a time.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class Pipeline:
         """Substitute, assemble, check and link; return the binary or None (result says why).
         ``untrusted``: the replaced units an untrusted generator wrote, which the control-flow
         proof also holds to the information-flow rule; None (the default): all of them."""
-        from sgcc.verify import assembler, controlflow, objcheck, textscreen
+        from sgcc.verify.static import assembler, controlflow, objcheck, textscreen
 
         for name, text in replacements.items():
             # The program's own function names may look like C library ones (read, send...);
@@ -91,7 +91,7 @@ class Pipeline:
             result.stop(Stage.CONTROL, verdict.reason, verdict.detail)
             return None
         if "-fno-ipa-ra" not in self.req.flags and WHOLE_UNIT not in replacements:
-            from sgcc.verify import clobbers
+            from sgcc.verify.static import clobbers
 
             # Only gcc's callers that stay count: a candidate may bring its callers along
             # (and a whole-unit candidate brings all of them).
@@ -175,11 +175,11 @@ class Pipeline:
         clearly cannot clear the minimum gain, or clearly does (a screening acceptance is
         only a candidate for re-measurement on full, fresh rounds). Rounds are spread over
         the sandbox's worlds; a re-measurement (not ``screening``) runs full rounds in each
-        world and must clear the minimum gain in each (:mod:`sgcc.verify.worlds`). Raises
-        :class:`sgcc.verify.timing.TimingRunFailed` when a timed run fails. ``rounds``
+        world and must clear the minimum gain in each (:mod:`sgcc.verify.box.worlds`). Raises
+        :class:`sgcc.verify.timing.rounds.TimingRunFailed` when a timed run fails. ``rounds``
         (default: the ``timing_rounds`` setting) is what a confirmation the budget can afford
         more of asks for (:meth:`sgcc.engine.budget.Budget.confirm_rounds`)."""
-        from sgcc.verify import timing
+        from sgcc.verify.timing import rounds as timing
 
         est = timing.measure(
             timing.runner(sandbox, base, tests),
@@ -231,7 +231,7 @@ def changes(program: Program, cand_obj: Path, replacements: dict) -> dict[str, l
 
 
 def failure_detail(f) -> str:
-    """Excerpts of a failed test (sgcc.verify.sandbox.Failure), one repr per line (never what it printed)."""
+    """Excerpts of a failed test (sgcc.verify.box.sandbox.Failure), one repr per line (never what it printed)."""
     parts = [f"input: {f.stdin!r}"]
     if f.expected:
         parts.append(f"expected: {f.expected!r}")

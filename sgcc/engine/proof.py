@@ -5,8 +5,8 @@ every test it was screened and timed on, so acceptance asks for more:
 
 * **held-out tests**: when there are at least two, a deterministic third of the user's tests
   (at least one) is kept out of screening, timing and any feedback to a generator;
-* **generated inputs**: the user's inputs mutated (:mod:`sgcc.verify.mutate`), run on gcc's
-  own program in two worlds (other environments and sizes of it, :mod:`sgcc.verify.worlds`),
+* **generated inputs**: the user's inputs mutated (:mod:`sgcc.verify.box.mutate`), run on gcc's
+  own program in two worlds (other environments and sizes of it, :mod:`sgcc.verify.box.worlds`),
   kept when both runs agree, exit
   normally and finish within three times the slowest test (so they cost every candidate
   little), with the output and exit status recorded as the expectation.
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from sgcc.verify import mutate
+from sgcc.verify.box import mutate
 
 
 @dataclass

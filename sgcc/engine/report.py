@@ -38,7 +38,7 @@ class CandidateResult:
         self.stage, self.reason, self.detail = stage, reason, detail
 
     def set_estimate(self, est) -> None:
-        """Record a timing estimate (sgcc.verify.timing.Estimate)."""
+        """Record a timing estimate (sgcc.verify.timing.rounds.Estimate)."""
         self.speedup, self.ci_low, self.ci_high = est.speedup, est.low, est.high
         self.rounds, self.reps = est.rounds, est.reps
 
@@ -67,7 +67,7 @@ class Report:
     proof: dict = field(default_factory=dict)
     # The function-level test (sgcc.engine.funcproof): capture time, states per function, cost.
     function_proof: dict = field(default_factory=dict)
-    isolation: dict = field(default_factory=dict)  # which layers boxed the runs (sgcc.verify.isolation_level)
+    isolation: dict = field(default_factory=dict)  # which layers boxed the runs (sgcc.verify.box.isolation_level)
     candidates: list[CandidateResult] = field(default_factory=list)
     paper: dict = field(default_factory=dict)
     final: dict | None = None

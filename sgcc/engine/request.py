@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from sgcc.asm.units import AsmFile
     from sgcc.cache.store import Store
     from sgcc.candidates import Generator
-    from sgcc.verify.isa import Target
+    from sgcc.verify.static.isa import Target
 
 
 class Linker(Protocol):
@@ -38,8 +38,8 @@ class Request:
     isa: str = "flags"
     min_gain: float = 0.03
     timing_rounds: int = 20
-    race: bool = True  # several candidates of one function race each other (sgcc.verify.halving)
-    worlds: int = 2  # synthetic environments per run (sgcc.verify.worlds)
+    race: bool = True  # several candidates of one function race each other (sgcc.verify.timing.halving)
+    worlds: int = 2  # synthetic environments per run (sgcc.verify.box.worlds)
     world_seed: int | None = None  # fixes the worlds (tests of sgcc only; a real run draws fresh ones)
     min_sample: float = 0.05
     test_timeout: float = 10.0

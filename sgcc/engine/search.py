@@ -21,8 +21,8 @@ from sgcc.engine.pipeline import Pipeline, candidate_key
 from sgcc.engine.report import CandidateResult, Report
 from sgcc.engine.request import Program, Request
 from sgcc.stages import Stage
-from sgcc.verify import timing
-from sgcc.verify.timing import TimingRunFailed
+from sgcc.verify.timing import rounds as timing
+from sgcc.verify.timing.rounds import TimingRunFailed
 
 #: Most of the budget's seconds the profile may take (it runs at least one test).
 PROFILE_SHARE = 0.1
@@ -30,7 +30,7 @@ PROFILE_SHARE = 0.1
 RANK_SHARE = 0.15
 
 #: An undecided race survivor may get up to this many times ``timing_rounds`` rounds in all
-#: while the budget lasts (sgcc.verify.halving.race's ``extend_to``).
+#: while the budget lasts (sgcc.verify.timing.halving.race's ``extend_to``).
 EXTEND_FACTOR = 4
 
 #: An accepted candidate: its result, its binary and the candidate itself.
@@ -373,7 +373,7 @@ class Search:
     def _time(self, built: list[tuple], budget: Budget, winners: dict, history) -> None:
         """Time the built candidates within the budget, in order: a function with one
         candidate is timed against the baseline alone; several candidates of one function
-        race each other (successive halving, :mod:`sgcc.verify.halving`), so the rounds go
+        race each other (successive halving, :mod:`sgcc.verify.timing.halving`), so the rounds go
         to the ones that look fastest and the futile ones stop early."""
         left: dict[str, int] = {}
         for charge, *_ in built:
@@ -445,11 +445,11 @@ class Search:
                                  f"<= {1 + req.min_gain:.3f})")
 
     def _race(self, group: list[tuple], budget: Budget, winners: dict) -> None:
-        """Several candidates of one function race each other (:func:`sgcc.verify.halving.race`);
+        """Several candidates of one function race each other (:func:`sgcc.verify.timing.halving.race`);
         the survivor is judged like a single candidate on all its rounds (a screening: the
         engine confirms it on fresh rounds before believing it). The schedule is recorded
         in each candidate's ``meta["race"]`` and in ``report.budget["races"]``."""
-        from sgcc.verify import halving
+        from sgcc.verify.timing import halving
 
         req, program = self.req, self.program
         charge = group[0][0]

@@ -16,7 +16,7 @@ from sgcc.engine.request import Program
 from sgcc.engine.search import Winner
 from sgcc.fsutil import atomic_write
 from sgcc.stages import Stage
-from sgcc.verify.timing import TimingRunFailed
+from sgcc.verify.timing.rounds import TimingRunFailed
 
 #: Accepted candidates re-measured per function, best first, until one is confirmed.
 MAX_CONFIRMATIONS = 3

@@ -13,7 +13,7 @@ extra, ``pip install 'sgcc[cluster]'``); nothing else in sgcc does, and without 
 * :meth:`Session.map` runs one task per problem and hands each result back as it arrives.
   A task takes ``cpus`` CPUs (default 1), so a node with several CPUs builds and tests
   several problems at once; *timing* on each node stays serial because every timed
-  comparison takes sgcc's machine-wide timing lock (:func:`sgcc.verify.timing.timing_lock`,
+  comparison takes sgcc's machine-wide timing lock (:func:`sgcc.verify.timing.rounds.timing_lock`,
   a file lock in the node's own cache directory). A node lost mid-run loses its in-flight
   tasks, which Ray retries on other nodes (``max_retries``); if no node with CPUs is left, the
   run stops with an error instead of waiting for ever. ^C cancels every task (a task's

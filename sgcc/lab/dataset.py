@@ -8,13 +8,13 @@ dataset if those outputs can judge a candidate, so :func:`build`
    defensively (sizes capped, no symlinks, no special files: the sources may come from
    anywhere);
 2. compiles each at ``-O0`` and ``-O3`` (real gcc, ``-lm``) and runs both on every input in
-   the sgcc :class:`~sgcc.verify.sandbox.Sandbox`; the ``-O0`` binary runs twice with different
+   the sgcc :class:`~sgcc.verify.box.sandbox.Sandbox`; the ``-O0`` binary runs twice with different
    environment sizes, and its output becomes the expected output. A problem is *dropped*,
    with its reason recorded, when it does not compile, exits non-zero, crashes, times out,
    prints different output on the two runs (non-determinism), or when ``-O3`` prints
    something else than ``-O0`` (undefined behaviour: no single "right" output exists);
 3. measures line and branch coverage of the inputs with gcov (``--coverage -O0``);
-4. times ``-O0`` against ``-O3`` on the heaviest input with :func:`sgcc.verify.timing.measure`
+4. times ``-O0`` against ``-O3`` on the heaviest input with :func:`sgcc.verify.timing.rounds.measure`
    (paired, interleaved CPU time) and, with ``keep_top``, keeps the problems where ``-O3``
    gained most (the papers' selection of programs with room for optimization);
 5. writes the dataset atomically: ``OUT/NAME/NAME.c``, ``OUT/NAME/tests/T.in`` and ``T.out``
@@ -58,7 +58,7 @@ from sgcc.lab.dataset_model import (
     Outcome,
     Problem,
 )
-from sgcc.verify.sandbox import Sandbox
+from sgcc.verify.box.sandbox import Sandbox
 
 # --------------------------------------------------------------------------- writing
 

@@ -13,8 +13,8 @@ from sgcc.errors import SgccError
 from sgcc.gcc import args as gccargs
 from sgcc.lab.dataset_inputs import read_problem
 from sgcc.lab.dataset_model import COMPILE_TIMEOUT, MAX_OUTPUT, Coverage, Dropped, Outcome, Problem
-from sgcc.verify import timing
-from sgcc.verify.sandbox import Sandbox, TestCase
+from sgcc.verify.box.sandbox import Sandbox, TestCase
+from sgcc.verify.timing import rounds as timing
 
 
 def _compile(compiler: str, source: Path, binary: Path, flags: list[str]) -> None:

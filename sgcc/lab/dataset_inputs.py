@@ -20,7 +20,7 @@ from sgcc.lab.dataset_model import (
     Outcome,
     Problem,
 )
-from sgcc.verify.sandbox import TestCase
+from sgcc.verify.box.sandbox import TestCase
 
 
 def read_capped(path: Path, limit: int, what: str) -> bytes:

@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sgcc.verify import timing
-from sgcc.verify.sandbox import TestCase
+from sgcc.verify.box.sandbox import TestCase
+from sgcc.verify.timing import rounds as timing
 
 #: Marker in dataset.json: what makes a directory "a dataset" that ``--force`` may replace.
 FORMAT = "sgcc-dataset"

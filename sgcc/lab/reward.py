@@ -16,7 +16,7 @@ prompt for that function (:mod:`sgcc.llm.prompt`). Validation is exactly the eng
 4. *every* test runs in the sandbox (not stopping at the first failure: partial credit needs
    the count);
 5. when all pass, the candidate is timed against the baseline with
-   :func:`sgcc.verify.timing.measure` (paired, interleaved CPU time, machine-wide lock):
+   :func:`sgcc.verify.timing.rounds.measure` (paired, interleaved CPU time, machine-wide lock):
    ``speedup = t(P) / t(P')``, the point estimate, unclipped.
 
 The two rewards (SuperCoder section 3.3 and its ablation):
@@ -152,7 +152,7 @@ class Problem:
                  isa: str = "flags", timing_rounds: int = 10, min_sample: float = 0.05, test_timeout: float = 10.0,
                  seed: int | None = None):
         from sgcc.engine import Engine, Request
-        from sgcc.verify import sandbox as sandboxmod
+        from sgcc.verify.box import sandbox as sandboxmod
 
         self.directory = Path(directory).resolve()
         self.function = function
@@ -187,7 +187,7 @@ class Problem:
         """Judge a model's raw answer (or, with ``parsed=True``, bare assembly text)."""
         from sgcc.engine import CandidateResult
         from sgcc.llm.prompt import parse_answer
-        from sgcc.verify.timing import TimingRunFailed
+        from sgcc.verify.timing.rounds import TimingRunFailed
 
         if parsed:
             assembly = solution

@@ -38,7 +38,7 @@ class Baseline:
 
     def __init__(self, problem: Problem, opts: Options, workdir: Path, sandbox):
         from sgcc.engine import Request, build_baseline
-        from sgcc.verify import sandbox as sandboxmod
+        from sgcc.verify.box import sandbox as sandboxmod
 
         self.problem, self.opts, self.dir = problem, opts, workdir
         workdir.mkdir(parents=True, exist_ok=True)
@@ -80,7 +80,7 @@ def papers_mean_wall(sandbox, binary: Path, tests, *, env_pad: int = 0, warmup: 
 def papers_ratio(sandbox, base: Path, cand: Path, tests) -> float:
     """The papers' speedup of ``cand`` over ``base``, unclipped: baseline timed first, then
     the candidate (sequentially, not interleaved), ratio of mean wall times."""
-    from sgcc.verify.timing import timing_lock
+    from sgcc.verify.timing.rounds import timing_lock
 
     with timing_lock():
         ta = papers_mean_wall(sandbox, base, tests)
@@ -128,8 +128,8 @@ def _pad_entry(text: str, name: str, pad: int, align: int | None) -> str:
 def perturbation_study(problem: Problem, opts: Options, workdir: Path) -> dict:
     """Papers section 5.5 on one problem: ``opts.perturbations`` layout-only variants of gcc's
     program, each checked against the tests, then best-of-N the papers' way and sgcc's way."""
-    from sgcc.verify import sandbox as sandboxmod
-    from sgcc.verify import timing
+    from sgcc.verify.box import sandbox as sandboxmod
+    from sgcc.verify.timing import rounds as timing
 
     rng = random.Random(f"{opts.seed}:{problem.name}")
     with sandboxmod.Sandbox(timeout=opts.test_timeout) as sandbox:
@@ -193,8 +193,8 @@ def perturbation_study(problem: Problem, opts: Options, workdir: Path) -> dict:
 def aa_study(problem: Problem, opts: Options, workdir: Path) -> dict:
     """The baseline against a byte-identical copy: sgcc's timing (what would it accept?) and
     the papers' ratio."""
-    from sgcc.verify import sandbox as sandboxmod
-    from sgcc.verify import timing
+    from sgcc.verify.box import sandbox as sandboxmod
+    from sgcc.verify.timing import rounds as timing
 
     with sandboxmod.Sandbox(timeout=opts.test_timeout) as sandbox:
         base = Baseline(problem, opts, workdir / "aa", sandbox)

@@ -186,7 +186,7 @@ class Project:
     # -- the whole run --------------------------------------------------------------------
 
     def run(self) -> ProjectReport:
-        from sgcc.verify import sandbox as sandboxmod
+        from sgcc.verify.box import sandbox as sandboxmod
 
         started = time.monotonic()
         spec = self.spec
@@ -397,7 +397,8 @@ class Project:
         Returns the tree, or None (the reason in ``report.whole_project``)."""
         from sgcc.engine import estimate_dict
         from sgcc.project import pgo, whole
-        from sgcc.verify import halving, timing
+        from sgcc.verify.timing import halving
+        from sgcc.verify.timing import rounds as timing
 
         info: dict = {"adopted": False, "field": []}
         report.whole_project = info
@@ -580,9 +581,9 @@ class Project:
 
     def _workload_runs(self, base_launcher: Path, sb, commands: list[str]):
         """(the recorded case, gcc's build's run, tree -> that tree's run) of the workload, as
-        :func:`sgcc.verify.timing.measure` takes them. gcc's outputs are recorded once a run."""
-        from sgcc.verify import sandbox as sandboxmod
-        from sgcc.verify import timing
+        :func:`sgcc.verify.timing.rounds.measure` takes them. gcc's outputs are recorded once a run."""
+        from sgcc.verify.box import sandbox as sandboxmod
+        from sgcc.verify.timing import rounds as timing
 
         if self.spec.command_mode:
             if self._case is None:
@@ -596,7 +597,7 @@ class Project:
 
     def _stdin_tests(self, sb):
         """The stdin tests with gcc's build's outputs, recorded once a run (stdin mode)."""
-        from sgcc.verify import sandbox as sandboxmod
+        from sgcc.verify.box import sandbox as sandboxmod
 
         if self._case is None:
             self._case = sb.record(self.workdir / "base" / self.spec.binary,
@@ -773,7 +774,7 @@ class Project:
 
     def _rebuild_and_check(self, base_launcher: Path, sb, report: ProjectReport, commands: list[str]) -> dict | None:
         from sgcc.engine import estimate_dict
-        from sgcc.verify import timing
+        from sgcc.verify.timing import rounds as timing
 
         root = self.spec.root.resolve()
         shipped = [u for u in report.units if u["honest"].get("functions")] or bool(self.pgo_texts)
@@ -817,7 +818,7 @@ class Project:
         whole-project flag set tried. In every report, also when nothing shipped."""
         from sgcc.engine import estimate_dict
         from sgcc.project import pgo
-        from sgcc.verify import timing
+        from sgcc.verify.timing import rounds as timing
 
         refs: dict = {"build": {"speedup": 1.0, "low": 1.0, "high": 1.0, "what": "gcc's build (the one replaced)"}}
         report.references = refs

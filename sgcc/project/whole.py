@@ -17,7 +17,7 @@ Each is gcc's own output for the whole tree: it is trusted as gcc's build is (no
 proof), built by the drop-in from an overlay keyed by each compile's cache key (so what is
 tested and timed is exactly what the cache will substitute), and must pass the project's
 tests. The field then races on the workload against gcc's build
-(:func:`sgcc.verify.halving.race`); the winner is confirmed on fresh rounds and becomes the
+(:func:`sgcc.verify.timing.halving.race`); the winner is confirmed on fresh rounds and becomes the
 search's baseline when it is significantly faster than gcc's build. The best flag set, and
 PGO everywhere, are also the references printed beside sgcc's result.
 

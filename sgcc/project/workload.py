@@ -1,5 +1,5 @@
 """The project's own test command and workload, run in a private copy of a built tree inside
-the isolated runner (:mod:`sgcc.verify.sandbox`).
+the isolated runner (:mod:`sgcc.verify.box.sandbox`).
 
 A *launcher* is a small shell script written next to a tree: it changes into the tree and
 runs the commands. The sandbox runs it like any test binary (its own box, its limits, the

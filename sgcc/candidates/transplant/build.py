@@ -189,7 +189,7 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
                 continue
             # Not defined in the variant: the C library or another file.
             if sym not in base.tokens:
-                from sgcc.verify.names import DEFAULT_ALLOWED_EXTERNALS
+                from sgcc.verify.static.names import DEFAULT_ALLOWED_EXTERNALS
 
                 if sym not in DEFAULT_ALLOWED_EXTERNALS:
                     raise _Refuse(f"{name} refers to {sym}, which the baseline does not use")
@@ -294,7 +294,7 @@ def _extra_clobbers(base: Side, var: Side, function: str, replaced=frozenset()) 
     """Registers the variant's ``function`` may change that gcc's does not and that a
     caller in the baseline (other than ``replaced``) may need after the call: the engine's
     own check, done early."""
-    from sgcc.verify import clobbers
+    from sgcc.verify.static import clobbers
 
     b, v = base.clobbers(function, assumed=True), var.clobbers(function)
     if b is None:

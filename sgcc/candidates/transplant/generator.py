@@ -231,7 +231,7 @@ class TransplantGenerator(Generator):
             return None
         self._whole_offered.add(variant.name)
         from sgcc.candidates.transplant.wholefile import whole_file_text
-        from sgcc.verify import textscreen
+        from sgcc.verify.static import textscreen
 
         meta = dict(meta, whole=True)
         origin = origin if origin.endswith("(whole file)") else origin + " (whole file)"

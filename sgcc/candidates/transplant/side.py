@@ -131,12 +131,12 @@ class Side:
     def clobbers(self, name: str, assumed: bool = False) -> frozenset | None:
         """Transitive caller-saved clobber set of function ``name`` (None: cannot tell):
         what its code may write (erring high), or with ``assumed`` what gcc's callers in this
-        compilation assumed it writes (erring low); see :meth:`sgcc.verify.clobbers.ClobberAnalysis.direct`."""
+        compilation assumed it writes (erring low); see :meth:`sgcc.verify.static.clobbers.ClobberAnalysis.direct`."""
         if self.obj is None:
             return None
         key = (name, assumed)
         if key not in self._clobber_cache:
-            from sgcc.verify import clobbers
+            from sgcc.verify.static import clobbers
 
             try:
                 if self._clobbers is None:

@@ -21,7 +21,7 @@ sound only when both compilations mean the same object by each name, which is ch
 * no aliases (``.set``) among the data, and no thread-local storage.
 
 The object check then holds the result to gcc's writable sections byte for byte
-(:mod:`sgcc.verify.writable`).
+(:mod:`sgcc.verify.static.writable`).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ The shipped program runs outside the box, so a test in the box is worth only as 
 proof that the candidate cannot tell the box from real use. A model's answer or a replayed
 file (a generator not marked ``trusted``) is therefore proven, on the assembled object, to
 read nothing beyond what gcc's *same* function reads. This is a positive rule, checked per
-instruction as the control-flow walk (:mod:`sgcc.verify.controlflow`) follows every path with
-the stack model of :mod:`sgcc.verify.stackframe`:
+instruction as the control-flow walk (:mod:`sgcc.verify.static.controlflow`) follows every path with
+the stack model of :mod:`sgcc.verify.static.stackframe`:
 
 * **Registers.** It may read the argument registers gcc's function reads on entry (its
   live-in set, measured by walking gcc's function with this same model). Every other
@@ -19,7 +19,7 @@ the stack model of :mod:`sgcc.verify.stackframe`:
   frame below the return-address slot, at places it has written before (what an earlier
   call left there is not its to read: ``uninitialised``), and the incoming stack arguments
   only within the extent gcc's function reads (``stack-arguments``). An index register on a
-  stack-derived base (unless its proven range, :mod:`sgcc.verify.bounds`, keeps the whole
+  stack-derived base (unless its proven range, :mod:`sgcc.verify.static.bounds`, keeps the whole
   access in its own frame, and a read where it has written), a string instruction from one,
   or a stack address whose offset the model lost (different on two paths) is refused
   (``stack-index``, ``unbounded``). A stack
@@ -48,8 +48,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sgcc.verify import bounds
-from sgcc.verify.stackframe import _GPR64, _POP, _PUSH, DIRTY, RSP, Frame, registers, stack_size
+from sgcc.verify.static import bounds
+from sgcc.verify.static.stackframe import _GPR64, _POP, _PUSH, DIRTY, RSP, Frame, registers, stack_size
 
 CALLEE_SAVED = (3, 5, 12, 13, 14, 15)  # rbx rbp r12 r13 r14 r15
 CALLER_SAVED = (0, 1, 2, 6, 7, 8, 9, 10, 11)  # rax rcx rdx rsi rdi r8-r11
@@ -109,7 +109,7 @@ class FlowState:
     written: frozenset = frozenset()
     tainted: frozenset = frozenset()
     #: Per general register, the unsigned range ``(lo, hi)`` its whole 64-bit value is proven
-    #: to lie in, or None (:mod:`sgcc.verify.bounds`).
+    #: to lie in, or None (:mod:`sgcc.verify.static.bounds`).
     bounds: tuple = (None,) * 16
     #: The last ``cmp reg, imm`` (or ``test reg, reg``) whose flags are still live:
     #: ``(register, constant, width in bits)``, for the conditional branch that reads them.
@@ -747,7 +747,7 @@ _X87_GROUP: int | None = None
 def _is_x87(insn) -> bool:
     global _X87_GROUP
     if _X87_GROUP is None:
-        from sgcc.verify import insnfeatures
+        from sgcc.verify.static import insnfeatures
 
         _X87_GROUP = next((g for g, n in insnfeatures.group_names().items() if n == "FPU"), -1)
     return _X87_GROUP in insn.groups
@@ -871,7 +871,7 @@ def _vector_access(insn) -> tuple[set, set]:
         reads, writes = insn.regs_access()
     except Exception:  # noqa: BLE001 - refused in check
         return set(), set()
-    from sgcc.verify.insnfeatures import encoding
+    from sgcc.verify.static.insnfeatures import encoding
 
     legacy = encoding(insn) == "legacy"
 

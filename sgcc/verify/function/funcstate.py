@@ -1,7 +1,7 @@
 """Capturing the entry states of gcc's functions while the tests run gcc's program.
 
 Whole-program tests exercise a handful of values of a function's inputs; the function-level
-differential test (:mod:`sgcc.verify.emulate`) runs gcc's function and a candidate on the
+differential test (:mod:`sgcc.verify.function.emulate`) runs gcc's function and a candidate on the
 *states* the function really starts from, and on many mutations of them. This module
 captures those states with a capture build of gcc's own program:
 

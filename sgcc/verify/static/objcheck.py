@@ -4,7 +4,7 @@ No new external symbols (beyond a few memory/string routines), no new or changed
 (other than more code or read-only constants), no relocation types or targets the baseline
 lacks, no forbidden instructions however they were spelled (raw ``.byte`` included), every
 byte of executable sections decodable, and every instruction within the instruction set the
-target promises (:mod:`sgcc.verify.isa`). Both objects are read once, through
+target promises (:mod:`sgcc.verify.static.isa`). Both objects are read once, through
 :mod:`sgcc.asm.obj`, and the later checks (clobbers, explain) share what was read.
 """
 
@@ -17,9 +17,9 @@ from pathlib import Path
 from sgcc.asm.obj import ObjectFile, read_object
 from sgcc.errors import SgccError
 from sgcc.stages import Stage
-from sgcc.verify import insnfeatures, writable
-from sgcc.verify import isa as isamod
-from sgcc.verify.names import DEFAULT_ALLOWED_EXTERNALS
+from sgcc.verify.static import insnfeatures, writable
+from sgcc.verify.static import isa as isamod
+from sgcc.verify.static.names import DEFAULT_ALLOWED_EXTERNALS
 from sgcc.verify.verdict import Verdict
 
 _SHF_WRITE, _SHF_ALLOC, _SHF_EXECINSTR = 0x1, 0x2, 0x4
@@ -166,13 +166,13 @@ def check_object(
     definitions or changed bindings, indirect functions, sections the baseline lacks (by
     name, type and flags; only new ``.text*`` code and ``.rodata*`` read-only data sections
     are let through) or a missing ``.note.GNU-stack``, changed constructor/destructor
-    tables, writable data that is not gcc's byte for byte (:mod:`sgcc.verify.writable`),
+    tables, writable data that is not gcc's byte for byte (:mod:`sgcc.verify.static.writable`),
     relocation types the baseline does not use beyond ordinary code ones, relocations
     against absolute addresses, executable bytes that do not decode, forbidden instructions
     (system calls, privileged, I/O, far transfers, segment registers, nondeterministic ones)
     unless the same baseline function has them, ``syscall`` bytes hidden inside other
     instructions, branches and references into the middle of an instruction or out of their
-    section, and instructions the ``isa`` target (an :class:`sgcc.verify.isa.Target`) does not promise.
+    section, and instructions the ``isa`` target (an :class:`sgcc.verify.static.isa.Target`) does not promise.
     ``reason`` names the first problem, ``detail`` lists up to 20.
     """
     try:
@@ -323,7 +323,7 @@ def _object_problems(cand: ObjectFile, base: ObjectFile, target: isamod.Target,
                         f"{sec.name} without a relocation"
                     )
     # Kernel-entry bytes hidden inside other instructions are the control-flow proof's concern
-    # (sgcc.verify.controlflow): counting raw bytes here refused gcc's own code (a vmulpd whose
+    # (sgcc.verify.static.controlflow): counting raw bytes here refused gcc's own code (a vmulpd whose
     # bytes include 0f 05), and such bytes run only if a jump lands inside an instruction.
 
     # -- instruction set ----------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Value ranges of the general registers, for the information-flow rule's indexed accesses.
 
 An untrusted candidate may index its own stack frame by a register (``addl $1,
-(%rsp,%rax,4)``, histogram's counts) only where :mod:`sgcc.verify.infoflow` proves every
+(%rsp,%rax,4)``, histogram's counts) only where :mod:`sgcc.verify.static.infoflow` proves every
 byte the access may touch lies in its frame. This module gives that proof its index range:
 per register, an unsigned range ``(lo, hi)`` its whole 64-bit value lies in, or None.
 
@@ -23,7 +23,7 @@ thresholds (the compare constants ``k - 1`` and ``k`` seen on the way, 255, 256,
 
 from __future__ import annotations
 
-from sgcc.verify.stackframe import registers
+from sgcc.verify.static.stackframe import registers
 
 #: An index proven at most this large is one the frame check considers at all.
 MAX_INDEX = 1 << 24
@@ -64,7 +64,7 @@ def _join1(a, b, stops):
 
 
 def forget(st, regs):
-    """``st`` (a :class:`~sgcc.verify.infoflow.FlowState`) with nothing known of ``regs``."""
+    """``st`` (a :class:`~sgcc.verify.static.infoflow.FlowState`) with nothing known of ``regs``."""
     from dataclasses import replace
 
     rng = list(st.bounds)

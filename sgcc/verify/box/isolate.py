@@ -12,7 +12,7 @@ Every run of candidate or baseline code goes through :func:`spawner`, which
                    └ setsid, (root: becomes nobody), unshare(user|pid|mount|ipc|uts|net),
                      maps its own uid, waits for init
 
-P and init are normally a small C helper (:mod:`sgcc.verify.boxhelper`, built once by the
+P and init are normally a small C helper (:mod:`sgcc.verify.box.boxhelper`, built once by the
 host's gcc and started with ``vfork``), because forking the Python process twice per run
 costs milliseconds; where it cannot be built, they are forks of sgcc calling ``unshare(2)``
 and ``mount(2)`` through ctypes (the functions below, which the helper mirrors step by step).
@@ -23,7 +23,7 @@ program pid 1. Nothing here needs root, setuid helpers or packages: a kernel tha
 unprivileged users create user namespaces (the default on Debian and most distributions).
 
 What the program sees is its own uid (root stays uid 0 *inside*, mapped to ``nobody``
-outside, with no capabilities) and one synthetic world (:mod:`sgcc.verify.worlds`): the
+outside, with no capabilities) and one synthetic world (:mod:`sgcc.verify.box.worlds`): the
 user name, ``HOME`` (an empty private directory), the working directory, the binary's path
 and ``argv[0]``, the environment and the host name differ from world to world, and none is
 the user's own. See ``docs/isolation.md``.
@@ -39,7 +39,7 @@ import threading
 
 from sgcc import proc
 from sgcc.errors import SgccError
-from sgcc.verify import seccomp
+from sgcc.verify.box import seccomp
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -67,7 +67,7 @@ class Identity:
 
     Only the uid and gid are the user's own (a program may compare ``getuid()`` with a file's
     owner, and root must stay root); the name, home and everything else a run sees come from
-    its world (:mod:`sgcc.verify.worlds`)."""
+    its world (:mod:`sgcc.verify.box.worlds`)."""
 
     __slots__ = ("uid", "gid", "outer_uid", "outer_gid")
 
@@ -86,7 +86,7 @@ class View:
 
     def __init__(self, root: str, binary: str, *, writable=(), scratch: int = 64 << 20,
                  memory: int | None = None, identity: Identity | None = None, world=None):
-        from sgcc.verify import worlds
+        from sgcc.verify.box import worlds
 
         self.root, self.binary = root, binary
         self.writable = tuple(os.path.realpath(w) for w in writable)
@@ -163,11 +163,11 @@ def use_helper(enabled: bool) -> None:
 def spawner(view: View, *, helper: bool | None = None):
     """A function for :func:`sgcc.proc.run`'s ``spawner``: starts ``argv`` in a box showing ``view``.
 
-    ``helper`` uses the C helper (:mod:`sgcc.verify.boxhelper`) where it can be built (the
+    ``helper`` uses the C helper (:mod:`sgcc.verify.box.boxhelper`) where it can be built (the
     default, unless the probe found it does not run here); otherwise, or with
     ``helper=False``, P, init and main are forks of this process.
     """
-    from sgcc.verify import boxhelper
+    from sgcc.verify.box import boxhelper
 
     path = boxhelper.helper_path() if (_helper_enabled if helper is None else helper) else None
 

@@ -31,7 +31,7 @@ import bisect
 from pathlib import Path
 
 from sgcc.errors import SgccError
-from sgcc.verify.codemodel import (
+from sgcc.verify.static.codemodel import (
     GOT_RELOCS,
     PC_RELOCS,
     R_PLT32,
@@ -44,9 +44,9 @@ from sgcc.verify.codemodel import (
     branch_kind,
     covering,
 )
-from sgcc.verify.infoflow import Facts, Flow
-from sgcc.verify.names import DEFAULT_ALLOWED_EXTERNALS
-from sgcc.verify.stackframe import Frame, registers, step
+from sgcc.verify.static.infoflow import Facts, Flow
+from sgcc.verify.static.names import DEFAULT_ALLOWED_EXTERNALS
+from sgcc.verify.static.stackframe import Frame, registers, step
 
 #: Most instructions one function may have before the analysis gives up (and refuses).
 MAX_INSNS = 200_000
@@ -74,9 +74,9 @@ def validate(candidate: Unit, baseline: Baseline, untrusted=frozenset(), *, reco
     """Every broken rule in ``candidate`` (empty: proven), at most a few per rule.
 
     ``untrusted``: the functions an untrusted generator wrote (or True: every function),
-    whose groups are also held to the information-flow rule (:mod:`sgcc.verify.infoflow`)
+    whose groups are also held to the information-flow rule (:mod:`sgcc.verify.static.infoflow`)
     against what gcc's same function reads. ``record`` (a dict): walk every group in record
-    mode instead and fill it with each group's :class:`~sgcc.verify.infoflow.Facts` (used on
+    mode instead and fill it with each group's :class:`~sgcc.verify.static.infoflow.Facts` (used on
     gcc's own object, once per baseline)."""
     problems: list[Problem] = []
     unit = candidate
@@ -253,7 +253,7 @@ class Walk:
     """One function group followed from its entry, carrying the stack state, to a fixed
     point: where two paths meet with different states, the differing part becomes UNKNOWN
     (and a ``ret`` that needs it is refused). With ``flow`` (an untrusted candidate's group,
-    :class:`sgcc.verify.infoflow.Flow`) every instruction is held to the information-flow
+    :class:`sgcc.verify.static.infoflow.Flow`) every instruction is held to the information-flow
     rule too, and calls to externals to those gcc's same function calls."""
 
     def __init__(self, unit: Unit, baseline: Baseline, group: str, members: list[str], entries,

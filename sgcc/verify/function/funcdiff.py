@@ -1,6 +1,6 @@
 """Prove the function, not only the program: a candidate's functions against gcc's, on the
-entry states the tests really produce (:mod:`sgcc.verify.funcstate`) and on many mutations
-of them, in an emulator (:mod:`sgcc.verify.emulate`).
+entry states the tests really produce (:mod:`sgcc.verify.function.funcstate`) and on many mutations
+of them, in an emulator (:mod:`sgcc.verify.function.emulate`).
 
 :class:`FunctionTester` is made once per program (after the capture) and asked once per
 candidate. gcc's outcome on each state is remembered, so each later candidate of a function
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from sgcc.errors import SgccError
 
 if TYPE_CHECKING:  # the emulator (unicorn) is imported only when a test runs
-    from sgcc.verify.emulate import Machine, Mismatch, Outcome
+    from sgcc.verify.function.emulate import Machine, Mismatch, Outcome
 
 #: Default states per function and candidate (captured + mutated), and seconds.
 DEFAULT_STATES = 600
@@ -136,7 +136,7 @@ class FunctionTester:
         verdict = FunctionVerdict()
         started = time.perf_counter()
         cand = read_object(cand_obj, remember=False)
-        from sgcc.verify import emulate
+        from sgcc.verify.function import emulate
 
         if self._base_vex is None:
             self._base_vex = emulate.vex_encoded(self.base) or ""
@@ -202,7 +202,7 @@ class FunctionTester:
     def _out_of_bounds(self, machine, name: str, key: tuple, mut, g) -> bool:
         """Whether gcc's function, on the state ``key``, touches the heap chunk header just
         below an object one of its arguments points into (remembered per state)."""
-        from sgcc.verify import emulate
+        from sgcc.verify.function import emulate
 
         got = self._bounds.get(key)
         if got is None:
@@ -217,7 +217,7 @@ class FunctionTester:
         return got
 
     def _check_function(self, name: str, cand, dropped: dict):
-        from sgcc.verify import emulate
+        from sgcc.verify.function import emulate
 
         kind = emulate.return_kind(self.source_text, name)
         consts = emulate.constants(self.base, name) | emulate.constants(cand, name)
@@ -272,7 +272,7 @@ class FunctionTester:
     def _machine(self, machines: dict, si: int, states, cand, name: str):
         machine = machines.get(si)
         if machine is None:
-            from sgcc.verify import emulate
+            from sgcc.verify.function import emulate
 
             machine = machines[si] = emulate.Machine(states[si], self.capture, [self.base, cand],
                                                      fill_seed=self.seed ^ si)
@@ -281,7 +281,7 @@ class FunctionTester:
         return machine
 
     def _loop(self, name, cand, kind, states, captured, rest, started, hard_deadline, dropped, exempt):
-        from sgcc.verify import emulate
+        from sgcc.verify.function import emulate
 
         machines: dict[int, Machine] = {}
         deadline = started + self.seconds
@@ -446,7 +446,7 @@ def _gcc_allowance(phase: int, guaranteed: bool, cost: dict, si: int, hard_deadl
     """Seconds gcc's function gets on a state ``si`` of ``phase`` (0 as captured, 1 cheap
     mutations, 2 sizes far beyond the tests', 3 random), given its seconds on the states as
     captured (``cost``)."""
-    from sgcc.verify import emulate
+    from sgcc.verify.function import emulate
 
     allowance = emulate.GCC_SECONDS * (10 if phase == 2 else 1)
     if phase in (1, 3) and cost.get(si, float("inf")) != float("inf"):

@@ -5,7 +5,7 @@ symbolic values (an offset from the stack pointer at function entry, or UNKNOWN)
 stack slots whose contents are known, the return address among them. It follows what gcc
 does with the stack (push/pop, constant adjustments, frame pointers, ``leave``, realignment
 with a DRAP register) and reports accesses to the return-address slot. Used by
-:mod:`sgcc.verify.controlflow`.
+:mod:`sgcc.verify.static.controlflow`.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class Frame:
 
     def __init__(self, regs: tuple, slots: frozenset, flow=None):
         # ``flow``: the information-flow state of an untrusted candidate
-        # (:class:`sgcc.verify.infoflow.FlowState`), None for gcc's code.
+        # (:class:`sgcc.verify.static.infoflow.FlowState`), None for gcc's code.
         self.regs, self.slots, self.flow = regs, slots, flow
 
     @classmethod
@@ -168,7 +168,7 @@ def stack_size(insn) -> int:
 
 def step(frame: Frame, insn, where: str, add, flow=None) -> Frame:
     """The frame after ``insn``; reports accesses to the return-address slot through ``add``.
-    ``flow`` (:class:`sgcc.verify.infoflow.Flow`, untrusted code only) checks the
+    ``flow`` (:class:`sgcc.verify.static.infoflow.Flow`, untrusted code only) checks the
     information-flow rule first and carries its state on."""
     if flow is None:
         return _step(frame, insn, where, add)

@@ -2,7 +2,7 @@
 
 gcc's function and a candidate's are loaded from their assembled objects (relocated with
 :mod:`sgcc.asm.obj`'s reader) into one emulated address space that holds a captured entry
-state (:mod:`sgcc.verify.funcstate`): the stack, heap and data of gcc's program as the
+state (:mod:`sgcc.verify.function.funcstate`): the stack, heap and data of gcc's program as the
 function found them, with the objects' writable sections placed exactly where the program
 had them. Both functions run from the same registers and memory, on the captured states and
 on mutated ones (:func:`mutations`), and must agree on:

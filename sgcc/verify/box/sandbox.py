@@ -1,13 +1,13 @@
 """Running test binaries (possibly built from hostile, model-written assembly) safely.
 
 A :class:`Sandbox` runs one binary on one stdin at a time, each run in its own box
-(:mod:`sgcc.verify.isolate`): fresh user, pid, mount, ipc, uts and network namespaces, a
+(:mod:`sgcc.verify.box.isolate`): fresh user, pid, mount, ipc, uts and network namespaces, a
 read-only minimal file system with a private size-capped ``/tmp``, ``/dev/shm`` and home, a
 seccomp filter, limits on the whole run, every process killed when the main one exits, and
 the CPU time of all of them counted. No run sees a fixed environment: each sandbox draws
-its own synthetic worlds (:mod:`sgcc.verify.worlds`), and every test runs in each of them.
+its own synthetic worlds (:mod:`sgcc.verify.box.worlds`), and every test runs in each of them.
 Where the kernel refuses a box, it falls back to what older versions did (below), and
-:func:`sgcc.verify.isolation_level.isolation_report` says which layers are missing.
+:func:`sgcc.verify.box.isolation_level.isolation_report` says which layers are missing.
 
 Tests follow the papers: a test is a stdin and the stdout (and exit status) the *original*
 program produces on it. :func:`load_tests` reads them from a directory, :meth:`Sandbox.record`
@@ -41,8 +41,8 @@ from pathlib import Path
 from sgcc import proc
 from sgcc.errors import SgccError
 from sgcc.fsutil import read_bounded
-from sgcc.verify import isolate, isolation_level
-from sgcc.verify import worlds as worldsmod
+from sgcc.verify.box import isolate, isolation_level
+from sgcc.verify.box import worlds as worldsmod
 
 #: Largest test file :func:`load_tests` accepts.
 MAX_TEST_FILE = 64 << 20
@@ -268,13 +268,13 @@ class Sandbox:
     stdout (and stderr) kept, past which the run is killed. ``keep=True`` leaves the scratch
     tree in place on :meth:`close` (for debugging); its path is :attr:`root`.
 
-    ``worlds`` is how many synthetic worlds its runs are spread over (:mod:`sgcc.verify.worlds`,
+    ``worlds`` is how many synthetic worlds its runs are spread over (:mod:`sgcc.verify.box.worlds`,
     drawn afresh for every sandbox from the system's randomness; ``world_seed`` fixes them,
     for tests of sgcc itself); :attr:`worlds` holds them. :meth:`check` and :meth:`record`
     run every test in every world.
 
-    :attr:`isolated` says whether runs are boxed (:mod:`sgcc.verify.isolate`); otherwise
-    they run the older way, and :func:`sgcc.verify.isolation_level.isolation_report` says why.
+    :attr:`isolated` says whether runs are boxed (:mod:`sgcc.verify.box.isolate`); otherwise
+    they run the older way, and :func:`sgcc.verify.box.isolation_level.isolation_report` says why.
     ``boxed=False`` asks for the older way (to compare them); ``True`` fails where no box is
     possible; ``None`` (the default) boxes where possible.
     """

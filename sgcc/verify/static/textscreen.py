@@ -18,7 +18,7 @@ import re
 
 from sgcc.asm import lex
 from sgcc.stages import Stage
-from sgcc.verify.names import reserved
+from sgcc.verify.static.names import reserved
 from sgcc.verify.verdict import Verdict
 
 #: Bound on the candidate text itself (a function's assembly is kilobytes).
@@ -560,7 +560,7 @@ def screen_text(
 
     ``writable_data`` (a candidate for the whole translation unit, which must define the
     file's variables) also accepts ``.data``/``.bss`` sections and ``.comm``/``.lcomm``; the
-    object check (:func:`sgcc.verify.objcheck.check_object`) then requires the writable
+    object check (:func:`sgcc.verify.static.objcheck.check_object`) then requires the writable
     sections to be gcc's exactly: the same bytes, symbols and relocation targets.
     """
     if len(text) > MAX_TEXT_CHARS:

@@ -11,7 +11,7 @@ time), clip each ratio at 1 and pick the best of N on those numbers. On a shared
   state (frequency, a noisy neighbour) hit both alike, and pairs the two samples of a round;
 * gives every single run a fresh random environment size, because stack alignment alone
   moves timings by a few percent and would otherwise be "gained" or "lost" once for all;
-* spreads the rounds over the sandbox's worlds (:mod:`sgcc.verify.worlds`: other
+* spreads the rounds over the sandbox's worlds (:mod:`sgcc.verify.box.worlds`: other
   environments, paths, ``argv[0]``), and a winner's confirmation must clear the minimum
   gain on each world's rounds alone (``each_world``): a program fast only where it
   recognises its surroundings is not faster;
@@ -364,15 +364,15 @@ class TimingRunFailed(SgccError):
 def runner(sandbox, binary: Path, tests) -> Callable[[int, int], float]:
     """A run function for :func:`measure`: ``binary`` on every test input, CPU summed.
 
-    ``sandbox`` is a :class:`sgcc.verify.sandbox.Sandbox`, ``tests`` a list of
-    :class:`sgcc.verify.sandbox.TestCase`. Every timed run is also checked against the test's
+    ``sandbox`` is a :class:`sgcc.verify.box.sandbox.Sandbox`, ``tests`` a list of
+    :class:`sgcc.verify.box.sandbox.TestCase`. Every timed run is also checked against the test's
     expectations where known, and a mismatch raises :class:`TimingRunFailed`: a run that
     crashed or printed something else took a different path, so its time means nothing, and
     since each run sees a different environment size these runs double as extra tests
     (reads of uninitialised stack often change with it).
 
     The CPU time of a run is that of every process of the run, descendants included even if
-    detached (the box's init reaps and counts them all, see :mod:`sgcc.verify.isolate`), so
+    detached (the box's init reaps and counts them all, see :mod:`sgcc.verify.box.isolate`), so
     work hidden in a child counts. It includes the box's set-up in the main process between
     fork and exec (rlimits, seccomp: about 2-3 ms here) and the dynamic loader. Both are the
     same for A and B, so they dilute a ratio towards 1: conservative (never a false

@@ -2,7 +2,7 @@
 (:class:`Unit`), and the constructs gcc's own object uses (:class:`Baseline`).
 
 Read through the one object reader (:func:`sgcc.asm.obj.read_object`), so the object checks,
-the instruction-set check and the proof share one parse. Used by :mod:`sgcc.verify.controlflow`.
+the instruction-set check and the proof share one parse. Used by :mod:`sgcc.verify.static.controlflow`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 # The relocation types and their decoding live in the object reader: one model for every proof.
 from sgcc.asm.obj import ABS_RELOCS, GOT_RELOCS, PC_RELOCS, R_PLT32  # noqa: F401 - re-exported
 from sgcc.errors import SgccError
-from sgcc.verify.stackframe import registers
+from sgcc.verify.static.stackframe import registers
 
 #: Functions that never return: falling off the end of a function right after calling one
 #: of these is gcc's normal code (``call abort`` is often a function's last instruction).
@@ -193,11 +193,11 @@ class Baseline:
 
 
     def flow_facts(self) -> dict:
-        """Per function group of gcc's unit, what it reads (:class:`sgcc.verify.infoflow.Flow`
+        """Per function group of gcc's unit, what it reads (:class:`sgcc.verify.static.infoflow.Flow`
         after a walk in record mode): the bound the information-flow rule holds an untrusted
         candidate of the same name to. Walked once per baseline, on first need."""
         if self._flow_facts is None:
-            from sgcc.verify.controlflow import validate
+            from sgcc.verify.static.controlflow import validate
 
             record: dict = {}
             validate(self.unit, self, record=record)

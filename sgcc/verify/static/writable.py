@@ -17,7 +17,7 @@ constants in front of it). Anything else must be the same section and offset.
 
 ``.data.rel.ro`` (read-only once relocated) is not writable data here: gcc puts a
 function's constant tables there, and the control-flow proof checks the code pointers in
-it (:mod:`sgcc.verify.controlflow`).
+it (:mod:`sgcc.verify.static.controlflow`).
 """
 
 from __future__ import annotations

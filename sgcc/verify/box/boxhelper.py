@@ -2,7 +2,7 @@
 
 Forking the Python process twice per run (P, then init) costs milliseconds per fork on small
 machines; ``subprocess`` starts this helper with ``vfork`` and it forks a tiny process
-instead. It does exactly what the Python child functions of :mod:`sgcc.verify.isolate` do,
+instead. It does exactly what the Python child functions of :mod:`sgcc.verify.box.isolate` do,
 and those remain the fallback where the helper cannot be built (no gcc, no writable place).
 
 The binary is cached under ``$XDG_CACHE_HOME/sgcc/box/`` (or a private temporary directory

@@ -1,7 +1,7 @@
 """Which isolation layers test runs get on this machine, and refusing untrusted code without them.
 
 :func:`isolation_report` probes once per process (a boxed ``true``, see
-:mod:`sgcc.verify.isolate`) and says which layers are there; ``sgcc config`` and reports
+:mod:`sgcc.verify.box.isolate`) and says which layers are there; ``sgcc config`` and reports
 show :meth:`IsolationReport.describe`. :func:`require_isolation` is what the engine calls
 before running untrusted candidates (language model, replay files, untrusted cache
 entries); gcc's own code needs no call.
@@ -14,7 +14,7 @@ import threading
 
 from sgcc import proc
 from sgcc.errors import SgccError
-from sgcc.verify import isolate
+from sgcc.verify.box import isolate
 
 #: The layers of a box, in the order reported.
 LAYERS = ("user namespace", "pid namespace", "mount namespace", "ipc and uts namespaces", "network namespace",

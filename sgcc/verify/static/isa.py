@@ -9,7 +9,7 @@ in with ``--isa native``, to what this host offers (:func:`native_target`).
 
 What an instruction needs is decided from its encoding, not from the candidate's text, so an
 instruction spelled as raw ``.byte`` is held to the same rule (:func:`unsupported`;
-the classification itself is :func:`sgcc.verify.insnfeatures.required_features`). What
+the classification itself is :func:`sgcc.verify.static.insnfeatures.required_features`). What
 cannot be classified is ``unknown:<name>`` -- allowed only for host targets, where the tests
 on this machine are the judge.
 
@@ -41,7 +41,7 @@ from pathlib import Path
 
 from sgcc.asm.obj import ObjectFile, read_object
 from sgcc.errors import SgccError
-from sgcc.verify.insnfeatures import required_features
+from sgcc.verify.static.insnfeatures import required_features
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ import time
 from dataclasses import dataclass, field
 
 from sgcc.errors import SgccError
-from sgcc.verify.emulate import ARG_REGS, CALLEE_SAVED  # one register vocabulary for both tiers
+from sgcc.verify.function.emulate import ARG_REGS, CALLEE_SAVED  # one register vocabulary for both tiers
 
 #: Default unrolling bound (runs of one basic block on one path).
 DEFAULT_BOUND = 8
@@ -353,7 +353,7 @@ def prove(base_obj, cand_obj, name: str, source_text: str = "", *, bound: int = 
         logging.getLogger(lg).setLevel(logging.ERROR)
     started = time.perf_counter()
     verdict = SmtVerdict(name, "undecided", bound=bound)
-    from sgcc.verify.emulate import return_kind
+    from sgcc.verify.function.emulate import return_kind
 
     kind = return_kind(source_text or "", name)
     kinds = param_kinds(source_text or "", name)
@@ -460,7 +460,7 @@ def _confirm(base_obj, cand_obj, name, kind, ce) -> str:
     second implementation of the ISA): a difference there confirms it independently of VEX."""
     try:
         from sgcc.asm.obj import read_object
-        from sgcc.verify import emulate, funcstate
+        from sgcc.verify.function import emulate, funcstate
 
         regs = {r: 0 for r in GPRS}
         regs.update(ce["entry"])

@@ -5,7 +5,7 @@ held to the same rule. Capstone's instruction groups are the starting point, but
 incomplete (``popcnt``, ``lzcnt``, ``movbe``, ``rdrand``, the FMA3 forms, ``vpternlogd``...
 carry no group), so explicit tables fill the gaps, and anything that is neither in the
 baseline x86-64 set nor classified is ``unknown:<name>``. ``tzcnt`` needs ``bmi``, ``lzcnt``
-needs ``lzcnt`` and ``popcnt`` needs ``popcnt`` (see :mod:`sgcc.verify.isa` for why, and for
+needs ``lzcnt`` and ``popcnt`` needs ``popcnt`` (see :mod:`sgcc.verify.static.isa` for why, and for
 what a target promises).
 
 Module import stays cheap: capstone is imported inside the functions.

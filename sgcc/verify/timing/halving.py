@@ -1,6 +1,6 @@
 """Racing candidates against each other: successive halving over interleaved timing rounds.
 
-Timing each candidate against the baseline on its own (:func:`sgcc.verify.timing.measure`)
+Timing each candidate against the baseline on its own (:func:`sgcc.verify.timing.rounds.measure`)
 gives every candidate the same rounds whatever it shows, and the budget runs out with
 candidates never timed. A race spends the rounds where they decide something:
 
@@ -16,7 +16,7 @@ candidates never timed. A race spends the rounds where they decide something:
   remain with at least ``min_rounds`` rounds each (or their interval's lower end already
   clears ``settled_above``), or until the caller's ``afford`` refuses the next rung.
 
-Each candidate's :class:`~sgcc.verify.timing.Estimate` uses every round it ran. That estimate
+Each candidate's :class:`~sgcc.verify.timing.rounds.Estimate` uses every round it ran. That estimate
 is biased upwards by the race itself (a survivor is the one whose early rounds looked best:
 the winner's curse), so it is for *selection* only; a winner is believed after a
 confirmation on fresh rounds that took no part in selecting it
@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
-from sgcc.verify.timing import MAX_ENV_PAD, Estimate, TimingRunFailed, _calibrate, _interval, timing_lock
+from sgcc.verify.timing.rounds import MAX_ENV_PAD, Estimate, TimingRunFailed, _calibrate, _interval, timing_lock
 
 #: Rounds each candidate gets in the first rung.
 FIRST_ROUNDS = 6
@@ -67,7 +67,7 @@ class Race:
     ``estimates`` holds every candidate that ran at least two rounds, on all its rounds;
     ``survivors`` the candidates still in the race at the end (best first); ``dropped`` the
     rung after which each other candidate left and why; ``failed`` the candidates whose runs
-    failed (:class:`~sgcc.verify.timing.TimingRunFailed`); ``untimed`` those the budget left
+    failed (:class:`~sgcc.verify.timing.rounds.TimingRunFailed`); ``untimed`` those the budget left
     out before the first rung; ``stopped`` why the race ended (``"decided"``, ``"budget"``,
     ``"rungs"`` or ``"empty"``)."""
 
@@ -129,12 +129,12 @@ def race(
     """Race the candidates ``runs`` (key -> run function, most promising first) against the
     baseline ``run_base`` by successive halving (see the module docstring).
 
-    Run functions are those of :func:`sgcc.verify.timing.measure` (``run(env_pad, world)``
+    Run functions are those of :func:`sgcc.verify.timing.rounds.measure` (``run(env_pad, world)``
     -> CPU seconds). ``afford(alive, rounds, sample_seconds)`` is asked before each rung
     whether ``rounds`` new rounds of ``alive`` candidates (``rounds * (alive + 1)`` samples
     of about ``sample_seconds`` wall seconds each) fit the budget; before the first rung the
     field shrinks from the back (the least promising are left ``untimed``) until it fits.
-    A candidate whose run raises :class:`~sgcc.verify.timing.TimingRunFailed` leaves the
+    A candidate whose run raises :class:`~sgcc.verify.timing.rounds.TimingRunFailed` leaves the
     race (``failed``); the baseline's failure propagates. ``seed`` makes the orders, the
     paddings, the worlds and the bootstrap reproducible.
 

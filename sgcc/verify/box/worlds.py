@@ -3,11 +3,11 @@
 The shipped program runs outside any box, in whatever environment its user has. A candidate
 that recognises the box (its environment, ``argv[0]``, working directory, ``HOME``...) could
 be right, or fast, only there. So no run sees a fixed environment: each :class:`Sandbox
-<sgcc.verify.sandbox.Sandbox>` draws ``count`` worlds (two by default, the ``worlds``
+<sgcc.verify.box.sandbox.Sandbox>` draws ``count`` worlds (two by default, the ``worlds``
 setting) from a seed it takes from the operating system's random source when it is made
 (never from the user's ``seed``, which may be written in a file: an adversary must not be
 able to compute the worlds in advance). Every test runs in every world and every timing
-round in one of them; a winner's confirmation must hold in each (:mod:`sgcc.verify.timing`).
+round in one of them; a winner's confirmation must hold in each (:mod:`sgcc.verify.timing.rounds`).
 
 Worlds differ pairwise in everything cheap to vary: the user name, ``HOME`` (paths of
 different lengths), the working directory (``HOME`` or a directory under it), where the
@@ -29,7 +29,7 @@ import os
 import random
 from dataclasses import dataclass
 
-#: The environment variable whose size varies (see :func:`sgcc.verify.sandbox.pad_value`):
+#: The environment variable whose size varies (see :func:`sgcc.verify.box.sandbox.pad_value`):
 #: one that ordinary login environments carry, at lengths from none to a few kilobytes.
 PAD_VARIABLE = "LS_COLORS"
 #: Default and most worlds per sandbox.
