@@ -22,6 +22,7 @@ class Stage(enum.StrEnum):
     LINK = "link"  # the program did not link
     TEST = "test"  # a test failed in the isolated runner
     TIME = "time"  # correct, but not proven faster
+    PROVE = "prove"  # faster on the tests, but the proof of its functions refused it (sgcc.engine.funcproof)
     ACCEPTED = "accepted"  # correct and proven faster
 
 
@@ -29,7 +30,7 @@ class Stage(enum.StrEnum):
 ORDER: tuple[Stage, ...] = tuple(Stage)
 
 #: Built candidates that got past assembling and linking (the papers' "compile pass").
-COMPILED = frozenset({Stage.TEST, Stage.TIME, Stage.ACCEPTED})
+COMPILED = frozenset({Stage.TEST, Stage.TIME, Stage.PROVE, Stage.ACCEPTED})
 
 #: Candidates that passed every test (the papers' "test pass").
 PASSED = frozenset({Stage.TIME, Stage.ACCEPTED})

@@ -413,3 +413,18 @@ def test_the_budget_keeps_what_a_confirmation_over_the_worlds_costs():
         b.record_timing(10.0)
         b.winners = b.combinable = 1
     assert one.reserve() == 10.0 and two.reserve() == 15.0
+
+
+def test_worlds_carry_variables_no_public_pool_lists():
+    # A tell that checks every name against the names this (public) file can draw must find
+    # unknown ones in the box too (issue 35 item 4); none of them changes what libc or a build does.
+    listed = set(worldsmod._extras("/h", "u", 1000)) | {"HOME", "LANG", "LOGNAME", "PATH", "PWD", "SHELL", "USER", "_",
+                                                       "MAIL", "OLDPWD", "XDG_RUNTIME_DIR", worldsmod.PAD_VARIABLE}
+    seen = []
+    for seed in range(30):
+        for w in worldsmod.make(2, 1000, seed):
+            fresh = [k for k, _ in w.env if k not in listed]
+            assert 1 <= len(fresh) <= 6, fresh
+            assert not any(k.startswith(worldsmod._MEANINGFUL) for k in fresh), fresh
+            seen += fresh
+    assert len(set(seen)) > 0.9 * len(seen)  # fresh randomness, not a second pool

@@ -78,11 +78,12 @@ class FunctionProof:
             self.summary["failed"] = self._failed
         return self._tester
 
-    def check(self, res, cand_obj, replacements) -> bool:
-        """Prove ``res``'s functions (its object ``cand_obj``, replacing ``replacements``); on a
-        difference, or when the proof level asks for more than could be done, stop ``res`` and
-        return False. Records ``res.proof``."""
-        if not self._test(res, cand_obj, replacements):
+    def check(self, res, cand_obj, replacements, untrusted: frozenset = frozenset()) -> bool:
+        """Prove ``res``'s functions (its object ``cand_obj``, replacing ``replacements``; the
+        units of ``untrusted`` were not written by gcc and are held to the footprint rule too);
+        on a difference, or when the proof level asks for more than could be done, stop ``res``
+        and return False. Records ``res.proof``."""
+        if not self._test(res, cand_obj, replacements, untrusted):
             return False
         if self.req.proof in ("bounded", "equivalent"):
             return self._smt(res, cand_obj, replacements)
@@ -116,46 +117,64 @@ class FunctionProof:
         # Accepted: the SMT verdict first (the strongest claim); refused: what held, then why not.
         res.proof = (f"{tested}; SMT tier: {text}" if short else f"{text}; {tested}") if tested else text
         if last is None:
-            res.stop(Stage.TEST, f"proof = {level}, but the candidate replaces no function the SMT tier can check")
+            res.stop(Stage.PROVE, f"proof = {level}, but the candidate replaces no function the SMT tier can check")
             return False
         if last.status == "refuted":
-            res.stop(Stage.TEST, "differs from gcc's function on a solver's counterexample",
+            res.stop(Stage.PROVE, "differs from gcc's function on a solver's counterexample",
                      last.render_counterexample())
             return False
         if last.status == "undecided":
-            res.stop(Stage.TEST, f"proof = {level}, but {last.function} is not decided by the SMT tier "
+            res.stop(Stage.PROVE, f"proof = {level}, but {last.function} is not decided by the SMT tier "
                                  f"({last.reason}); it is {tested or 'tested only'}")
             return False
         if level == "equivalent" and (last.status != "proven" or last.assumptions):
-            res.stop(Stage.TEST, f"proof = equivalent, but {last.function} is only {last.level()}")
+            res.stop(Stage.PROVE, f"proof = equivalent, but {last.function} is only {last.level()}")
             return False
         return True
 
-    def _test(self, res, cand_obj, replacements) -> bool:
+    def _test(self, res, cand_obj, replacements, untrusted: frozenset = frozenset()) -> bool:
         """The function-level differential test (the levels default and tested, and the first
-        step of bounded and equivalent)."""
+        step of bounded and equivalent), with the footprint rule for the ``untrusted`` units:
+        a function gcc did not write is accepted only once the rule held on its states."""
         level = self.req.proof
         if not self.enabled:
+            # Project mode: no capture build of a project's binaries yet, so no function states,
+            # and the footprint rule cannot run (docs/proof.md, what remains).
             res.proof = "whole-program tests only (function-level testing is off)"
+            if untrusted:
+                res.proof += "; the footprint rule did not run"
             return self._require(res, level, "function-level testing is off")
         with self._lock:
             tester = self._get_tester()
             if tester is None:
                 res.proof = f"whole-program tests only ({self._failed})"
+                if untrusted:
+                    res.stop(Stage.PROVE, f"footprint: not checked, and gcc did not write this code ({self._failed})")
+                    return False
                 return self._require(res, level, self._failed or "")
             names = sorted(tester.capture.states) if WHOLE_UNIT in replacements else sorted(replacements)
+            held = frozenset(names) if WHOLE_UNIT in untrusted else frozenset(untrusted) & frozenset(names)
             try:
-                verdict = tester.check(cand_obj, names)
+                verdict = tester.check(cand_obj, names, untrusted=held)
             except Exception as exc:  # noqa: BLE001 - the emulator must never end a run; the candidate is refused
                 res.proof = "whole-program tests only"
-                res.stop(Stage.TEST, f"the function-level test could not run: {exc}")
+                res.stop(Stage.PROVE, f"the function-level test could not run: {exc}")
                 return False
         self.summary["candidates"] += 1
         self.summary["seconds"] = round(self.summary["seconds"] + verdict.seconds, 3)
         res.meta["function_test"] = verdict.to_dict()
         res.proof = verdict.level()
         if not verdict.ok:
-            res.stop(Stage.TEST, "differs from gcc's function on a function state", verdict.mismatch.render())
+            m = verdict.mismatch
+            reason = ("footprint: touches memory gcc's function does not touch on a function state"
+                      if m.rule == "footprint" else "differs from gcc's function on a function state")
+            res.stop(Stage.PROVE, reason, m.render())
+            return False
+        unchecked = {f: w for f, w in verdict.untested.items() if f in held}
+        if unchecked:
+            # The rule is positive: what could not be held to it is refused, never assumed.
+            res.stop(Stage.PROVE, "footprint: not checked, and gcc did not write this code ("
+                     + "; ".join(f"{f}: {w}" for f, w in unchecked.items()) + ")")
             return False
         if verdict.untested or not verdict.tested:
             why = "; ".join(f"{f}: {w}" for f, w in verdict.untested.items()) or "no function tested"
@@ -165,6 +184,6 @@ class FunctionProof:
     @staticmethod
     def _require(res, level: str, why: str) -> bool:
         if level == "tested":
-            res.stop(Stage.TEST, f"proof = tested, but not every function was tested on function states ({why})")
+            res.stop(Stage.PROVE, f"proof = tested, but not every function was tested on function states ({why})")
             return False
         return True

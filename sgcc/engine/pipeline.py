@@ -167,7 +167,7 @@ class Pipeline:
         with ``res`` stopped and the failing state in its detail, when it does not hold."""
         if self.functions is None:
             return True
-        return self.functions.check(res, self.workdir / res.id / "cand.o", cand.replacements())
+        return self.functions.check(res, self.workdir / res.id / "cand.o", cand.replacements(), untrusted_units(cand))
 
     def measure(self, sandbox, tests, base: Path, cand: Path, *, screening: bool = False, rounds: int | None = None):
         """Time ``cand`` against ``base`` on new rounds: (accepted?, estimate). ``screening``

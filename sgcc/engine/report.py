@@ -261,7 +261,7 @@ def _why_nothing_shipped(candidates: list[CandidateResult], min_gain: float) -> 
         stages = sorted({str(c.stage) for c in built})
         return f"none of {len(built)} built candidate(s) compiled (stopped at {', '.join(stages)})"
     passed = [c for c in compiled if c.stage in PASSED]
-    if not passed:
+    if not passed and not any(c.stage == Stage.PROVE for c in compiled):
         first = compiled[0]
         return f"none of {len(compiled)} compiled candidate(s) passed the tests ({first.id}: {first.reason})"
     confirmed = [c for c in passed if c.confirm]
@@ -273,6 +273,12 @@ def _why_nothing_shipped(candidates: list[CandidateResult], min_gain: float) -> 
     unconfirmed = [c for c in passed if c.stage == Stage.ACCEPTED]
     if unconfirmed:  # accepted in the search, never re-measured
         return f"{unconfirmed[0].id} was faster in the search, but no time was left to re-measure it"
+    refused = [c for c in compiled if c.stage == Stage.PROVE]
+    if refused:  # faster on the tests, but the proof of its functions refused it (and every runner-up)
+        best = max(refused, key=lambda c: c.speedup or 0.0)
+        more = f"; {len(refused) - 1} more refused likewise" if len(refused) > 1 else ""
+        return (f"{best.id} was faster on the tests ({best.speedup or 1.0:.3f}x) but the proof of its functions "
+                f"refused it ({best.reason}){more}")
     timed = [c for c in passed if c.ci_low is not None]
     if not timed:
         return f"{len(passed)} candidate(s) passed the tests, none was timed ({passed[0].reason or 'no time left'})"

@@ -440,7 +440,7 @@ class Search:
                 budget.combinable += res.function != WHOLE_UNIT
             winners.setdefault(res.function, []).append((res, binary, cand))
             self.pipeline.explain(program, res, cand)
-        elif res.stage != Stage.TEST:
+        elif res.stage not in (Stage.TEST, Stage.PROVE):
             res.stop(Stage.TIME, f"not significantly faster (lower bound {est.low:.3f} "
                                  f"<= {1 + req.min_gain:.3f})")
 
@@ -512,6 +512,22 @@ class Search:
                 res.stop(Stage.TIME, halving.describe(r, rid))
             else:
                 self._judge(item, est, timing.decide(est, req.min_gain), budget, winners)
+        # A survivor the proof of its functions refused leaves the race without a winner it
+        # earned: the runners-up (dropped as the slower half, not as futile) are judged on the
+        # rounds they ran, best first, and proven in turn, until one holds (each is still
+        # confirmed on fresh rounds before it ships).
+        if not any(item[2].stage == Stage.ACCEPTED for item in group) \
+                and any(item[2].stage == Stage.PROVE for item in group):
+            runners = sorted((item for rid, item in by_id.items() if rid in r.dropped and rid in r.estimates),
+                             key=lambda item: -r.estimates[item[2].id].speedup)
+            for item in runners:
+                est = r.estimates[item[2].id]
+                if not timing.decide(est, req.min_gain):
+                    continue
+                item[2].meta.setdefault("race", {})["after_refused_survivor"] = True
+                self._judge(item, est, True, budget, winners)
+                if item[2].stage == Stage.ACCEPTED:
+                    break
 
     def _record_left_over(self, units, settled, skipped) -> None:
         """Variants a generator named but never compiled (the search ended first): one

@@ -268,6 +268,11 @@ def feedback(result, text: str, *, invalid: bool = False, offset: int | None = N
             # endpoint the prompt leaves the machine. The reason says where it went wrong.
             body += f"\nExpected output:\n{f['expected']}"
         body += "\nFix it so that it computes exactly what the C code computes."
+    elif stage == Stage.PROVE:
+        # The reason only: the detail holds values the candidate computed and memory it read.
+        body = (f"Your assembly passes the tests, but the proof of its functions refused it: {reason}. "
+                "Compute exactly what the C code computes on every input, and touch only the memory gcc's "
+                "version touches.")
     elif stage == Stage.TIME:
         total = f"all {result.tests_total} tests" if result.tests_total else "all tests"
         if result.speedup is not None:

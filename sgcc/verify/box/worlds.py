@@ -103,6 +103,38 @@ def _extras(home: str, user: str, uid: int) -> dict[str, tuple[str, ...]]:
     }
 
 
+#: Prefixes of variables that change what the C library, the loader or a build does: a fresh
+#: name never starts so (a world must not change the program's behaviour, only its view).
+_MEANINGFUL = ("LD_", "MALLOC", "GLIBC", "LC_", "LANG", "TZ", "GCONV", "LOCPATH", "NLSPATH", "HOSTALIASES", "RES_",
+               "LOCALDOMAIN", "TMP", "TEMP", "POSIXLY", "GETCONF", "LIBC", "SGCC", "PYTHON", "PERL", "CC", "CXX",
+               "CFLAGS", "CPP", "LDFLAGS", "MAKE", "GNU", "MFLAGS", "COLUMNS", "LINES", "TERM", "HOME", "PATH",
+               "SHELL", "USER", "PWD", "OLDPWD", "IFS", "ENV", "BASH", "CDPATH", "DISPLAY", "XDG", "DBUS", "SSH",
+               "GIT", "OMP", "MKL", "OPENBLAS", "CUDA", "NO_COLOR", "CLICOLOR", "FORCE", "DEBUG", "VERBOSE", "CI")
+_CONSONANTS, _VOWELS = "BCDFGHJKLMNPRSTVWXZ", "AEIOUY"
+
+
+def fresh_name(rng: random.Random) -> str:
+    """A plausible variable name no list holds: one to three words of two to four syllables."""
+    while True:
+        words = ["".join(rng.choice(_CONSONANTS) + rng.choice(_VOWELS) for _ in range(rng.randint(2, 4)))
+                 for _ in range(rng.randint(1, 3))]
+        name = "_".join(words)
+        if not name.startswith(_MEANINGFUL):
+            return name
+
+
+def fresh_value(rng: random.Random) -> str:
+    """A value for a fresh variable: a word, a number, a path or a flag, of random length."""
+    kind = rng.randrange(4)
+    if kind == 0:
+        return str(rng.randint(0, 10 ** rng.randint(1, 9)))
+    if kind == 1:
+        return "/" + "/".join(fresh_name(rng).lower() for _ in range(rng.randint(1, 4)))
+    if kind == 2:
+        return rng.choice(("1", "yes", "true", "on", "0", "no"))
+    return fresh_name(rng).lower()
+
+
 _HOSTS = ("devbox", "build-03", "ws-17", "laptop", "ci-runner-2", "node7", "lab-pc", "mbp", "desk42", "worker-a9")
 
 
@@ -205,6 +237,16 @@ def make(count: int, uid: int, seed: int | None = None) -> list[World]:
         pool = _extras(home, user, uid)
         extras = rng.sample(sorted(pool), max(0, min(len(pool), counts[i] - len(env))))
         env += [(k, rng.choice(pool[k])) for k in extras]
+        # And variables nobody can list in advance: names and values from fresh randomness,
+        # a different number in each world, so that no pool of names (this file is public)
+        # says which environment is a box (defence in depth: the footprint rule keeps a
+        # candidate from reading the environment at all, docs/proof.md).
+        taken = {k for k, _ in env}
+        for _ in range(rng.randint(1, 6)):
+            fresh = fresh_name(rng)
+            if fresh not in taken:
+                taken.add(fresh)
+                env.append((fresh, fresh_value(rng)))
         rng.shuffle(env)
         worlds.append(World(index=i, user=user, home=home, cwd=cwd, bindir=bindir, name=name, argv0=argv0,
                             hostname=hosts[i], env=tuple(env), pad_at=rng.randint(0, len(env)), pad=pads[i]))

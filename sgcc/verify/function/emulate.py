@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 
 from sgcc.errors import SgccError
+from sgcc.verify.function.footprint import Footprint, Spans, Unavailable, Violation
 
 PAGE = 0x1000
 BLOCK = 0x1000  # granularity of the memory comparison
@@ -70,15 +71,26 @@ class Unsupported(SgccError):
     """The function cannot be run in the emulator (an object it cannot load)."""
 
 
+class _Stop(Exception):
+    """A memory routine the emulator carries out broke the footprint rule: the run stops."""
+
+
 @dataclass
 class Outcome:
     """What one function did on one state."""
 
-    status: str  # "ret", "noreturn NAME", "fault: ...", "timeout", "unsupported: ..."
+    status: str  # "ret", "noreturn NAME", "fault: ...", "timeout", "unsupported: ...", "footprint"
     regs: dict = field(default_factory=dict)
     memory: dict = field(default_factory=dict)  # start -> bytes written (merged ranges, final values)
     calls: list = field(default_factory=list)
     seconds: float = 0.0
+    #: Record mode (gcc's function): the bytes it touched outside its own frame.
+    footprint: Spans | None = None
+    #: Check mode (a candidate): its first access outside the footprint rule, and where.
+    violation: Violation | None = None
+    where: str = ""
+    #: Instructions executed, where counted (the cost comparison).
+    instructions: int | None = None
 
 
 @dataclass
@@ -101,6 +113,11 @@ class Mismatch:
     mutation: str
     regs: dict
     difference: str
+
+    @property
+    def rule(self) -> str:
+        """The rule it broke: "footprint" (memory gcc's function does not touch) or "differs"."""
+        return "footprint" if self.difference.startswith("footprint") else "differs"
 
     def render(self) -> str:
         args = ", ".join(f"{r}={self.regs[r]:#x}" for r in ARG_REGS if r in self.regs)
@@ -168,17 +185,20 @@ def integer_args(source_text: str, name: str) -> int | None:
 
 @dataclass
 class Image:
-    """One object loaded: its function entries and the range its code and constants occupy."""
+    """One object loaded: its function entries, the range its code and constants occupy, and
+    where its constants (read-only, not executable sections) lie."""
 
     entries: dict
     start: int
     end: int
+    constants: list = field(default_factory=list)  # [(lo, hi)]
+    code: list = field(default_factory=list)  # [(lo, hi)] of its executable sections
 
 
 class Machine:
     """One emulated address space for one captured state, with gcc's and a candidate's objects."""
 
-    def __init__(self, state, capture, objects: list, *, fill_seed: int = 0):
+    def __init__(self, state, capture, objects: list, *, fill_seed: int = 0, footprint: bool = False):
         self.ended: str | None = None  # why the current run stopped early (a fault, a timeout)
         import unicorn
         from unicorn import x86_const as x
@@ -225,6 +245,15 @@ class Machine:
         # Code, constants and the GOT are read-only, as in the program.
         self.uc.mem_protect(self.area, 64 << 20, unicorn.UC_PROT_READ | unicorn.UC_PROT_EXEC)
         self._hooks()
+        self._insn_starts: list[int] | None = None
+        # The footprint rule's hook (untrusted candidates only: every memory access then takes
+        # Unicorn's slow path, several times slower; gcc's own variants need no such rule).
+        self.footprint: Footprint | None = None
+        if footprint:
+            try:
+                self.footprint = Footprint(self.uc)
+            except Unavailable as exc:
+                raise Unsupported(exc.message) from exc
         self.lazy_limit_hit = False
         self.overtime = False
         self.deadline = float("inf")
@@ -265,12 +294,49 @@ class Machine:
             self.got[target] = slot
         return self.got[target]
 
+    def describe_pc(self, pc: int) -> str:
+        """Where ``pc`` is, in words: the function (of which object) and the instruction."""
+        for which, image in zip(("gcc's", "the candidate's"), self.images):
+            for lo, hi in image.code:
+                if lo <= pc < hi:
+                    entry = max(((a, n) for n, a in image.entries.items() if a <= pc), default=(lo, "?"))
+                    import capstone
+
+                    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+                    md.syntax = capstone.CS_OPT_SYNTAX_ATT
+                    insn = next(md.disasm(bytes(self.uc.mem_read(pc, 16)), pc), None)
+                    text = f"`{insn.mnemonic} {insn.op_str}`".replace(" `", "`") if insn else "?"
+                    return f"at {entry[1]}+{pc - entry[0]:#x} ({which} code): {text}"
+        return f"at {pc:#x}"
+
+    def _starts(self) -> list[int]:
+        """Every instruction start of the loaded code, sorted (for counting instructions)."""
+        if self._insn_starts is None:
+            import capstone
+
+            md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+            starts = []
+            for image in self.images:
+                for lo, hi in image.code:
+                    starts += [a for a, _size, _m, _o in md.disasm_lite(bytes(self.uc.mem_read(lo, hi - lo)), lo)]
+            # Each external's slot is one `hlt; ret`: the ret counts, as a call's return does.
+            starts += [self.trap_base + 16 * i + 1 for i in range(len(self.traps))]
+            self._insn_starts = sorted(starts)
+        return self._insn_starts
+
+    def own_constants(self, image: int) -> list[tuple[int, int]]:
+        """What a run of ``images[image]``'s code may read besides the footprint: its own
+        constants and the GOT's slots (the addresses its relocations ask for)."""
+        return [*self.images[image].constants, *((slot, slot + 8) for slot in self.got.values())]
+
     def _load(self, obj) -> Image:
-        SHF_WRITE, SHF_ALLOC = 1, 2
+        SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 1, 2, 4
         start = self.next_free
         placed: dict[int, int] = {}
         occurrence: dict[str, int] = {}
         delta = self.state.load_delta
+        constants: list[tuple[int, int]] = []
+        code: list[tuple[int, int]] = []
         for idx, sec in enumerate(obj.sections):
             flags = sec["sh_flags"]
             if not flags & SHF_ALLOC or sec.name.startswith((".eh_frame", ".note")):
@@ -288,6 +354,7 @@ class Machine:
             size = sec["sh_size"]
             addr = self._alloc(max(size, 1), max(16, sec["sh_addralign"] or 1))
             placed[idx] = addr
+            (code if flags & SHF_EXECINSTR else constants).append((addr, addr + size))
             if sec["sh_type"] != "SHT_NOBITS" and size:
                 self.uc.mem_write(addr, sec.data())
         symbols = obj.symbols
@@ -332,7 +399,7 @@ class Machine:
             if sym["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC") and isinstance(sym["st_shndx"], int) \
                     and sym["st_shndx"] in placed:
                 entries.setdefault(sym.name, placed[sym["st_shndx"]] + sym["st_value"])
-        return Image(entries, start, self.next_free)
+        return Image(entries, start, self.next_free, constants, code)
 
     def _put32(self, p: int, value: int, *, signed: bool) -> None:
         lo, hi = (-(2**31), 2**31 - 1) if signed else (0, 2**32 - 1)
@@ -470,9 +537,20 @@ class Machine:
             out = 0
             while out < 1 << 20 and bytes(self.uc.mem_read(dst + out, 1)) != b"\0":
                 out += 1
+            if self.footprint is not None and not self.footprint.access(dst, out + 1, False):
+                self.violated_in = f"in strlen({dst:#x})"
+                raise _Stop()
             return out
         if n > 1 << 28:
             raise Unsupported("memory routine too large")
+        # What the routine touches on the function's behalf is held to the footprint rule as
+        # the function's own accesses are (a memcpy of a length gcc's function never passes).
+        touched = ([(dst, True)] if name == "memset" else
+                   [(src, False), (dst, False)] if name == "memcmp" else [(src, False), (dst, True)])
+        for addr, write in touched:
+            if self.footprint is not None and not self.footprint.access(addr, n, write):
+                self.violated_in = f"in {name}({dst:#x}, {src:#x}, {n})"
+                raise _Stop()
         if name == "memset":
             self._note_access(dst, n, True)
             self._write(dst, bytes([src & 0xFF]) * n)
@@ -506,11 +584,18 @@ class Machine:
         return uc.context_save()
 
     def run(self, entry: int, mutation: Mutation, seconds: float, *, watch: list | None = None,
-            guard: list | None = None) -> Outcome:
+            guard: list | None = None, record: bool = False, allowed: Spans | None = None,
+            image: int = 1, count: bool = False) -> Outcome:
         """Run the function at ``entry`` from the state with ``mutation`` applied, for at most
         ``seconds``; restore the state afterwards. With ``watch`` (address ranges), the run stops
         with status "overlap" at the first byte of them that it both reads and writes; with
-        ``guard`` (address ranges), with status "out of bounds" at its first access to one."""
+        ``guard`` (address ranges), with status "out of bounds" at its first access to one.
+
+        The footprint rule (:mod:`sgcc.verify.function.footprint`): with ``record``, the bytes
+        the run touches outside its own frame are in the outcome's ``footprint``; with
+        ``allowed`` (gcc's record of the same state), the run of ``images[image]``'s code stops
+        with status "footprint" at its first access outside the rule. With ``count``, the
+        outcome says how many instructions ran."""
         x, uc = self.x, self.uc
         self.calls: list[tuple] = []
         self.ncalls = 0
@@ -545,6 +630,16 @@ class Machine:
         self.patches = list(mutation.patches)
         for addr, raw in mutation.patches:
             self._write(addr, raw)
+        fp = self.footprint
+        mode = "check" if allowed is not None else "record" if record else "off"
+        if mode != "off" or count:
+            if fp is None:
+                raise Unsupported("this emulator was made without the footprint hook")
+            stack = self.state.region_at(self.entry_sp)
+            fp.start(mode, self.entry_sp, allowed, self.own_constants(image) if allowed is not None else None,
+                     frame_low=stack.start if stack is not None else 0)
+            fp.count(self._starts() if count else None)
+        self.violated_in = ""
         out = Outcome("ret")
         started = time.perf_counter()
         try:
@@ -563,9 +658,15 @@ class Machine:
                 else:
                     uc.emu_start(pc, self.stop, timeout=max(1, int(left * 1e6)))
                 rip = uc.reg_read(x.UC_X86_REG_RIP)
+                if mode == "check" and fp is not None and fp.violation() is not None:
+                    out.status = "footprint"
+                    break
                 if self.ended is None and self._at_trap(rip):
                     try:
                         self._on_trap(uc, rip - 1)
+                    except _Stop:
+                        out.status = "footprint"
+                        break
                     except Unsupported as exc:
                         # A call this state makes too large to carry out (a memset of 2^28
                         # bytes and more): this state's outcome, not the function's.
@@ -593,6 +694,21 @@ class Machine:
                 out.status = "timeout"
         out.seconds = time.perf_counter() - started
         out.calls = self.calls
+        if fp is not None and mode == "check":
+            out.violation = fp.violation()
+            if out.violation is not None:
+                out.status = "footprint"
+                out.where = self.violated_in or self.describe_pc(out.violation.pc)
+        elif fp is not None and mode == "record" and (out.status == "ret" or out.status.startswith("noreturn")):
+            if fp.overflow():
+                out.status = "unsupported: too much memory touched to record"
+            else:
+                out.footprint = fp.spans()
+        if fp is not None:
+            if count:
+                out.instructions = fp.instructions()
+                fp.count(None)
+            fp.start("off", self.entry_sp)
         if out.status == "ret":
             names = ("rax", "rdx", "rsp", *CALLEE_SAVED)
             values = uc.reg_read_batch(  # type: ignore[attr-defined]  # unicorn >= 2.1, not in its stubs
@@ -917,6 +1033,8 @@ def mutations(state, consts: set[int], rng: random.Random, *, budget: int,
 
 def compare(kind: tuple[str, int], g: Outcome, c: Outcome, machine: Machine, mutation: Mutation) -> str | None:
     """None if the candidate's outcome ``c`` matches gcc's ``g``, else what differs."""
+    if c.status == "footprint" and c.violation is not None:
+        return f"footprint: the candidate {c.violation.describe()} ({c.where})"
     if c.status != g.status:
         return f"gcc's function ends with {g.status}, the candidate's with {c.status}"
     if c.calls != g.calls:

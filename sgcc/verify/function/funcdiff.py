@@ -129,8 +129,11 @@ class FunctionTester:
         self._overlap: dict[tuple, str] = {}  # same key -> "overlap", "clean" or "undecided"
         self._bounds: dict[tuple, bool] = {}  # same key -> gcc's function touched a heap header
 
-    def check(self, cand_obj, functions) -> FunctionVerdict:
-        """Test every function of ``functions`` that has captured states."""
+    def check(self, cand_obj, functions, *, untrusted: frozenset | bool = True) -> FunctionVerdict:
+        """Test every function of ``functions`` that has captured states. The functions of
+        ``untrusted`` (True: all) are also held to the footprint rule
+        (:mod:`sgcc.verify.function.footprint`): gcc's own variants need not be, and run
+        several times faster without its memory hook."""
         from sgcc.asm.obj import read_object
 
         verdict = FunctionVerdict()
@@ -152,8 +155,10 @@ class FunctionTester:
             if name not in self.capture.states:
                 verdict.untested[name] = "the tests never call it"
                 continue
+            footprint = untrusted if isinstance(untrusted, bool) else name in untrusted
             try:
-                mismatch, tested, mutated, why = self._check_function(name, cand, verdict.dropped.setdefault(name, {}))
+                mismatch, tested, mutated, why = self._check_function(name, cand, verdict.dropped.setdefault(name, {}),
+                                                                      footprint)
             except SgccError as exc:
                 verdict.untested[name] = exc.message if hasattr(exc, "message") else str(exc)
                 continue
@@ -216,7 +221,7 @@ class FunctionTester:
             self._bounds[key] = got
         return got
 
-    def _check_function(self, name: str, cand, dropped: dict):
+    def _check_function(self, name: str, cand, dropped: dict, footprint: bool):
         from sgcc.verify.function import emulate
 
         kind = emulate.return_kind(self.source_text, name)
@@ -267,20 +272,20 @@ class FunctionTester:
         # Never skipped as larger work: the code's own constants (a threshold shows up as one)
         # and the values where an int's 2n wraps (past them gcc's work can vanish).
         exempt = frozenset({2**30 - 1, 2**30, 2**30 + 1}) | {w for c in consts for w in (c - 1, c, c + 1, 2 * c)}
-        return self._loop(name, cand, kind, states, captured, rest, started, hard_deadline, dropped, exempt)
+        return self._loop(name, cand, kind, states, captured, rest, started, hard_deadline, dropped, exempt, footprint)
 
-    def _machine(self, machines: dict, si: int, states, cand, name: str):
+    def _machine(self, machines: dict, si: int, states, cand, name: str, footprint: bool):
         machine = machines.get(si)
         if machine is None:
             from sgcc.verify.function import emulate
 
             machine = machines[si] = emulate.Machine(states[si], self.capture, [self.base, cand],
-                                                     fill_seed=self.seed ^ si)
+                                                     fill_seed=self.seed ^ si, footprint=footprint)
             if name not in machine.images[0].entries or name not in machine.images[1].entries:
                 raise emulate.Unsupported(f"{name} is not a function of both objects")
         return machine
 
-    def _loop(self, name, cand, kind, states, captured, rest, started, hard_deadline, dropped, exempt):
+    def _loop(self, name, cand, kind, states, captured, rest, started, hard_deadline, dropped, exempt, footprint):
         from sgcc.verify.function import emulate
 
         machines: dict[int, Machine] = {}
@@ -327,6 +332,9 @@ class FunctionTester:
                     continue
             key = _key(name, si, mut)
             g = self._gcc.get(key)
+            if footprint and g is not None and g.footprint is None and (g.status == "ret" or
+                                                                        g.status.startswith("noreturn")):
+                g = None  # remembered from a trusted candidate's test: run again, recording what it touches
             if phase == 2 and large_end is None:
                 large_end = now + _large_time(self.seconds, cost)
             if g is None and phase != 2 and _dominated(mut, too_long.get(si, ()), exempt):
@@ -337,7 +345,7 @@ class FunctionTester:
                 # (palindromes' 2n - 1 wraps at n = 2^30 and gcc's loop runs no time at all).
                 why = why or "gcc's function: timeout"
                 continue
-            machine = self._machine(machines, si, states, cand, name)
+            machine = self._machine(machines, si, states, cand, name, footprint)
             if g is None:
                 allowance = _gcc_allowance(phase, position < guaranteed, cost, si, hard_deadline)
                 if phase == 2 and large_end is not None:
@@ -345,7 +353,7 @@ class FunctionTester:
                     # at least the floor: a boundary past an overflow costs gcc next to nothing.
                     later = sum(1 for p in range(position + 1, len(order)) if order[p][3] == 2)
                     allowance = min(allowance, max(MUTATION_FLOOR, large_end - now - MUTATION_FLOOR * later))
-                g = machine.run(machine.images[0].entries[name], mut, allowance)
+                g = machine.run(machine.images[0].entries[name], mut, allowance, record=footprint)
             if phase == 2 and g.status in DID_NOT_FINISH:
                 reason = "sizes beyond the tests' that gcc's function does not finish in the emulator in time"
                 dropped[reason] = dropped.get(reason, 0) + 1
@@ -405,11 +413,12 @@ class FunctionTester:
                         continue
             limit = max(0.05, emulate.SLOWDOWN * g.seconds)
             cap = max(CANDIDATE_SECONDS, 3 * g.seconds) if position < guaranteed else CANDIDATE_SECONDS
-            c = machine.run(machine.images[1].entries[name], mut, min(limit, cap))
+            allowed = g.footprint if footprint else None
+            c = machine.run(machine.images[1].entries[name], mut, min(limit, cap), allowed=allowed)
             if c.status == "timeout" and limit <= cap:
                 # Wall time on a shared machine jitters: confirm with a longer limit before failing.
                 limit = max(1.0, 5 * limit)
-                c = machine.run(machine.images[1].entries[name], mut, min(limit, cap))
+                c = machine.run(machine.images[1].entries[name], mut, min(limit, cap), allowed=allowed)
             if c.status == "timeout" and limit > cap:
                 why = why or "a state too long to decide in the emulator"
                 continue  # its allowance was cut to the cap: undecided, not a failure

@@ -340,6 +340,8 @@ class Walk:
             end = off + insn.size
             after = step(st, insn, where, self.add, self.flow)
             reloc = unit.reloc_in(shndx, off, end)
+            if self.flow is not None and kind is None:
+                after = self._code_value(after, insn, reloc, shndx, end)
 
             if kind not in ("call", "jump", "cond"):
                 if reloc is not None:
@@ -363,6 +365,37 @@ class Walk:
                 self.indirect(place, insn, kind, end, after, st, text, where)
             else:
                 self.direct(place, insn, kind, reloc, end, after, st, text, where)
+
+    def _code_value(self, after: Frame, insn, reloc, shndx: int, end: int) -> Frame:
+        """``lea f(%rip), %reg`` or a GOT load of ``f`` where ``f`` is a function (of the unit,
+        or an external): ``%reg`` holds f's address, which the information-flow rule follows
+        to the routines that call back (``callback``)."""
+        R = registers()
+        X = R.X
+        ops = insn.operands
+        if len(ops) != 2 or ops[0].type != X.X86_OP_REG or ops[0].reg not in R.full \
+                or ops[1].type != X.X86_OP_MEM or ops[1].mem.base != X.X86_REG_RIP:
+            return after
+        m = insn.mnemonic
+        got = reloc is not None and reloc.type in GOT_RELOCS and m in ("mov", "movq")
+        if not (m in ("lea", "leaq") or got):
+            return after
+        # Without a relocation, the assembler resolved a place in this very section.
+        kind, what = self.unit.target(reloc, end) if reloc is not None else ("code", (shndx, end + ops[1].mem.disp))
+        if kind == "external":
+            name = what
+        elif kind == "code" and not got:
+            fn = self.unit.function_at(*what)
+            if fn is None or self.unit.functions[fn][1] != what[1]:
+                return after
+            name = fn
+        else:
+            return after
+        from sgcc.verify.static.infoflow import code_value
+
+        regs = list(after.regs)
+        regs[R.gpr[ops[0].reg]] = code_value(name)
+        return Frame(tuple(regs), after.slots, after.flow)
 
     def reference(self, dest_kind, what, reloc, text, where) -> None:
         """A non-branch operand that names a place: only addresses gcc's code takes too."""
@@ -444,10 +477,13 @@ class Walk:
                 add("call", f"`{text}` at {where} reaches {what} ({form}), which gcc's{mine} code does not call so")
             elif kind == "call":
                 if self.flow is not None:
+                    self.flow.callbacks(st, what, lambda rule, msg: add(rule, f"`{text}` at {where} {msg}"))
                     after = self.flow.after_external_call(after, st, what)
                 if what not in baseline.noreturn:
                     self.fall(place, end, after, text, where, what)
             elif kind == "jump":
+                if self.flow is not None:
+                    self.flow.callbacks(st, what, lambda rule, msg: add(rule, f"`{text}` at {where} {msg}"))
                 self.leaves(st, text, where, "tail jump", True)
             else:
                 self.leaves(st, text, where, "conditional tail jump", True)

@@ -58,6 +58,19 @@ RETURNS = (0, 2)  # rax rdx
 #: What an external call leaves in the caller-saved registers it does not return in.
 CLOBBERED = (1, 6, 7, 8, 9, 10, 11)
 RBP = 5
+#: C library routines that call a function they are handed, by the argument registers that
+#: carry it (rdi 7, rsi 6, rdx 2, rcx 1, r8 8). Whatever gcc's function does, a candidate must
+#: pass these a function's address it took itself (rule ``callback``): a code pointer computed
+#: from data (``system`` found through a return address) reaches nothing here.
+CALLBACK_ARGS: dict[str, tuple[int, ...]] = {
+    "qsort": (1,), "qsort_r": (1,), "bsearch": (8,), "lfind": (8,), "lsearch": (8,), "tsearch": (2,),
+    "tfind": (2,), "tdelete": (2,), "twalk": (6,), "twalk_r": (6,), "tdestroy": (6,), "atexit": (7,),
+    "at_quick_exit": (7,), "on_exit": (7,), "__cxa_atexit": (7,), "signal": (6,), "sigset": (6,),
+    "bsd_signal": (6,), "sysv_signal": (6,), "pthread_create": (2,), "pthread_once": (6,),
+    "pthread_atfork": (7, 6, 2), "scandir": (2, 1), "scandir64": (2, 1), "ftw": (6,), "nftw": (6,),
+    "ftw64": (6,), "nftw64": (6,), "dl_iterate_phdr": (7,), "makecontext": (6,), "glob": (2,),
+    "ualarm": (), "fopencookie": (), "obstack_begin": (),
+}
 #: C library routines whose result points into one of their arguments.
 RETURNS_AN_ARGUMENT = frozenset("""
     memcpy memmove memset mempcpy strcpy strncpy stpcpy stpncpy strcat strncat memchr memrchr rawmemchr
@@ -148,6 +161,8 @@ class Facts:
     stack_to_calls: bool = False  # passes a stack address to a call
     vector_live_in: set = field(default_factory=set)  # vector registers read before written
     unmodelled: set = field(default_factory=set)  # instructions of UNMODELLED it executes
+    #: external -> the argument registers in which gcc's function passes it a function's address
+    callbacks: dict = field(default_factory=dict)
 
     @classmethod
     def permissive(cls) -> Facts:
@@ -156,8 +171,15 @@ class Facts:
 
 
 def _clean(v) -> bool:
-    """Clean data: an argument, what was loaded through clean pointers, a constant."""
-    return v is None or v[0] == "imm"
+    """Clean data: an argument, what was loaded through clean pointers, a constant, the address
+    of a function (``("code:NAME", offset)``, from ``lea NAME(%rip)`` or a GOT load)."""
+    return v is None or v[0] == "imm" or v[0].startswith("code:")
+
+
+def code_value(name: str) -> tuple[str, int]:
+    """The symbolic value of a register that holds ``name``'s address (a function of the unit or
+    an external): what a routine that calls back may be handed (rule ``callback``)."""
+    return (f"code:{name}", 0)
 
 
 def _stack(v) -> bool:
@@ -357,6 +379,22 @@ class Flow:
             refuse("segment", f"uses the stack protector's canary ({name}) as data other than to check it")
         else:
             refuse("stack-address", f"uses a stack address ({name}) as data")
+
+    def callbacks(self, frame: Frame, name: str, refuse) -> None:
+        """At a call or tail jump to the external ``name``: a routine that calls back is handed
+        a function's address the code took (``lea f(%rip)``, a GOT load), at the argument
+        registers the table lists and wherever gcc's same function passes one to ``name``."""
+        if self.record:
+            given = {g for g in ARGUMENTS if frame.regs[g] is not None and frame.regs[g][0].startswith("code:")
+                     and frame.regs[g][1] == 0}
+            if given:
+                self.facts.callbacks.setdefault(name, set()).update(given)
+            return
+        for g in sorted(set(CALLBACK_ARGS.get(name, ())) | self.facts.callbacks.get(name, set())):
+            v = frame.regs[g]
+            if v is None or not v[0].startswith("code:") or v[1] != 0:
+                refuse("callback", f"hands {name} a code pointer in %{_GPR64[g]} that is not the address of a "
+                                   "function it took (computed, or loaded from data)")
 
     def arguments(self, frame: Frame, refuse) -> None:
         """At a call or tail jump: what the argument registers may carry to the callee."""

@@ -1,0 +1,146 @@
+"""The footprint rule (issues 35 and 43; docs/proof.md): on every function state a candidate
+touches only the memory gcc's same function touches.
+
+The red team's candidates (tests/footprint_attacks.py: C compiled by the real gcc) each pass
+the static rules and were shipped before this rule; here each is refused by the function-level
+test with the state, the instruction and the address. gcc's own function and the honest SWAR
+candidate pass. The end-to-end runs (``sgcc optimize`` as the caller and as user nobody) are in
+tests/test_footprint_e2e.py.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from sgcc import proc
+from sgcc.engine.baseline import build_baseline
+from sgcc.engine.request import Request
+from sgcc.verify.box.sandbox import Sandbox, load_tests
+from sgcc.verify.function import funcdiff, funcstate
+from sgcc.verify.function.footprint import Footprint, Spans
+from tests import footprint_attacks as fa
+
+
+@pytest.fixture(scope="module")
+def stackbits(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("footprint")
+    req = Request(source=fa.STACKBITS, flags=["-O3"], tests=fa.STACKBITS_TESTS, output=tmp / "out")
+    program = build_baseline(req, tmp)
+    with Sandbox(timeout=20) as sandbox:
+        tests = sandbox.record(program.binary, load_tests(fa.STACKBITS_TESTS))
+        capture = funcstate.capture(program, sandbox, tests, tmp / "capture", "gcc",
+                                    [u.name for u in program.asm.units])
+    tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, states=300, seconds=20, seed=1)
+    return program, tester, tmp
+
+
+def _candidate(program, tmp, name: str, **defines):
+    text = fa.unit(name, tmp / "src", defines=defines or None)
+    asm = tmp / f"{name}.s"
+    asm.write_text(program.asm.join({"count_bits": text}))
+    obj = tmp / f"{name}.o"
+    proc.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)], check=True)
+    return obj
+
+
+def test_gcc_s_own_function_and_the_honest_candidate_keep_to_gcc_s_footprint(stackbits):
+    program, tester, tmp = stackbits
+    for obj in (program.obj, _candidate(program, tmp, "honest")):
+        verdict = tester.check(obj, ["count_bits"], untrusted=True)
+        assert verdict.ok, verdict.mismatch.render()
+        states, mutated = verdict.tested["count_bits"]
+        assert states > 20 and mutated > 10, verdict.level()
+
+
+#: Attack -> the kind of access that refuses it first.
+REFUSED_BY = {"env_tell": "read", "rop_chain": "read", "cpu_tell": "read", "memo": "frame",
+              "static_counter": "read", "same_value_write": "write"}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_BY))
+def test_each_attack_is_refused_by_the_footprint_rule_naming_state_instruction_and_address(stackbits, name):
+    program, tester, tmp = stackbits
+    defines = dict(fa.libc_offsets(tmp), PWNED_FILE='"/nonexistent/x"') if name == "rop_chain" else {}
+    verdict = tester.check(_candidate(program, tmp, name, **defines), ["count_bits"], untrusted=True)
+    assert not verdict.ok, f"{name} passed: {verdict.level()}"
+    m = verdict.mismatch
+    assert m.rule == "footprint", m.render()
+    text = m.render()
+    # The state (where it was captured and how it was mutated), the access, the instruction.
+    assert text.startswith("count_bits on a function state (test "), text
+    kind = REFUSED_BY[name]
+    what = {"read": "reads", "write": "writes", "frame": "of its own frame that it did not write"}[kind]
+    assert f"footprint: the candidate {what}" in text or what in text, text
+    assert " at 0x" in text and "(the candidate's code): `" in text, text
+
+
+def test_without_the_rule_the_tell_passes_the_function_level_test(stackbits):
+    # The attack is real: held only to the differential test (as a trusted variant is), the
+    # environment tell is correct on every captured and mutated state.
+    program, tester, tmp = stackbits
+    verdict = tester.check(_candidate(program, tmp, "env_tell"), ["count_bits"], untrusted=False)
+    assert verdict.ok, verdict.mismatch.render()
+
+
+# -- the hook itself, on hand-made code (fast) ---------------------------------------------------
+
+def _uc_with(code: bytes):
+    import unicorn
+
+    uc = unicorn.Uc(unicorn.UC_ARCH_X86, unicorn.UC_MODE_64)
+    uc.mem_map(0x10000, 0x1000)
+    uc.mem_write(0x10000, code + b"\xf4")
+    uc.mem_map(0x100000, 0x10000)  # data
+    uc.mem_map(0x7f0000, 0x10000)  # stack
+    return uc
+
+
+def _run(uc, fp, mode, allowed=None, rdi=0x100100):
+    from unicorn import x86_const as x
+
+    uc.reg_write(x.UC_X86_REG_RSP, 0x7f8000)
+    uc.reg_write(x.UC_X86_REG_RDI, rdi)
+    fp.start(mode, 0x7f8000, allowed, [], frame_low=0x7f0000)
+    uc.emu_start(0x10000, 0x10000 + 0x40, count=64)
+    return fp
+
+
+def test_the_hook_records_bytes_and_holds_a_run_to_them():
+    # movq (%rdi), %rax ; movl 12(%rdi), %ecx ; movb %al, 20(%rdi) ; hlt
+    code = bytes.fromhex("488b07") + bytes.fromhex("8b4f0c") + bytes.fromhex("884714")
+    uc = _uc_with(code)
+    fp = Footprint(uc)
+    _run(uc, fp, "record")
+    spans = fp.spans()
+    assert Spans.unpack(spans.touched) == [(0x100100, 0x100108), (0x10010C, 0x100110), (0x100114, 0x100115)]
+    assert Spans.unpack(spans.written) == [(0x100114, 0x100115)]
+    # The same code on the same state keeps to it; shifted by 4 bytes, it reads what was not read.
+    assert _run(uc, fp, "check", spans).violation() is None
+    v = _run(uc, fp, "check", spans, rdi=0x100104).violation()
+    assert v is not None and v.kind == "read" and v.address == 0x100104 + 0 and v.size == 8
+
+
+def test_the_hook_refuses_a_write_gcc_only_read_and_a_frame_read_not_written_first():
+    # movq (%rdi), %rax ; movq %rax, (%rdi)   -- a write where gcc's run only read
+    uc = _uc_with(bytes.fromhex("488b07") + bytes.fromhex("488907"))
+    fp = Footprint(uc)
+    read_only = Spans(Spans.pack([(0x100100, 0x100108)]), b"")
+    v = _run(uc, fp, "check", read_only).violation()
+    assert v is not None and v.kind == "write" and v.address == 0x100100
+    # movq -0x100(%rsp), %rax   -- its frame below the stack pointer, never written in this call
+    uc = _uc_with(bytes.fromhex("488b842400ffffff"))
+    fp = Footprint(uc)
+    v = _run(uc, fp, "check", Spans(b"", b"")).violation()
+    assert v is not None and v.kind == "frame"
+    # pushq $1 ; movq (%rsp), %rax   -- what it wrote itself it may read back
+    uc = _uc_with(bytes.fromhex("6a01") + bytes.fromhex("488b0424"))
+    fp = Footprint(uc)
+    assert _run(uc, fp, "check", Spans(b"", b"")).violation() is None
+
+
+def test_spans_pack_round_trip():
+    ranges = [(1, 5), (2**63, 2**63 + 8)]
+    assert Spans.unpack(Spans.pack(ranges)) == ranges
+    assert struct.calcsize("<QQ") == 16
