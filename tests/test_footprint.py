@@ -144,3 +144,47 @@ def test_spans_pack_round_trip():
     ranges = [(1, 5), (2**63, 2**63 + 8)]
     assert Spans.unpack(Spans.pack(ranges)) == ranges
     assert struct.calcsize("<QQ") == 16
+
+
+# -- issue 43: the C library called on the candidate's behalf ---------------------------------------
+
+@pytest.fixture(scope="module")
+def sortbits(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("footprint-sort")
+    req = Request(source=fa.SORTBITS, flags=["-O3"], tests=fa.SORTBITS_TESTS, output=tmp / "out")
+    program = build_baseline(req, tmp)
+    with Sandbox(timeout=20) as sandbox:
+        tests = sandbox.record(program.binary, load_tests(fa.SORTBITS_TESTS))
+        capture = funcstate.capture(program, sandbox, tests, tmp / "capture", "gcc",
+                                    [u.name for u in program.asm.units])
+    declarations = proc.run(["gcc", "-E", "-P", str(fa.SORTBITS)], check=True).stdout.decode()
+    tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, states=200, seconds=20, seed=2,
+                                     declarations=declarations)
+    return program, tester, tmp, fa.libc_offsets(tmp)
+
+
+def test_the_honest_candidate_that_calls_memcpy_and_qsort_as_gcc_does_passes(sortbits):
+    program, tester, tmp, _ = sortbits
+    verdict = tester.check(_candidate(program, tmp, "sort_honest"), ["count_bits"], untrusted=True)
+    assert verdict.ok, verdict.mismatch.render()
+    assert verdict.tested["count_bits"][0] > 10
+
+
+@pytest.mark.parametrize("name, where", [("memcpy_len", "in memcpy("), ("memcpy_over_ra", "(the candidate's code)")])
+def test_a_library_call_touching_what_gcc_s_call_does_not_is_refused(sortbits, name, where):
+    program, tester, tmp, offsets = sortbits
+    obj = _candidate(program, tmp, name, **offsets, PWNED_FILE='"/nonexistent/x"')
+    verdict = tester.check(obj, ["count_bits"], untrusted=True)
+    assert not verdict.ok and verdict.mismatch.rule == "footprint", verdict.level()
+    assert where in verdict.mismatch.render(), verdict.mismatch.render()
+
+
+@pytest.mark.parametrize("name", ["qsort_system", "qsort_computed"])
+def test_a_comparator_computed_from_data_is_refused_before_it_runs(sortbits, name):
+    from sgcc.verify.static import controlflow
+
+    program, _tester, tmp, offsets = sortbits
+    obj = _candidate(program, tmp, name, **offsets, PWNED_FILE='"/nonexistent/x"')
+    verdict = controlflow.verdict(obj, program.obj, frozenset({"count_bits"}))
+    assert not verdict.ok and verdict.reason.startswith("callback: "), verdict.reason
+    assert "hands qsort a code pointer in %rcx" in verdict.reason

@@ -67,7 +67,7 @@ class FunctionProof:
                                         self.req.compiler, names)
             self._tester = funcdiff.FunctionTester(
                 capture, self.program.obj, self.program.source_text, states=self.req.function_states,
-                seconds=self.req.function_seconds, seed=self.req.seed or 0)
+                seconds=self.req.function_seconds, seed=self.req.seed or 0, declarations=self._declarations())
             self.summary["states"] = {k: len(v) for k, v in capture.states.items()}
         except (SgccError, OSError) as exc:
             self._failed = f"no function states: {getattr(exc, 'message', str(exc))}"
@@ -77,6 +77,15 @@ class FunctionProof:
         if self._failed:
             self.summary["failed"] = self._failed
         return self._tester
+
+    def _declarations(self) -> str:
+        """The source preprocessed with its own flags: the prototypes of the externals its
+        functions call (the function-level test compares the arguments they declare)."""
+        from sgcc import proc
+
+        r = proc.run([self.req.compiler, *self.program.flags, "-E", "-P", str(self.program.source)], timeout=120,
+                     cwd=self.program.compile_cwd)
+        return r.stdout.decode(errors="replace") if r.ok else ""
 
     def check(self, res, cand_obj, replacements, untrusted: frozenset = frozenset()) -> bool:
         """Prove ``res``'s functions (its object ``cand_obj``, replacing ``replacements``; the

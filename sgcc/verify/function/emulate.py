@@ -57,11 +57,24 @@ MEMORY_ROUTINES = frozenset({"memcpy", "memmove", "memset", "memcmp", "strlen", 
                              "__memmove_chk", "__memset_chk"})
 NO_RETURN = frozenset({"abort", "exit", "_exit", "_Exit", "__assert_fail", "__stack_chk_fail", "longjmp",
                        "siglongjmp", "__longjmp_chk", "quick_exit", "__chk_fail", "__fortify_fail"})
-#: Arguments compared per external call, where the prototype is known (otherwise two).
+#: Integer arguments compared per external call, where the prototype is known. Every other
+#: external has all six argument registers compared: a routine the table does not know may read
+#: any of them (a length gcc never passes must not hide in a third argument), and an honest
+#: candidate that leaves other values in registers a known routine ignores is still accepted.
 ARG_COUNT = {"malloc": 1, "free": 1, "calloc": 2, "realloc": 2, "puts": 1, "putchar": 1, "exit": 1,
              "printf": 1, "fprintf": 2, "fputs": 2, "fputc": 2, "putc": 2, "fwrite": 4, "fflush": 1,
              "rand": 0, "abort": 0, "__stack_chk_fail": 0, "__assert_fail": 4, "qsort": 4, "sqrt": 0,
-             "__printf_chk": 2, "__fprintf_chk": 3, "getchar": 0, "scanf": 1, "__isoc99_scanf": 1}
+             "__printf_chk": 2, "__fprintf_chk": 3, "getchar": 0, "scanf": 1, "__isoc99_scanf": 1,
+             "fread": 4, "fgets": 3, "fputs_unlocked": 2, "fwrite_unlocked": 4, "write": 3, "read": 3,
+             "bsearch": 5, "qsort_r": 5, "strcmp": 2, "strncmp": 3, "strcpy": 2, "strncpy": 3, "strcat": 2,
+             "strncat": 3, "strchr": 2, "strrchr": 2, "strstr": 2, "memchr": 3, "strdup": 1, "strtol": 3,
+             "strtoul": 3, "strtoll": 3, "strtoull": 3, "strtod": 2, "atoi": 1, "atol": 1, "atof": 1,
+             "toupper": 1, "tolower": 1, "isalpha": 1, "isdigit": 1, "isspace": 1, "putchar_unlocked": 1,
+             "getc": 1, "fgetc": 1, "ungetc": 2, "sprintf": 2, "snprintf": 3, "__sprintf_chk": 4,
+             "__snprintf_chk": 5, "pow": 0, "exp": 0, "log": 0, "sin": 0, "cos": 0, "floor": 0, "ceil": 0,
+             "fabs": 0, "labs": 1, "abs": 1, "llabs": 1, "time": 1, "clock": 0, "srand": 1,
+             "__ctype_b_loc": 0, "__ctype_toupper_loc": 0, "__ctype_tolower_loc": 0, "__errno_location": 0,
+             "atexit": 1, "signal": 2, "pthread_create": 4, "perror": 1, "fopen": 2, "fclose": 1}
 
 # x86-64 relocation types this loader applies
 R_64, R_PC32, R_PLT32, R_GOTPCREL, R_32, R_32S, R_PC64, R_GOTPCRELX, R_REX_GOTPCRELX = 1, 2, 4, 9, 10, 11, 24, 41, 42
@@ -181,6 +194,44 @@ def integer_args(source_text: str, name: str) -> int | None:
     return min(n, 6)
 
 
+_DECLARATION = re.compile(r"\b([A-Za-z_]\w*)\s*\(((?:[^()]|\([^()]*(?:\([^()]*\))*[^()]*\))*)\)\s*"
+                          r"(?:__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)\s*|__asm__\s*\([^)]*\)\s*"
+                          r"|__THROW\s*|__wur\s*)*[;{]")
+
+
+def declared_arity(text: str) -> dict[str, int]:
+    """How many arguments each function declared or defined in ``text`` (C, preprocessed for
+    the C library's prototypes) takes in general registers; a variadic function counts its
+    fixed ones; a function with a struct passed by value is left out (all registers compared)."""
+    out: dict[str, int] = {}
+    for m in _DECLARATION.finditer(text):
+        name, params = m.group(1), m.group(2)
+        if name in ("if", "while", "for", "switch", "return", "sizeof", "__attribute__", "__typeof__"):
+            continue
+        parts, depth, cur = [], 0, ""
+        for ch in params:
+            depth += ch == "("
+            depth -= ch == ")"
+            if ch == "," and depth == 0:
+                parts.append(cur.strip())
+                cur = ""
+            else:
+                cur += ch
+        if cur.strip():
+            parts.append(cur.strip())
+        if parts in ([], ["void"]):
+            out[name] = 0
+            continue
+        fixed = [p for p in parts if p != "..."]
+        if any(re.search(r"\b(struct|union)\b", p) and "*" not in p for p in fixed):
+            out.pop(name, None)
+            continue
+        n = sum(1 for p in fixed if "*" in p or "[" in p or "(" in p
+                or not re.search(r"\b(float|double|_Float\d+)\b", p))
+        out[name] = min(n, 6)
+    return out
+
+
 # -- loading -----------------------------------------------------------------------------------
 
 @dataclass
@@ -246,6 +297,8 @@ class Machine:
         self.uc.mem_protect(self.area, 64 << 20, unicorn.UC_PROT_READ | unicorn.UC_PROT_EXEC)
         self._hooks()
         self._insn_starts: list[int] | None = None
+        #: Integer arguments of externals, from their declarations (FunctionTester.arity)
+        self.arity: dict[str, int] = {}
         # The footprint rule's hook (untrusted candidates only: every memory access then takes
         # Unicorn's slow path, several times slower; gcc's own variants need no such rule).
         self.footprint: Footprint | None = None
@@ -500,12 +553,16 @@ class Machine:
         if name in MEMORY_ROUTINES:
             uc.reg_write(x.UC_X86_REG_RAX, self._memory_routine(name.replace("__", "").replace("_chk", ""), args))
             return
-        n = ARG_COUNT.get(name, 2)
+        n = self.arity.get(name, ARG_COUNT.get(name, len(ARG_REGS)))
         shown = tuple(self._portable(a) for a in args[:n])
         if name in ("printf", "__printf_chk", "fprintf", "__fprintf_chk", "puts", "fputs"):
-            fmt = args[{"printf": 0, "puts": 0, "__printf_chk": 1, "fprintf": 1, "fputs": 0,
-                        "__fprintf_chk": 2}[name]]
-            shown = (*shown, self._cstring(fmt))
+            at = {"printf": 0, "puts": 0, "__printf_chk": 1, "fprintf": 1, "fputs": 0, "__fprintf_chk": 2}[name]
+            fmt = self._cstring(args[at])
+            shown = (*shown, fmt)
+            if name not in ("puts", "fputs"):
+                # What it prints: the arguments its format names (integers and strings from the
+                # argument registers, then the stack; doubles from %xmm0-7), as a value each.
+                shown = (*shown, *self._printed(fmt, args[at + 1:], uc))
         self.calls.append((name, shown))
         if name in NO_RETURN:
             self.ended = f"noreturn {name}"
@@ -514,13 +571,52 @@ class Machine:
         digest = hashlib.blake2b(f"{name}:{len(self.calls)}".encode(), digest_size=8).digest()
         uc.reg_write(x.UC_X86_REG_RAX, int.from_bytes(digest, "little") & 0xFFFF)
 
+    def _printed(self, fmt: bytes, ints: list[int], uc) -> list:
+        """The values a printf format takes from the integer registers after it and from the
+        vector registers (what reaches the output, compared so a wrong value printed is seen)."""
+        out: list = []
+        k_int = k_vec = 0
+        sp = uc.reg_read(self.x.UC_X86_REG_RSP)
+        for conv in format_conversions(fmt):
+            if conv == "f":
+                if k_vec < 8:
+                    raw = uc.reg_read(getattr(self.x, f"UC_X86_REG_XMM{k_vec}"))
+                    out.append(("double", raw & (2**64 - 1)))
+                k_vec += 1
+                continue
+            if k_int < len(ints):
+                value = ints[k_int]
+            else:  # past the registers: the stack, above the return address
+                try:
+                    value = struct.unpack("<Q", bytes(uc.mem_read(sp + 8 * (1 + k_int - len(ints)), 8)))[0]
+                except self.uc_mod.UcError:
+                    value = None
+            k_int += 1
+            if value is None:
+                out.append("?")
+            elif conv == "s":
+                out.append(("string", self._cstring(value)))
+            else:
+                out.append(self._portable(value))
+        return out
+
     def _portable(self, value: int):
         """A value as both sides can agree on it: an address in the function's own frame says
-        only "frame", an address in an object's own code or constants (each side has its own
-        copy) says what is there; anything else is itself."""
+        only "frame"; a function's entry says which function (a comparator or a callback:
+        gcc's ``cmp`` and the candidate's ``cmp`` agree, a computed address into code does
+        not); an external's slot which external; an address in an object's own constants
+        (each side has its own copy) what is there; anything else is itself."""
         if self.frame_low <= value < self.entry_sp:
             return "frame"
         if self.area <= value < self.code_end:
+            for image in self.images:
+                for fname, entry in image.entries.items():
+                    if entry == value:
+                        return ("function", fname)
+                if any(lo <= value < hi for lo, hi in image.code):
+                    return ("code", "not a function's entry")
+            if self._at_trap(value + 1):
+                return ("function", self.traps[(value - self.trap_base) // 16])
             return ("constant", self._cstring(value)[:64])
         return value
 
@@ -1071,9 +1167,36 @@ def compare(kind: tuple[str, int], g: Outcome, c: Outcome, machine: Machine, mut
     return None
 
 
+_CONVERSION = re.compile(rb"%[-+ #0']*(\*|\d+)?(?:\.(\*|\d+))?(hh|h|ll|l|j|z|t|L|q)?([diouxXeEfFgGaAcspn%])")
+
+
+def format_conversions(fmt: bytes) -> list[str]:
+    """What a printf format takes, in order: "i" (an integer or pointer, ``*`` widths
+    included), "s" (a string), "f" (a double); ``%%`` takes nothing."""
+    out = []
+    for m in _CONVERSION.finditer(fmt):
+        width, prec, _length, conv = m.groups()
+        if conv == b"%":
+            continue
+        out += ["i"] * ((width == b"*") + (prec == b"*"))
+        out.append("f" if conv in b"eEfFgGaA" else "s" if conv == b"s" else "i")
+    return out
+
+
 def _call(call) -> str:
     name, args = call
-    shown = [hex(a) if isinstance(a, int) else a if isinstance(a, str) else repr(a[-1]) for a in args]
-    return f"{name}({', '.join(shown)})"
+
+    def show(a) -> str:
+        if isinstance(a, int):
+            return hex(a)
+        if isinstance(a, str):
+            return a
+        if isinstance(a, bytes):
+            return repr(a.decode(errors="replace"))
+        if isinstance(a, tuple) and len(a) == 2:
+            return f"{a[0]} {show(a[1])}"
+        return repr(a)
+
+    return f"{name}({', '.join(show(a) for a in args)})"
 
 

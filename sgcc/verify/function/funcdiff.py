@@ -114,13 +114,19 @@ class FunctionTester:
     """Differential tests of candidates against gcc's object ``base_obj`` on ``capture``'s states."""
 
     def __init__(self, capture, base_obj, source_text: str, *, states: int = DEFAULT_STATES,
-                 seconds: float = DEFAULT_SECONDS, seed: int = 0):
+                 seconds: float = DEFAULT_SECONDS, seed: int = 0, declarations: str = ""):
         from sgcc.asm.obj import read_object
 
         self.capture = capture
         self.base_path = base_obj
         self.base = read_object(base_obj)
         self.source_text = source_text
+        # How many arguments each external takes, from its prototype (``declarations``: the
+        # source preprocessed, so the C library's headers are in it): the call comparison
+        # compares exactly those (emulate.ARG_COUNT where no prototype was found).
+        from sgcc.verify.function.emulate import declared_arity
+
+        self.arity = declared_arity(declarations or source_text)
         self.states = states
         self.seconds = seconds
         self.seed = seed
@@ -281,6 +287,7 @@ class FunctionTester:
 
             machine = machines[si] = emulate.Machine(states[si], self.capture, [self.base, cand],
                                                      fill_seed=self.seed ^ si, footprint=footprint)
+            machine.arity = self.arity
             if name not in machine.images[0].entries or name not in machine.images[1].entries:
                 raise emulate.Unsupported(f"{name} is not a function of both objects")
         return machine
