@@ -21,6 +21,8 @@ from sgcc.asm.units import parse_file
 HERE = Path(__file__).resolve().parent / "redteam"
 STACKBITS = HERE / "stackbits.c"
 STACKBITS_TESTS = HERE / "stackbits-tests"
+SCALE = HERE / "scale.c"
+SCALE_TESTS = HERE / "scale-tests"
 SORTBITS = HERE / "sortbits.c"
 SORTBITS_TESTS = HERE / "sortbits-tests"
 
@@ -151,6 +153,34 @@ long count_bits(const unsigned long *a, int n)
     return c;
 }
 """,
+    # Issue 43: fast (SWAR) up to the tests' largest size, deliberately slow beyond it (a loop
+    # over all 64 bits of every word): correct everywhere, a 4x claim that does not hold.
+    "size_slow": SWAR + r"""
+long count_bits(const unsigned long *a, int n)
+{
+    long c = 0;
+    if (n <= 1024) {
+        for (int i = 0; i < n; i++)
+            c += swar(a[i]);
+        return c;
+    }
+    for (int i = 0; i < n; i++)
+        for (int b = 0; b < 64; b++)
+            c += (a[i] >> b) & 1;
+    return c;
+}
+""",
+    # Issue 35: wrong only when a hash of the input hits one value (one input in 2^32): no test
+    # can be expected to find it, and the report must not call it more than tested.
+    "hash_trigger": SWAR + r"""
+long count_bits(const unsigned long *a, int n)
+{
+""" + COUNT + r"""    unsigned long h = 0xcbf29ce484222325UL;
+    for (int i = 0; i < n; i++)
+        h = (h ^ a[i]) * 0x100000001b3UL;
+    return c + ((h >> 32) == 0x5eedf00dUL);
+}
+""",
     # A write gcc's function never makes, of the value already there: memory compares equal
     # afterwards, so only the write rule sees it.
     "same_value_write": SWAR + r"""
@@ -246,6 +276,19 @@ long count_bits(unsigned long *buf, const unsigned long *src, int n)
 }
 
 
+#: scale's candidates (issue 35, arguments that alias): the loop run backwards, which is the
+#: same function wherever ``dst`` and ``src`` do not overlap, and another where ``dst == src + 1``.
+SCALE_ATTACKS = {
+    "scale_backwards": r"""
+void scale(long *dst, const long *src, int n)
+{
+    for (int i = n - 1; i >= 0; i--)
+        dst[i] = src[i] * 3 + 1;
+}
+""",
+}
+
+
 def libc_offsets(work: Path) -> dict[str, int]:
     """Offsets in this machine's C library that the chain needs: main's return address, a
     ``pop %rdi; ret`` and a ``ret`` gadget, ``system`` and ``exit`` (read from the library
@@ -279,7 +322,7 @@ def unit(name: str, work: Path, function: str = "count_bits", defines: dict | No
     """The candidate unit of attack ``name``: its C compiled by gcc -O2, the function's unit text."""
     work.mkdir(parents=True, exist_ok=True)
     src = work / f"{name}.c"
-    src.write_text(HONEST if name == "honest" else ATTACKS[name] if name in ATTACKS else SORT_ATTACKS[name])
+    src.write_text(HONEST if name == "honest" else {**ATTACKS, **SORT_ATTACKS, **SCALE_ATTACKS}[name])
     asm = work / f"{name}.s"
     flags = [f"-D{k}={v:#x}" if isinstance(v, int) else f"-D{k}={v}" for k, v in (defines or {}).items()]
     # gcc's count_bits leaves %r8-%r11 alone and main relies on it (-fipa-ra): so do these.

@@ -36,10 +36,10 @@ def stackbits(tmp_path_factory):
     return program, tester, tmp
 
 
-def _candidate(program, tmp, name: str, **defines):
-    text = fa.unit(name, tmp / "src", defines=defines or None)
+def _candidate(program, tmp, name: str, function: str = "count_bits", **defines):
+    text = fa.unit(name, tmp / "src", function, defines=defines or None)
     asm = tmp / f"{name}.s"
-    asm.write_text(program.asm.join({"count_bits": text}))
+    asm.write_text(program.asm.join({function: text}))
     obj = tmp / f"{name}.o"
     proc.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)], check=True)
     return obj
@@ -74,6 +74,27 @@ def test_each_attack_is_refused_by_the_footprint_rule_naming_state_instruction_a
     what = {"read": "reads", "write": "writes", "frame": "of its own frame that it did not write"}[kind]
     assert f"footprint: the candidate {what}" in text or what in text, text
     assert " at 0x" in text and "(the candidate's code): `" in text, text
+
+
+def test_a_candidate_fast_only_at_the_timed_sizes_is_refused_by_the_cost_rule(stackbits):
+    program, tester, tmp = stackbits
+    verdict = tester.check(_candidate(program, tmp, "size_slow"), ["count_bits"], untrusted=True)
+    assert not verdict.ok and verdict.mismatch.rule == "cost", verdict.level()
+    text = verdict.mismatch.render()
+    assert "beyond the tests'" in text and "that was timed" in text, text
+    # The honest candidate's counts are recorded: what the timing saw and sizes beyond it.
+    honest = tester.check(_candidate(program, tmp, "honest"), ["count_bits"], untrusted=True)
+    cost = honest.cost["count_bits"]
+    assert cost["timed"]["ratio"] < 0.5 and cost["beyond"], cost
+    assert all(b["ratio"] < 2 * cost["timed"]["ratio"] + 0.1 for b in cost["beyond"]), cost
+
+
+def test_a_candidate_wrong_only_on_a_hash_value_is_called_tested_never_proven(stackbits):
+    # Expected to pass: one input in 2^32. What matters is the claim the report makes.
+    program, tester, tmp = stackbits
+    verdict = tester.check(_candidate(program, tmp, "hash_trigger"), ["count_bits"], untrusted=True)
+    assert verdict.ok, verdict.mismatch.render()
+    assert verdict.level().startswith("tested on ") and "proven" not in verdict.level()
 
 
 def test_without_the_rule_the_tell_passes_the_function_level_test(stackbits):
@@ -188,3 +209,18 @@ def test_a_comparator_computed_from_data_is_refused_before_it_runs(sortbits, nam
     verdict = controlflow.verdict(obj, program.obj, frozenset({"count_bits"}))
     assert not verdict.ok and verdict.reason.startswith("callback: "), verdict.reason
     assert "hands qsort a code pointer in %rcx" in verdict.reason
+
+
+# -- issue 35: arguments that alias where no captured state does ------------------------------------
+
+def test_a_candidate_wrong_only_when_the_arguments_alias_is_refused(tmp_path):
+    req = Request(source=fa.SCALE, flags=["-O3"], tests=fa.SCALE_TESTS, output=tmp_path / "out")
+    program = build_baseline(req, tmp_path)
+    with Sandbox(timeout=20) as sandbox:
+        tests = sandbox.record(program.binary, load_tests(fa.SCALE_TESTS))
+        capture = funcstate.capture(program, sandbox, tests, tmp_path / "capture", "gcc", ["scale"])
+    tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, states=200, seconds=20, seed=3)
+    assert tester.check(program.obj, ["scale"], untrusted=True).ok  # gcc's own checks for overlap
+    verdict = tester.check(_candidate(program, tmp_path, "scale_backwards", "scale"), ["scale"], untrusted=True)
+    assert not verdict.ok, verdict.level()
+    assert "(the arguments alias)" in verdict.mismatch.mutation, verdict.mismatch.render()

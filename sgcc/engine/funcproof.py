@@ -175,8 +175,9 @@ class FunctionProof:
         res.proof = verdict.level()
         if not verdict.ok:
             m = verdict.mismatch
-            reason = ("footprint: touches memory gcc's function does not touch on a function state"
-                      if m.rule == "footprint" else "differs from gcc's function on a function state")
+            reason = {"footprint": "footprint: touches memory gcc's function does not touch on a function state",
+                      "cost": "cost: slower than gcc's function beyond the sizes that were timed"}.get(
+                          m.rule, "differs from gcc's function on a function state")
             res.stop(Stage.PROVE, reason, m.render())
             return False
         unchecked = {f: w for f, w in verdict.untested.items() if f in held}

@@ -185,6 +185,7 @@ class Report:
             named = [f"{fn} ({h['generators'][fn]})" if fn in h["generators"] else fn for fn in h["functions"]]
             lines.append(f"sgcc: shipped {', '.join(named)}: {h['speedup']:.3f}x "
                          f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}] over the baseline (re-measured)")
+            lines.append(self._where_it_holds())
         else:
             lines.append(f"sgcc: shipped the baseline: {_why_nothing_shipped(self.candidates, self.min_gain)}")
         for c in self.candidates:
@@ -217,6 +218,27 @@ class Report:
         return "\n".join(lines)
 
 
+    def _where_it_holds(self) -> str:
+        """Where the shipped figure holds: inputs like the timed tests (their sizes), and what the
+        cost rule counted beyond them (issue 43: a speed claim is only as wide as what was timed)."""
+        sizes = (self.final or {}).get("timed_sizes") or {}
+        line = "sgcc: the figure holds for inputs like the timed tests"
+        if sizes:
+            lo, hi = min(sizes.values()), max(sizes.values())
+            line += f" ({len(sizes)} test(s), stdin of {_bytes(lo)}" + (f" to {_bytes(hi)})" if hi != lo else ")")
+        counted = []
+        for c in self.candidates:
+            if c.stage != Stage.ACCEPTED or c.function not in (self.final or {}).get("functions", []):
+                continue
+            for fn, cost in ((c.meta.get("function_test") or {}).get("cost") or {}).items():
+                if cost.get("timed") and cost.get("beyond"):
+                    ratios = [b["ratio"] for b in cost["beyond"]]
+                    counted.append(f"{fn} {cost['timed']['ratio']:.2f}x gcc's instructions on the largest timed "
+                                   f"state, {min(ratios):.2f}x-{max(ratios):.2f}x on larger ones")
+        if counted:
+            line += "; beyond them the function-level test counted: " + "; ".join(counted)
+        return line
+
     def _budget_lines(self, b: dict) -> list[str]:
         """What the budget allowed and where the run's time went: one figure for the whole
         run, split into before, during and after the search (the note "search budget reached"
@@ -244,6 +266,10 @@ class Report:
             lines.append(f"sgcc: budget: searched in part: {', '.join(cut['cut_short'])} "
                          "(some candidates built and tested, others cut by the budget)")
         return lines
+
+
+def _bytes(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MB"
 
 
 def _why_nothing_shipped(candidates: list[CandidateResult], min_gain: float) -> str:

@@ -199,6 +199,8 @@ def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], 
                         # What the speedup was timed on: the tests the search saw (not the held-out
                         # ones), so that an outside measurement can time the same mix of inputs.
                         "timed_on": [t.name for t in tests],
+                        # ... and how large they are: the figure holds for inputs like these.
+                        "timed_sizes": {t.name: len(t.stdin) for t in tests},
                         "changes": changes(program, where / "cand.o", replacements)}
         return binary, [r for r, _, _ in attempt]
     return program.binary, []

@@ -296,6 +296,7 @@ class Footprint:
             if self._block is not None:
                 uclib.uc_hook_del(self.uc._uch, self._block)
                 self._block = None
+                self.uc.ctl_flush_tb()  # translated with the hook: translate afresh, fast again
             return
         self._starts = (ctypes.c_uint64 * max(1, len(starts)))(*starts)
         self.lib.fp_set_starts(self.ptr, ctypes.cast(self._starts, ctypes.c_void_p), len(starts))
@@ -303,6 +304,8 @@ class Footprint:
             self._block = ctypes.c_size_t()
             uclib.uc_hook_add(self.uc._uch, ctypes.byref(self._block), unicorn.UC_HOOK_BLOCK,
                               ctypes.cast(self.lib.fp_block_hook, ctypes.c_void_p), ctypes.c_void_p(self.ptr), 1, 0)
+            # Code translated before the hook was added would not call it.
+            self.uc.ctl_flush_tb()
 
     def instructions(self) -> int:
         """Instructions counted since the run started."""

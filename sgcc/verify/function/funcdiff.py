@@ -58,6 +58,14 @@ MUTATION_FACTOR = 20.0
 #: gcc's outcomes that say the work was too much for the emulator, not what the function does.
 DID_NOT_FINISH = ("timeout", "unsupported: too much memory")
 MUTATION_FLOOR = 0.02
+#: The cost rule (FunctionTester._cost): states counted are those gcc's function ran in at most
+#: COST_SECONDS (as captured) or a quarter of it (beyond the tests' sizes), the COST_PROBES largest
+#: of the latter; a candidate whose instruction count against gcc's grows past COST_GROWTH times
+#: its ratio on the timed state, and past COST_FLOOR, is refused.
+COST_SECONDS = 0.2
+COST_PROBES = 2
+COST_GROWTH = 2.0
+COST_FLOOR = 1.25
 #: Most seconds a candidate's run on one state may take (a longer allowance leaves it undecided).
 CANDIDATE_SECONDS = 15.0
 #: States gcc's function takes longer than this on (as captured) are run as captured only.
@@ -79,6 +87,7 @@ class FunctionVerdict:
     mismatch: Mismatch | None = None
     seconds: float = 0.0
     dropped: dict = field(default_factory=dict)  # function -> {why: mutated states dropped}
+    cost: dict = field(default_factory=dict)  # function -> the cost rule's counts (FunctionTester._cost)
 
     @property
     def ok(self) -> bool:
@@ -107,7 +116,8 @@ class FunctionVerdict:
         return {"level": self.level(), "tested": {f: {"states": t, "mutated": m} for f, (t, m) in self.tested.items()},
                 "untested": dict(self.untested), "seconds": round(self.seconds, 3),
                 "dropped": {f: dict(v) for f, v in self.dropped.items() if v},
-                "mismatch": self.mismatch.render() if self.mismatch is not None else None}
+                "mismatch": self.mismatch.render() if self.mismatch is not None else None,
+                "cost": {f: c for f, c in self.cost.items() if c}}
 
 
 class FunctionTester:
@@ -134,6 +144,8 @@ class FunctionTester:
         self._base_vex: str | None = None
         self._overlap: dict[tuple, str] = {}  # same key -> "overlap", "clean" or "undecided"
         self._bounds: dict[tuple, bool] = {}  # same key -> gcc's function touched a heap header
+        #: function -> the cost rule's counts for the last candidate checked (timed state, beyond)
+        self.cost: dict[str, dict] = {}
 
     def check(self, cand_obj, functions, *, untrusted: frozenset | bool = True) -> FunctionVerdict:
         """Test every function of ``functions`` that has captured states. The functions of
@@ -168,6 +180,8 @@ class FunctionTester:
             except SgccError as exc:
                 verdict.untested[name] = exc.message if hasattr(exc, "message") else str(exc)
                 continue
+            if name in self.cost:
+                verdict.cost[name] = self.cost.pop(name)
             if mismatch is not None:
                 verdict.mismatch = mismatch
                 break
@@ -236,10 +250,12 @@ class FunctionTester:
         per_state = max(8, self.states // len(states))
         largest = {r: max(st.regs[r] & 0xFFFFFFFF for st in states) for r in emulate.ARG_REGS}
         args = emulate.integer_args(self.source_text, name)
+        alias = not emulate.restrict_params(self.source_text, name)
         plans = []
         for si, state in enumerate(states):
             rng = random.Random(f"{self.seed}:{name}:{si}")
-            plans.append(emulate.mutations(state, consts, rng, budget=per_state - 1, largest=largest, args=args))
+            plans.append(emulate.mutations(state, consts, rng, budget=per_state - 1, largest=largest, args=args,
+                                           alias=alias))
         # Order: every state as captured; then, on the state gcc's function was quickest on as
         # captured (the base), its cheap mutations and the sizes far beyond the tests'; the other
         # states' cheap mutations in turn; then random ones. The base is chosen once the states
@@ -299,6 +315,8 @@ class FunctionTester:
         deadline = started + self.seconds
         tested = mutated = 0
         why = None
+        timed: list = []  # (state, mutation, gcc's seconds): the states as captured gcc finished
+        beyond: list = []  # ... and the sizes beyond the tests' both finished
         cost: dict[int, float] = {}  # gcc's seconds on each state as captured
         strikes: dict[int, int] = {}  # slow mutations of an expensive state
         per_phase: dict[int, int] = {}
@@ -392,7 +410,8 @@ class FunctionTester:
             if g.status != "ret" and not g.status.startswith("noreturn"):
                 why = f"gcc's function: {g.status}" if why is None else why
                 continue  # a state gcc's own function cannot run on: not the candidate's fault
-            if is_mutated and g.memory:
+            if is_mutated and g.memory and not mut.alias:
+                # (Arguments made to alias on purpose are a call C allows: kept, issue 35.)
                 # A mutation (a size beyond the captured buffers, most often) can make gcc's
                 # function read memory it also writes, where as captured its inputs and outputs
                 # were apart: matmul reading past A and B into the C it writes. No real call can
@@ -450,7 +469,82 @@ class FunctionTester:
                 regs = dict(states[si].regs)
                 regs.update(mut.regs)
                 return emulate.Mismatch(name, states[si].origin, mut.what, regs, diff), tested, mutated, why
+            if footprint and g.status == "ret" and (phase == 0 or (mut.regs and not mut.patches)):
+                # As captured: what the timing saw; integer settings (sizes, most often): what
+                # may lie beyond it (those that make more work than the timed state, when counted).
+                (timed if phase == 0 else beyond).append((si, mut, g.seconds))
+        if footprint:
+            mismatch = self._cost(name, machines, states, timed, beyond)
+            if mismatch is not None:
+                return mismatch, tested, mutated, why
         return None, tested, mutated, why
+
+    def _cost(self, name, machines, states, timed, beyond):
+        """The cost rule (issue 43): an untrusted candidate's speed must hold beyond the inputs
+        that were timed. Instructions are counted on the largest state as captured that is cheap
+        to count (what the timing saw) and on the largest sizes beyond the tests' (their memory
+        past the captured buffers random, like the tests' data rather than zeros, on which gcc's
+        loops are quickest); a candidate whose count against gcc's grows past ``COST_GROWTH``
+        times its ratio on the timed state, and past ``COST_FLOOR``, is refused: its figure holds
+        only for the sizes that were timed. Recorded in :attr:`cost` per function."""
+        from sgcc.verify.function import emulate
+
+        small = [s for s in timed if s[2] <= COST_SECONDS]
+        # The sizes gcc's function worked longest on (a size that makes no work, a negative int,
+        # says nothing), cheap enough to run again with random memory and counted.
+        large = sorted((s for s in beyond if s[2] <= COST_SECONDS / 4), key=lambda s: (s[2], _size(s[1])))
+        large = large[-3 * COST_PROBES:]
+        info: dict = {"timed": None, "beyond": []}
+        self.cost[name] = info
+        if not small or not large:
+            info["note"] = "no state beyond the tests' sizes cheap enough to count instructions on"
+            return None
+        si, mut, _ = max(small, key=lambda s: s[2])
+
+        def counts(si, mut):
+            machine = machines[si]
+            key = ("cost", *_key(name, si, mut))
+            g = self._gcc.get(key)
+            if g is None:
+                g = self._gcc[key] = machine.run(machine.images[0].entries[name], mut, COST_SECONDS * 10, count=True)
+            c = machine.run(machine.images[1].entries[name], mut, COST_SECONDS * 40, count=True)
+            if g.status != "ret" or c.status != "ret" or not g.instructions:
+                return None
+            return g.instructions, c.instructions
+
+        got = counts(si, mut)
+        if got is None:
+            info["note"] = "the timed state could not be counted"
+            return None
+        reference = got[1] / got[0]
+        info["timed"] = {"state": states[si].origin, "gcc": got[0], "candidate": got[1], "ratio": round(reference, 3)}
+        for sj, m, _ in large:
+            probe = emulate.Mutation(m.what + ", memory past the buffers random", dict(m.regs), fill="random",
+                                     large=True)
+            got = counts(sj, probe)
+            if got is None:
+                continue
+            if got[0] <= info["timed"]["gcc"]:
+                continue  # not more work than the timed state: not beyond it
+            ratio = got[1] / got[0]
+            if len(info["beyond"]) >= COST_PROBES:
+                break
+            info["beyond"].append({"state": f"{states[sj].origin}; {probe.what}", "gcc": got[0], "candidate": got[1],
+                                   "ratio": round(ratio, 3)})
+            if ratio > max(COST_FLOOR, COST_GROWTH * reference):
+                regs = dict(states[sj].regs)
+                regs.update(probe.regs)
+                return emulate.Mismatch(
+                    name, states[sj].origin, probe.what, regs,
+                    f"cost: the candidate runs {got[1]:,} instructions where gcc's function runs {got[0]:,} "
+                    f"({ratio:.2f}x) on a size beyond the tests', but {reference:.2f}x on the tests' largest state "
+                    "that was timed: its speed does not hold beyond the inputs that were timed")
+        return None
+
+
+def _size(mut) -> int:
+    """How large a size mutation makes the work (its largest integer, as an int's magnitude)."""
+    return max((min(v & 0xFFFFFFFF, 2**32 - (v & 0xFFFFFFFF)) for v in mut.regs.values()), default=0)
 
 
 def _key(name: str, si: int, mut) -> tuple:
