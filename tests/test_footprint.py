@@ -50,6 +50,7 @@ def test_gcc_s_own_function_and_the_honest_candidate_keep_to_gcc_s_footprint(sta
     for obj in (program.obj, _candidate(program, tmp, "honest")):
         verdict = tester.check(obj, ["count_bits"], untrusted=True)
         assert verdict.ok, verdict.mismatch.render()
+        assert "count_bits" in verdict.tested, verdict.level()
         states, mutated = verdict.tested["count_bits"]
         assert states > 20 and mutated > 10, verdict.level()
 

@@ -167,7 +167,7 @@ def test_optimize_refuses_the_narrow_candidates_and_says_how_winners_were_proven
     by = {c["origin"].rsplit("/", 1)[-1]: c for c in data["candidates"]}
     for p in NARROW:
         c = by[p.name]
-        assert c["stage"] == "test" and c["reason"] == "differs from gcc's function on a function state", c
+        assert c["stage"] == "prove" and c["reason"] == "differs from gcc's function on a function state", c
         assert "count_bits on a function state" in c["detail"]
     honest = by["count_bits.s"]
     if honest["stage"] == "accepted":  # faster is the timing's call; proven is ours

@@ -201,7 +201,7 @@ def test_example_program(tmp_path, name):
             # Honest, but in a shape the information-flow rule cannot bound for an untrusted
             # (replay) candidate (FLOW_REFUSED; docs/proof.md, "What the rule cannot prove").
             assert cand.stage == "control" and re.match(FLOW_REFUSED[name], cand.reason), (cand.origin, cand.reason)
-        elif cand.origin.endswith("nqueens/candidates/place.s") and cand.stage == "test":
+        elif cand.origin.endswith("nqueens/candidates/place.s") and cand.stage == "prove":
             # It leaves the static col_of unwritten (nothing reads it afterwards): the program's
             # output is gcc's, the function's memory effect is not, and the function-level test
             # refuses that (docs/proof.md).

@@ -178,11 +178,11 @@ def test_proof_equivalent_end_to_end_accepts_the_proven_and_refuses_the_merely_t
     # The magic value as an immediate (and no .size, which once hid the function's constants):
     # the function-level test reaches it from the code's own constants.
     magic = by["magic.s"]
-    assert magic["stage"] == "test", magic
+    assert magic["stage"] == "prove", magic
     assert magic["reason"] == "differs from gcc's function on a function state", magic
     assert "rdi=0x5eed1234cafef00d" in magic["detail"]
     built = by["built.s"]
-    assert built["stage"] == "test", built
+    assert built["stage"] == "prove", built
     assert built["reason"] == "differs from gcc's function on a solver's counterexample", built
     assert "rdi=0x5eed1234cafef00d" in built["detail"]
     # what the level adds: the function-level test passed it (a merely tested candidate)
@@ -225,3 +225,78 @@ def test_the_bound_setting_reaches_the_tier_and_a_loop_is_only_bounded(tmp_path,
     v = smt.prove(gcc, gcc, "upto", SUM_C, bound=req.proof_bound, seconds=req.proof_seconds)
     assert v.status == "bounded" and v.level() == "equivalent up to bound 3", v.to_dict()
     assert v.paths[0] < smt.prove(gcc, gcc, "upto", SUM_C, bound=6, seconds=45).paths[0]  # the bound is what cuts
+
+
+# -- "proven" is never false: traps are outcomes (issue 35 item 3) ------------------------------------
+
+#: gcc's lmax, and a candidate with a dead `div` whose divisor is zero for one input in 2^32:
+#: its quotient is never used, so VEX (which computes some value for x / 0) found them equal.
+MAX_DEAD_DIV = """
+    .text
+    .globl lmax
+    .type lmax, @function
+lmax:
+    movq %rdi, %rax
+    xorl %edx, %edx
+    movl %edi, %ecx
+    xorl $0x5eedf00d, %ecx
+    divl %ecx
+    movq %rsi, %rax
+    cmpq %rsi, %rdi
+    cmovg %rdi, %rax
+    ret
+"""
+#: ... and one whose dead `idiv` overflows (INT64_MIN / -1) for one pair of inputs.
+MAX_DEAD_IDIV = """
+    .text
+    .globl lmax
+    .type lmax, @function
+lmax:
+    movq %rdi, %rax
+    cqto
+    movq %rsi, %rcx
+    orq $1, %rcx
+    idivq %rcx
+    movq %rsi, %rax
+    cmpq %rsi, %rdi
+    cmovg %rdi, %rax
+    ret
+"""
+#: An aligned SSE load from its own frame at an unaligned place: it always faults on the CPU.
+MAX_MISALIGNED = """
+    .text
+    .globl lmax
+    .type lmax, @function
+lmax:
+    subq $40, %rsp
+    movq %rdi, 8(%rsp)
+    movq %rsi, 16(%rsp)
+    movdqa 8(%rsp), %xmm0
+    addq $40, %rsp
+    movq %rsi, %rax
+    cmpq %rsi, %rdi
+    cmovg %rdi, %rax
+    ret
+"""
+
+
+@pytest.mark.parametrize("text, signal", [(MAX_DEAD_DIV, "SIGFPE"), (MAX_DEAD_IDIV, "SIGFPE"),
+                                          (MAX_MISALIGNED, "SIGSEGV")], ids=["div0", "idiv-overflow", "movdqa"])
+def test_a_candidate_that_can_fault_is_never_proven_equivalent(tmp_path, text, signal):
+    gcc = _obj(tmp_path, "gcc", MAX_C, c=True)
+    v = smt.prove(gcc, _obj(tmp_path, "cand", text), "lmax", MAX_C)
+    assert v.status == "refuted", v.to_dict()
+    assert f"the candidate's faults with {signal}" in v.counterexample["difference"], v.counterexample
+    if signal == "SIGFPE" and "divl" in text:
+        assert v.counterexample["regs"]["rdi"] & 0xFFFFFFFF == 0x5EEDF00D
+    if "idivq" in text:
+        assert v.counterexample["regs"]["rdi"] == 2**63 and v.counterexample["regs"]["rsi"] | 1 == 2**64 - 1
+
+
+def test_a_division_that_cannot_fault_is_still_proven(tmp_path):
+    # gcc's own idiv by a constant-ored divisor against itself: a trap on one side only never
+    # arises, so the verdict stands (the trap paths pair with each other).
+    c = "long q(long a, long b) { return a / (b | 1); }"
+    gcc = _obj(tmp_path, "gcc", c, c=True)
+    v = smt.prove(gcc, gcc, "q", c)
+    assert v.status == "proven", v.to_dict()

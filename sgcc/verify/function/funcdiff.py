@@ -174,6 +174,12 @@ class FunctionTester:
                 verdict.untested[name] = "the tests never call it"
                 continue
             footprint = untrusted if isinstance(untrusted, bool) else name in untrusted
+            unlike = self._unlike_the_cpu(cand, name) if footprint else None
+            if unlike is not None:
+                # Evidence from an emulator that computes this code otherwise than the CPU is no
+                # evidence (issue 35): untested, which refuses an untrusted candidate.
+                verdict.untested[name] = unlike
+                continue
             try:
                 mismatch, tested, mutated, why = self._check_function(name, cand, verdict.dropped.setdefault(name, {}),
                                                                       footprint)
@@ -195,6 +201,22 @@ class FunctionTester:
         gc.collect()
         verdict.seconds = time.perf_counter() - started
         return verdict
+
+    def _unlike_the_cpu(self, cand, name: str) -> str | None:
+        """Why the emulator's runs of ``name`` in ``cand`` (with the private copies it brings)
+        are not evidence: an instruction form it computes otherwise than this CPU
+        (:mod:`sgcc.verify.function.forms`), or None."""
+        from sgcc.verify.function import forms
+
+        own = {n for n in cand.extents if n not in self.base.extents}
+        try:
+            unlike = forms.emulator_differs(forms.forms_of(cand, {name} | own))
+        except SgccError as exc:
+            return f"the emulator could not be compared with the CPU ({exc.message})"
+        if not unlike:
+            return None
+        key, what = sorted(unlike.items())[0]
+        return f"the emulator runs `{key}` unlike this CPU ({what})"
 
     def _overlap_of(self, machine, entry: int, key: tuple, mut, g) -> str:
         """Whether gcc's function, on the state ``key`` (outcome ``g``), reads a byte it also

@@ -125,6 +125,47 @@ class _Undecided(Exception):
     pass
 
 
+@dataclass
+class Trap:
+    """A path that ends in a fault the CPU raises and VEX does not: a division by zero or whose
+    quotient does not fit (``SIGFPE``), an aligned access to an unaligned address (``SIGSEGV``).
+    Its outcome is the signal; ``constraints`` say on which inputs it is taken."""
+
+    constraints: list
+    signal: str
+    where: str
+
+
+#: Legacy SSE instructions with a 16-byte memory operand that do not require it aligned; every
+#: other one faults on an unaligned address, as do the VEX forms that say so (``vmovaps``...).
+_UNALIGNED_OK = frozenset("""
+    movups movupd movdqu lddqu movlps movhps movlpd movhpd movq movd movss movsd pinsrb pinsrw pinsrd pinsrq
+    pextrb pextrw pextrd pextrq extractps insertps movntdqa prefetcht0 prefetchnta
+""".split())
+_VEX_ALIGNED = frozenset("vmovaps vmovapd vmovdqa vmovdqa32 vmovdqa64 vmovntps vmovntpd vmovntdq vmovntdqa".split())
+
+
+def trapping(insn) -> str | None:
+    """What may make ``insn`` fault where VEX computes a value: "div", "idiv" (division by
+    zero, a quotient that does not fit), "align" (an access that must be aligned), or None."""
+    import capstone.x86 as cx
+
+    m = insn.mnemonic
+    if m in ("div", "idiv"):
+        return m
+    mem = [op for op in insn.operands if op.type == cx.X86_OP_MEM]
+    if not mem:
+        return None
+    vex = insn.bytes[0] in (0xC4, 0xC5, 0x62)
+    if vex:
+        return "align" if m in _VEX_ALIGNED else None
+    if mem[0].size == 16 and m not in _UNALIGNED_OK and (
+            any(insn.reg_name(op.reg).startswith("xmm") for op in insn.operands if op.type == cx.X86_OP_REG)
+            or m.startswith(("movap", "movdqa", "movnt"))):
+        return "align"
+    return None
+
+
 def param_kinds(source_text: str, name: str) -> list[str] | None:
     """The kinds of ``name``'s register parameters from its C definition ("ptr", "int",
     "float"), None when unknown (then every argument register is an integer)."""
@@ -169,7 +210,8 @@ class _Side:
         self.inputs = inputs
         self.bound = bound
         self.deadline = deadline
-        self.done = []  # (constraints, state)
+        self.done: list = []  # completed paths: angr states that returned, and Trap paths
+        self.traps = self._trapping(main)
         self.cut = 0
         self.used_buffers: set = set()
 
@@ -193,7 +235,82 @@ class _Side:
         st.globals["bad"] = None
         st.inspect.b("mem_read", when=angr.BP_BEFORE, action=self._on_read)
         st.inspect.b("mem_write", when=angr.BP_BEFORE, action=self._on_write)
+        for addr in self.traps:
+            st.inspect.b("instruction", when=angr.BP_BEFORE, instruction=addr, action=self._on_trapping)
         return st
+
+    def _trapping(self, main) -> dict:
+        """Address -> (what may fault, the decoded instruction) over the object's code."""
+        import capstone
+
+        md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+        md.detail = True
+        out = {}
+        for lo, hi in self.text:
+            code = self.proj.loader.memory.load(lo, hi - lo)
+            for insn in md.disasm(code, lo):
+                kind = trapping(insn)
+                if kind is not None:
+                    out[insn.address] = (kind, insn)
+        return out
+
+    def _value(self, st, insn, op):
+        """The value of operand ``op`` of ``insn`` in ``st`` (a register or memory)."""
+        import capstone.x86 as cx
+
+        if op.type == cx.X86_OP_REG:
+            return getattr(st.regs, insn.reg_name(op.reg))
+        return st.memory.load(self._address(st, insn, op), op.size, endness="Iend_LE")
+
+    def _address(self, st, insn, op):
+        import capstone.x86 as cx
+
+        claripy = self.claripy
+        mem = op.mem
+        a = claripy.BVV(mem.disp & (2**64 - 1), 64)
+        if mem.base == cx.X86_REG_RIP:
+            a = a + (insn.address + insn.size)
+        elif mem.base:
+            a = a + getattr(st.regs, insn.reg_name(mem.base))
+        if mem.index:
+            a = a + getattr(st.regs, insn.reg_name(mem.index)) * mem.scale
+        return a
+
+    def _on_trapping(self, st):
+        """Before an instruction that may fault: the inputs on which it does end this path as a
+        trap (a completed path of its own); the path goes on with the others only."""
+        kind, insn = self.traps[st.inspect.instruction]
+        claripy = self.claripy
+        if kind == "align":
+            import capstone.x86 as cx
+
+            op = next(o for o in insn.operands if o.type == cx.X86_OP_MEM)
+            cond = (self._address(st, insn, op) & (op.size - 1)) != 0
+            signal = "SIGSEGV (an aligned access to an unaligned address)"
+        else:
+            op = insn.operands[0]
+            w = op.size * 8
+            d = self._value(st, insn, op)
+            if w == 8:
+                ax = st.regs.ax
+                high, low = ax[15:8], ax[7:0]
+            else:
+                high = {16: st.regs.dx, 32: st.regs.edx, 64: st.regs.rdx}[w]
+                low = {16: st.regs.ax, 32: st.regs.eax, 64: st.regs.rax}[w]
+            if kind == "div":
+                overflow = claripy.UGE(high, d)
+            else:
+                wide = claripy.Concat(high, low)
+                q = claripy.SDiv(wide, claripy.SignExt(w, d))
+                top, bottom = 2 ** (w - 1) - 1, -(2 ** (w - 1))
+                overflow = claripy.Or(claripy.SGT(q, claripy.BVV(top, 2 * w)),
+                                      claripy.SLT(q, claripy.BVV(bottom & (2 ** (2 * w) - 1), 2 * w)))
+            cond = claripy.Or(d == 0, overflow)
+            signal = "SIGFPE (a division by zero or a quotient that does not fit)"
+        if st.solver.satisfiable(extra_constraints=[cond]):
+            self.done.append(Trap(list(st.solver.constraints) + [cond], signal, f"{insn.address:#x}: "
+                                  f"{insn.mnemonic} {insn.op_str}"))
+        st.add_constraints(claripy.Not(cond))
 
     def _where(self, st, addr_ast, size):
         if isinstance(addr_ast, int):
@@ -275,7 +392,10 @@ class _Side:
                 # cut paths count too: a loop nest over input-dependent counts multiplies them
                 raise _Undecided(f"more than {MAX_PATHS} paths within bound {self.bound}")
             try:
-                succ = self.proj.factory.successors(st)
+                # opt_level 0: each instruction writes the registers it changes before the next one
+                # starts, so a fault check before an instruction sees the values the CPU would
+                # (VEX optimisation keeps them in temporaries to the end of the block).
+                succ = self.proj.factory.successors(st, opt_level=0)
             except Exception as exc:  # angr's engine errors: an instruction it lacks
                 raise _Undecided(f"the lifter or engine cannot run it ({type(exc).__name__}: {exc})"[:200]) from exc
             if succ.unconstrained_successors:
@@ -359,6 +479,11 @@ def prove(base_obj, cand_obj, name: str, source_text: str = "", *, bound: int = 
     kinds = param_kinds(source_text or "", name)
     inputs = _inputs(kinds, claripy)
     deadline = started + seconds
+    unlike = _unlike_the_cpu(base_obj, cand_obj, name)
+    if unlike is not None:
+        verdict.reason = unlike
+        verdict.seconds = time.perf_counter() - started
+        return verdict
     try:
         g = _Side(base_obj, name, inputs, bound, deadline)
         c = _Side(cand_obj, name, inputs, bound, deadline)
@@ -375,17 +500,28 @@ def prove(base_obj, cand_obj, name: str, source_text: str = "", *, bound: int = 
                 verdict.reason = "out of time"
                 verdict.seconds = time.perf_counter() - started
                 return verdict
-            outs = _outputs(kind, gs, cs)
             # z3's own limit: one query must not outlive the tier's seconds (the loop's check
             # runs only between queries).
             s = claripy.Solver(timeout=max(1000, int((deadline - time.perf_counter()) * 1000)))
-            s.add(gs.solver.constraints + cs.solver.constraints)
+            s.add(_constraints(gs) + _constraints(cs))
+            trapped = isinstance(gs, Trap), isinstance(cs, Trap)
             try:
                 if not s.satisfiable():
                     continue
-                diff = claripy.Or(*[a != b for _, a, b in outs])
-                s.add(diff)
-                differs = s.satisfiable()
+                if any(trapped):
+                    # A trap is an outcome: the same one on both sides, or the inputs that
+                    # reach this pair are a counterexample (a dead `div` by zero included).
+                    if all(trapped) and gs.signal == cs.signal:
+                        continue
+                    outs = [("outcome", claripy.BVV(0, 1), claripy.BVV(1, 1))]
+                    differs = True
+                    what = (f"gcc's function {_ending(gs)}, the candidate's {_ending(cs)}")
+                else:
+                    outs = _outputs(kind, gs, cs)
+                    diff = claripy.Or(*[a != b for _, a, b in outs])
+                    s.add(diff)
+                    differs = s.satisfiable()
+                    what = ""
             except claripy.errors.ClaripyError as exc:  # a timeout reads as an error from z3
                 verdict.reason = f"out of time (the solver: {str(exc)[:80]})"
                 verdict.seconds = time.perf_counter() - started
@@ -393,6 +529,8 @@ def prove(base_obj, cand_obj, name: str, source_text: str = "", *, bound: int = 
             if differs:
                 verdict.status = "refuted"
                 verdict.counterexample = _model(s, inputs, kinds, outs)
+                if what:
+                    verdict.counterexample["difference"] = what
                 verdict.confirmed = _confirm(base_obj, cand_obj, name, kind, verdict.counterexample)
                 verdict.seconds = time.perf_counter() - started
                 return verdict
@@ -403,6 +541,39 @@ def prove(base_obj, cand_obj, name: str, source_text: str = "", *, bound: int = 
                                    f"{BUFFER} bytes or more" + (" that do not overlap" if len(used) > 1 else ""))
     verdict.seconds = time.perf_counter() - started
     return verdict
+
+
+def _unlike_the_cpu(base_obj, cand_obj, name: str) -> str | None:
+    """Why VEX's account of ``name`` (either side) is not evidence: an instruction form angr
+    computes otherwise than this CPU (:func:`sgcc.verify.function.forms.lifter_differs`), or
+    VEX-encoded code, whose forms are not compared; None when every compared form agrees."""
+    from sgcc.asm.obj import read_object
+    from sgcc.verify.function import emulate, forms
+
+    objs = [read_object(base_obj), read_object(cand_obj, remember=False)]
+    for obj in objs:
+        vex = emulate.vex_encoded(obj)
+        if vex:
+            return f"VEX-encoded code is not compared with the CPU here ({vex})"
+    found: dict = {}
+    for obj in objs:
+        found.update(forms.forms_of(obj, {name}))
+    try:
+        unlike = forms.lifter_differs(found)
+    except SgccError as exc:
+        return f"the lifter could not be compared with the CPU ({exc.message})"
+    if unlike:
+        key, what = sorted(unlike.items())[0]
+        return f"the lifter computes `{key}` unlike this CPU ({what})"
+    return None
+
+
+def _constraints(path) -> list:
+    return list(path.constraints) if isinstance(path, Trap) else list(path.solver.constraints)
+
+
+def _ending(path) -> str:
+    return f"faults with {path.signal} at {path.where}" if isinstance(path, Trap) else "returns"
 
 
 def _model(s, inputs, kinds, outs) -> dict:

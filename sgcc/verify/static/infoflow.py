@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sgcc.asm import x86
 from sgcc.verify.static import bounds
 from sgcc.verify.static.stackframe import _GPR64, _POP, _PUSH, DIRTY, RSP, Frame, registers, stack_size
 
@@ -801,7 +802,24 @@ def _flag_set(insn, kind: str) -> frozenset:
         _EFLAGS = {(k, f): getattr(X, f"X86_EFLAGS_{k}_{f}", 0)
                    for k in ("TEST", "MODIFY", "RESET", "SET", "UNDEFINED", "PRIOR") for f in STATUS_FLAGS}
     bits = insn.eflags
-    return frozenset(f for f in STATUS_FLAGS if bits & _EFLAGS[(kind, f)])
+    found = frozenset(f for f in STATUS_FLAGS if bits & _EFLAGS[(kind, f)])
+    # Where capstone calls a flag computed that the manual leaves undefined (imul's SF): the
+    # manual wins (sgcc.asm.x86), for every kind, so that it counts as undefined only.
+    manual = x86.undefined_flags(insn.mnemonic, _count_one(insn))
+    return found | manual if kind == "UNDEFINED" else found - manual
+
+
+def undefined_after(insn) -> frozenset:
+    """The status flags ``insn`` leaves undefined: capstone's record with the manual's
+    corrections (what the emulator and a CPU may disagree on, and the rule refuses to read)."""
+    return _flag_set(insn, "UNDEFINED")
+
+
+def _count_one(insn) -> bool:
+    """A shift or rotate by the constant 1 (written, or implicit): it defines OF."""
+    imms = [o.imm for o in insn.operands[1:] if o.type == 2]  # capstone's X86_OP_IMM
+    regs = [o for o in insn.operands[1:] if o.type == 1]  # X86_OP_REG
+    return (imms == [1]) or (not imms and not regs)
 
 
 #: Instructions that may leave their destination register as it was (a false ``cmov``, ``bsf``
