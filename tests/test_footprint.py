@@ -225,3 +225,20 @@ def test_a_candidate_wrong_only_when_the_arguments_alias_is_refused(tmp_path):
     verdict = tester.check(_candidate(program, tmp_path, "scale_backwards", "scale"), ["scale"], untrusted=True)
     assert not verdict.ok, verdict.level()
     assert "(the arguments alias)" in verdict.mismatch.mutation, verdict.mismatch.render()
+
+
+def test_a_form_the_emulator_runs_unlike_the_cpu_leaves_an_untrusted_function_untested(stackbits, tmp_path,
+                                                                                           monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    program, tester, tmp = stackbits
+    text = fa.unit("honest", tmp / "src").replace("count_bits:\n", "count_bits:\n\txorps\t%xmm2, %xmm2\n"
+                                                  "\taddps\t%xmm2, %xmm1\n", 1)
+    asm = tmp / "addps.s"
+    asm.write_text(program.asm.join({"count_bits": text}))
+    obj = tmp / "addps.o"
+    proc.run(["gcc", "-c", str(asm), "-o", str(obj)], check=True)
+    verdict = tester.check(obj, ["count_bits"], untrusted=True)
+    assert "count_bits" not in verdict.tested
+    assert "the emulator runs `addps xmm, xmm` unlike this CPU" in verdict.untested["count_bits"], verdict.level()
+    # gcc's own variants are not held to it (their code is gcc's)
+    assert tester.check(obj, ["count_bits"], untrusted=False).tested

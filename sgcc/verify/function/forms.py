@@ -115,6 +115,9 @@ def form_of(insn) -> Form | None:
         if name in ("rsp", "esp", "rip", "fs", "gs", "fpsw", "fpcw") or name.startswith(("st", "mm", "ymm", "zmm")):
             return None
     kinds = ", ".join(_operand_kind(op, insn, None) for op in insn.operands)
+    regs = [op.reg for op in insn.operands if op.type == cx.X86_OP_REG]
+    if len(regs) != len(set(regs)):
+        kinds += " (one register twice)"  # xor %eax,%eax or addps %xmm1,%xmm1: another form
     from sgcc.verify.static.infoflow import undefined_after
 
     undefined = 0
