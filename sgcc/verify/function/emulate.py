@@ -739,6 +739,12 @@ class Machine:
             self._write(addr, raw)
         fp = self.footprint
         mode = "check" if allowed is not None else "record" if record else "off"
+        if fp is not None:
+            # The memory hook slows every access: attached only for the runs that need it.
+            if mode == "off":
+                fp.detach()
+            else:
+                fp.attach()
         if mode != "off" or count:
             if fp is None:
                 raise Unsupported("this emulator was made without the footprint hook")

@@ -208,8 +208,6 @@ class Footprint:
     off, record (gcc's function) and check (a candidate)."""
 
     def __init__(self, uc, *, frame_bytes: int = FRAME_BYTES):
-        import unicorn
-        from unicorn.unicorn_py3.unicorn import uclib
 
         self.lib = library()
         self.frame_bytes = frame_bytes
@@ -219,13 +217,41 @@ class Footprint:
         self._keep: list = []  # the span arrays of the current run (the C side points into them)
         self._starts = None
         self.uc = uc
-        self._mem = ctypes.c_size_t()
-        err = uclib.uc_hook_add(uc._uch, ctypes.byref(self._mem), unicorn.UC_HOOK_MEM_READ | unicorn.UC_HOOK_MEM_WRITE,
+        self._mem: ctypes.c_size_t | None = None
+        self._block: ctypes.c_size_t | None = None
+        self.mode = "off"
+        self.attach()
+
+    @property
+    def attached(self) -> bool:
+        return self._mem is not None
+
+    def attach(self) -> None:
+        """Install the memory hook. Every memory access then takes Unicorn's slow path (4-8x
+        slower on memory-bound code): runs that need no rule run with it detached."""
+        import unicorn
+        from unicorn.unicorn_py3.unicorn import uclib
+
+        if self._mem is not None:
+            return
+        handle = ctypes.c_size_t()
+        kinds = unicorn.UC_HOOK_MEM_READ | unicorn.UC_HOOK_MEM_WRITE
+        err = uclib.uc_hook_add(self.uc._uch, ctypes.byref(handle), kinds,
                                 ctypes.cast(self.lib.fp_mem_hook, ctypes.c_void_p), ctypes.c_void_p(self.ptr), 1, 0)
         if err:
             raise Unavailable(f"unicorn refused the hook (error {err})")
-        self._block: ctypes.c_size_t | None = None
-        self.mode = "off"
+        self._mem = handle
+        self.uc.ctl_flush_tb()  # code translated before would not call it
+
+    def detach(self) -> None:
+        """Remove the memory hook (code translated with it is translated afresh, fast again)."""
+        from unicorn.unicorn_py3.unicorn import uclib
+
+        if self._mem is None:
+            return
+        uclib.uc_hook_del(self.uc._uch, self._mem)
+        self._mem = None
+        self.uc.ctl_flush_tb()
 
     def close(self) -> None:
         if self.ptr:

@@ -63,6 +63,9 @@ MUTATION_FLOOR = 0.02
 #: of the latter; a candidate whose instruction count against gcc's grows past COST_GROWTH times
 #: its ratio on the timed state, and past COST_FLOOR, is refused.
 COST_SECONDS = 0.2
+#: The pass with the footprint hook gets this many times ``seconds`` of its own (and, for the
+#: states as captured and the base's cheap mutations, up to GUARANTEED_FACTOR times that).
+FOOTPRINT_SHARE = 1.0
 COST_PROBES = 2
 COST_GROWTH = 2.0
 COST_FLOOR = 1.25
@@ -88,6 +91,7 @@ class FunctionVerdict:
     seconds: float = 0.0
     dropped: dict = field(default_factory=dict)  # function -> {why: mutated states dropped}
     cost: dict = field(default_factory=dict)  # function -> the cost rule's counts (FunctionTester._cost)
+    results_only: dict = field(default_factory=dict)  # function -> sizes compared without the footprint hook
 
     @property
     def ok(self) -> bool:
@@ -108,6 +112,10 @@ class FunctionVerdict:
         if d:
             text += f"; {d} mutated states dropped (" + ", ".join(
                 sorted({why for v in self.dropped.values() for why in v})) + ")"
+        k = sum(self.results_only.values())
+        if k:
+            text += (f"; {k} size(s) beyond the tests' compared for results only (the footprint rule's "
+                     "time for them ran out)")
         if self.untested:
             text += "; " + ", ".join(f"{f}: whole-program tests only ({why})" for f, why in self.untested.items())
         return text
@@ -117,7 +125,8 @@ class FunctionVerdict:
                 "untested": dict(self.untested), "seconds": round(self.seconds, 3),
                 "dropped": {f: dict(v) for f, v in self.dropped.items() if v},
                 "mismatch": self.mismatch.render() if self.mismatch is not None else None,
-                "cost": {f: c for f, c in self.cost.items() if c}}
+                "cost": {f: c for f, c in self.cost.items() if c},
+                "results_only": dict(self.results_only)}
 
 
 class FunctionTester:
@@ -146,6 +155,9 @@ class FunctionTester:
         self._bounds: dict[tuple, bool] = {}  # same key -> gcc's function touched a heap header
         #: function -> the cost rule's counts for the last candidate checked (timed state, beyond)
         self.cost: dict[str, dict] = {}
+        #: function -> sizes beyond the tests' the last candidate was compared on without the
+        #: footprint hook (its own time was spent)
+        self.results_only: dict[str, int] = {}
 
     def check(self, cand_obj, functions, *, untrusted: frozenset | bool = True) -> FunctionVerdict:
         """Test every function of ``functions`` that has captured states. The functions of
@@ -188,6 +200,8 @@ class FunctionTester:
                 continue
             if name in self.cost:
                 verdict.cost[name] = self.cost.pop(name)
+            if name in self.results_only:
+                verdict.results_only[name] = self.results_only.pop(name)
             if mismatch is not None:
                 verdict.mismatch = mismatch
                 break
@@ -287,7 +301,7 @@ class FunctionTester:
         cheap = [[m for m in plan if not m.large and not m.what.startswith("random")] for plan in plans]
         rand = [[m for m in plan if m.what.startswith("random")] for plan in plans]
 
-        def rest(cost: dict) -> tuple[list, int]:
+        def rest(cost: dict, sizes_guaranteed: bool = True) -> tuple[list, int]:
             """The order after the states as captured, and how much of it is guaranteed."""
             finished = [si for si in range(len(states)) if cost.get(si, float("inf")) != float("inf")]
             base = min(finished, key=lambda si: (cost[si], si)) if finished else 0
@@ -304,19 +318,52 @@ class FunctionTester:
             large = [m for m in plans[base] if m.large][:MAX_LARGE]
             large.sort(key=lambda m: max(min(v & 0xFFFFFFFF, 2**32 - (v & 0xFFFFFFFF)) for v in m.regs.values())
                        if m.regs else 0)
+            if not sizes_guaranteed:
+                guaranteed = len(order)
             order += [(base, m, True, 2) for m in large]
-            guaranteed = len(order)
+            if sizes_guaranteed:
+                guaranteed = len(order)
             others = [si for si in range(len(states)) if si != base]
             order += [(others[k], m, True, 1) for k, m in _round_robin([cheap[si] for si in others])]
             order += [(si, m, True, 3) for si, m in _round_robin(rand)]
             return order, guaranteed
 
-        started = time.perf_counter()
-        hard_deadline = started + GUARANTEED_FACTOR * self.seconds
         # Never skipped as larger work: the code's own constants (a threshold shows up as one)
         # and the values where an int's 2n wraps (past them gcc's work can vanish).
         exempt = frozenset({2**30 - 1, 2**30, 2**30 + 1}) | {w for c in consts for w in (c - 1, c, c + 1, 2 * c)}
-        return self._loop(name, cand, kind, states, captured, rest, started, hard_deadline, dropped, exempt, footprint)
+        shared: dict = {"machines": {}, "done": set(), "timed": [], "beyond": [], "sizes": [set(), set()],
+                        "footprint": footprint}
+        tested = mutated = 0
+        why = None
+        if footprint:
+            # First with the footprint hook, in a time of its own: every state as captured and the
+            # base's cheap mutations guaranteed, then sizes beyond the tests' and the rest as the
+            # time allows. The hook sends every memory access through Unicorn's slow path, so the
+            # differential test then goes on without it, on the states not yet run, in exactly
+            # the time and order it has without the rule (its reach, a region wrong only past
+            # 2^24 words, does not shrink).
+            seconds = FOOTPRINT_SHARE * self.seconds
+            started = time.perf_counter()
+            mismatch, tested, mutated, why = self._loop(
+                name, cand, kind, states, captured, rest, started, started + GUARANTEED_FACTOR * seconds, dropped,
+                exempt, seconds, True, shared)
+            if mismatch is not None:
+                return mismatch, tested, mutated, why
+        started = time.perf_counter()
+        mismatch, t2, m2, why2 = self._loop(name, cand, kind, states, captured, rest, started,
+                                            started + GUARANTEED_FACTOR * self.seconds, dropped, exempt,
+                                            self.seconds, False, shared)
+        tested, mutated, why = tested + t2, mutated + m2, why or why2
+        if mismatch is not None:
+            return mismatch, tested, mutated, why
+        if footprint:
+            unhooked = len(shared["sizes"][0] - shared["sizes"][1])
+            if unhooked:
+                self.results_only[name] = unhooked
+            mismatch = self._cost(name, shared["machines"], states, shared["timed"], shared["beyond"])
+            if mismatch is not None:
+                return mismatch, tested, mutated, why
+        return None, tested, mutated, why
 
     def _machine(self, machines: dict, si: int, states, cand, name: str, footprint: bool):
         machine = machines.get(si)
@@ -330,16 +377,23 @@ class FunctionTester:
                 raise emulate.Unsupported(f"{name} is not a function of both objects")
         return machine
 
-    def _loop(self, name, cand, kind, states, captured, rest, started, hard_deadline, dropped, exempt, footprint):
+    def _loop(self, name, cand, kind, states, captured, rest, started, hard_deadline, dropped, exempt, seconds,
+              hooked, shared):
+        """One pass over the states in order within ``seconds`` (what is guaranteed up to
+        ``hard_deadline``): with ``hooked``, each candidate run held to the footprint rule too.
+        ``shared`` carries what the passes share: the emulators, the states already run, the
+        states the cost rule counts, and the sizes beyond the tests' each pass compared."""
         from sgcc.verify.function import emulate
 
-        machines: dict[int, Machine] = {}
-        deadline = started + self.seconds
+        machines: dict[int, Machine] = shared["machines"]
+        footprint = hooked
+        deadline = started + seconds
         tested = mutated = 0
         why = None
-        timed: list = []  # (state, mutation, gcc's seconds): the states as captured gcc finished
-        beyond: list = []  # ... and the sizes beyond the tests' both finished
-        cost: dict[int, float] = {}  # gcc's seconds on each state as captured
+        done: set = shared["done"]
+        timed: list = shared["timed"]  # (state, mutation, gcc's seconds): the states as captured gcc finished
+        beyond: list = shared["beyond"]  # ... and the integer settings both finished
+        cost: dict[int, float] = shared.setdefault("cost", {})  # gcc's seconds on each state as captured
         strikes: dict[int, int] = {}  # slow mutations of an expensive state
         per_phase: dict[int, int] = {}
         too_long: dict[int, list] = {}  # state -> integer settings gcc's function did not finish on
@@ -351,7 +405,7 @@ class FunctionTester:
             position += 1
             if position == len(captured) and not extended:
                 extended = True  # every state as captured has run: the base is known
-                more, more_guaranteed = rest(cost)
+                more, more_guaranteed = rest(cost, sizes_guaranteed=not hooked)
                 order += more
                 guaranteed += more_guaranteed
             if position >= len(order):
@@ -378,9 +432,11 @@ class FunctionTester:
                 if not small or strikes.get(si, 0) >= 2:
                     continue
             key = _key(name, si, mut)
+            if key in done:
+                continue  # run by the pass with the footprint hook
             g = self._gcc.get(key)
-            if footprint and g is not None and g.footprint is None and (g.status == "ret" or
-                                                                        g.status.startswith("noreturn")):
+            if hooked and g is not None and g.footprint is None and (g.status == "ret" or
+                                                                    g.status.startswith("noreturn")):
                 g = None  # remembered from a trusted candidate's test: run again, recording what it touches
             if phase == 2 and large_end is None:
                 large_end = now + _large_time(self.seconds, cost)
@@ -392,7 +448,7 @@ class FunctionTester:
                 # (palindromes' 2n - 1 wraps at n = 2^30 and gcc's loop runs no time at all).
                 why = why or "gcc's function: timeout"
                 continue
-            machine = self._machine(machines, si, states, cand, name, footprint)
+            machine = self._machine(machines, si, states, cand, name, shared["footprint"])
             if g is None:
                 allowance = _gcc_allowance(phase, position < guaranteed, cost, si, hard_deadline)
                 if phase == 2 and large_end is not None:
@@ -400,7 +456,7 @@ class FunctionTester:
                     # at least the floor: a boundary past an overflow costs gcc next to nothing.
                     later = sum(1 for p in range(position + 1, len(order)) if order[p][3] == 2)
                     allowance = min(allowance, max(MUTATION_FLOOR, large_end - now - MUTATION_FLOOR * later))
-                g = machine.run(machine.images[0].entries[name], mut, allowance, record=footprint)
+                g = machine.run(machine.images[0].entries[name], mut, allowance, record=hooked)
             if phase == 2 and g.status in DID_NOT_FINISH:
                 reason = "sizes beyond the tests' that gcc's function does not finish in the emulator in time"
                 dropped[reason] = dropped.get(reason, 0) + 1
@@ -461,7 +517,7 @@ class FunctionTester:
                         continue
             limit = max(0.05, emulate.SLOWDOWN * g.seconds)
             cap = max(CANDIDATE_SECONDS, 3 * g.seconds) if position < guaranteed else CANDIDATE_SECONDS
-            allowed = g.footprint if footprint else None
+            allowed = g.footprint if hooked else None
             c = machine.run(machine.images[1].entries[name], mut, min(limit, cap), allowed=allowed)
             if c.status == "timeout" and limit <= cap:
                 # Wall time on a shared machine jitters: confirm with a longer limit before failing.
@@ -491,14 +547,13 @@ class FunctionTester:
                 regs = dict(states[si].regs)
                 regs.update(mut.regs)
                 return emulate.Mismatch(name, states[si].origin, mut.what, regs, diff), tested, mutated, why
-            if footprint and g.status == "ret" and (phase == 0 or (mut.regs and not mut.patches)):
+            done.add(key)
+            if phase == 2:
+                shared["sizes"][1 if hooked else 0].add(key)
+            if g.status == "ret" and (phase == 0 or (mut.regs and not mut.patches)):
                 # As captured: what the timing saw; integer settings (sizes, most often): what
                 # may lie beyond it (those that make more work than the timed state, when counted).
                 (timed if phase == 0 else beyond).append((si, mut, g.seconds))
-        if footprint:
-            mismatch = self._cost(name, machines, states, timed, beyond)
-            if mismatch is not None:
-                return mismatch, tested, mutated, why
         return None, tested, mutated, why
 
     def _cost(self, name, machines, states, timed, beyond):
