@@ -163,3 +163,19 @@ def test_no_extension_for_a_candidate_whose_estimate_does_not_clear_the_bar():
     r = halving.race(fake(1.0, rng, noise=0.06), {"same": fake(0.995, rng, noise=0.06)}, lock=False,
                      min_sample_seconds=0.0, seed=4, futile_below=1.03, settled_above=1.03, extend_to=80)
     assert sum(g.rounds for g in r.rungs) <= 20
+
+
+def test_candidates_the_budget_leaves_out_are_never_run():
+    """Issue 41: a race warmed every candidate up before the budget said how many it could
+    time (11 candidates, 23 s, none timed). Only the baseline and the most promising one are
+    run before that; a candidate left untimed is never run at all."""
+    rng = random.Random(3)
+    calls = {k: [] for k in "abcd"}
+    runs = {k: fake(s, rng, calls=calls[k]) for k, s in zip("abcd", (1.2, 1.1, 1.0, 1.0))}
+    said: list[str] = []
+    r = halving.race(fake(1.0, rng), runs, seed=3, lock=False, min_sample_seconds=0.0,
+                     afford=lambda alive, rounds, sample: alive * rounds <= 12, note=said.append)
+    assert r.untimed == ["c", "d"] and calls["c"] == [] and calls["d"] == []
+    assert len(calls["b"]) == 1 + 6  # its warm-up, then its first rung
+    assert "the budget has room for 2 of 4 candidates' first rounds" in said
+    assert any(s.startswith("the budget stops the race after rung 1: 1 left, judged on their 6 rounds") for s in said)

@@ -242,6 +242,34 @@ class Budget:
                 "share": {k: round(v, 6) for k, v in self.share.items()}}
 
     def spent_summary(self) -> str:
-        """What was spent, for the report's note."""
+        """When the search stopped, for the report's note (how many candidates were built, timed
+        and cut is the budget line's: one count each, from the candidates' results)."""
         return (f"the search stopped {self.elapsed():.1f} s into the run, {self.overhead:.1f} s of them before "
-                f"it began; {sum(self.spent_n.values())} candidates queued")
+                "it began")
+
+
+def account(seconds: float, budget_seconds: float | None, search_end: float, lock_waits, started: float) -> dict:
+    """Where a run's wall time went beyond what its budget says, for the report: the waits
+    for the timing lock (``lock_waits``: (began, seconds, holder) each, ``time.perf_counter()``
+    clock, as :attr:`sgcc.engine.pipeline.Pipeline.lock_waits` keeps them) and, when the run
+    took longer than ``budget_seconds``, by how much and why: work after the search (the
+    winners' re-measurement, which always runs once, and the combined program's), part of
+    it waiting for the lock; and search work that began within the budget and ran past it.
+    ``seconds`` is the run's wall time, ``search_end`` when its search ended (seconds into
+    the run)."""
+    out: dict = {}
+    if lock_waits:
+        holders = list(dict.fromkeys(h for _, _, h in lock_waits if h))
+        out["lock_wait"] = {"seconds": round(sum(w for _, w, _ in lock_waits), 1), "waits": len(lock_waits),
+                            "after_search_seconds": round(sum(w for t, w, _ in lock_waits
+                                                              if t - started >= search_end), 1),
+                            "holders": holders[:3]}
+    if budget_seconds is not None and seconds > budget_seconds:
+        over = seconds - budget_seconds
+        after = max(0.0, seconds - search_end)
+        # Of the time after the search, what the budget had not left for it.
+        after_over = min(over, max(0.0, after - max(0.0, budget_seconds - search_end)))
+        out["over"] = {"seconds": round(over, 1), "after_search_seconds": round(after_over, 1),
+                       "search_seconds": round(max(0.0, over - after_over), 1),
+                       "lock_wait_seconds": round(min(over, out.get("lock_wait", {}).get("seconds", 0.0)), 1)}
+    return out

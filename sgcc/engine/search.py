@@ -298,6 +298,7 @@ class Search:
                         chunk.append((charge, cand))
                     else:
                         deferred.append((charge, cand))
+                chunk_started = time.perf_counter()
                 futures = [pool.submit(lambda t: (t[0], t[1], *self.pipeline.evaluate(self.program, t[1], self.sandbox,
                                                                                       self.tests)), t) for t in chunk]
                 for future in as_completed(futures):
@@ -308,10 +309,16 @@ class Search:
                     self.note(f"built and tested {done}/{total}: {res.id} ({res.function}, {res.generator}) "
                               f"{outcome}")
                 evaluated = [f.result() for f in futures]  # in the order offered
+                # A function's share is charged the wall time the chunk took, split by each
+                # candidate's own seconds: builds run ``jobs`` at a time, so charging their
+                # sum spent a share jobs times over (lcs, 120 s, a loaded machine: 8 built in
+                # 52 s charged 96 s, and the function's share refused every timing).
+                wall = time.perf_counter() - chunk_started
+                own = sum(res.seconds for _, _, res, _ in evaluated) or 1.0
                 for charge, cand, res, binary in evaluated:
                     self.report.candidates.append(res)
                     seen[candidate_key(cand)] = res
-                    budget.spend(charge, res.seconds)
+                    budget.spend(charge, wall * res.seconds / own)
                     budget.record_build(res.seconds)
                     if binary is not None:
                         built.append((charge, cand, res, binary))
@@ -424,8 +431,9 @@ class Search:
         res.set_estimate(est)
         self._judge(item, est, accepted, budget, winners)
 
-    def _judge(self, item: tuple, est, accepted: bool, budget: Budget, winners: dict) -> None:
-        """A timed candidate: accepted (then proven function by function) or not faster."""
+    def _judge(self, item: tuple, est, accepted: bool, budget: Budget, winners: dict, short: str = "") -> None:
+        """A timed candidate: accepted (then proven function by function) or not faster
+        (``short``: said of a timing the budget cut short, e.g. " on the 6 rounds the budget allowed")."""
         req, program = self.req, self.program
         charge, cand, res, binary = item
         if accepted:
@@ -441,7 +449,7 @@ class Search:
             winners.setdefault(res.function, []).append((res, binary, cand))
             self.pipeline.explain(program, res, cand)
         elif res.stage != Stage.TEST:
-            res.stop(Stage.TIME, f"not significantly faster (lower bound {est.low:.3f} "
+            res.stop(Stage.TIME, f"not significantly faster{short} (lower bound {est.low:.3f} "
                                  f"<= {1 + req.min_gain:.3f})")
 
     def _race(self, group: list[tuple], budget: Budget, winners: dict) -> None:
@@ -463,8 +471,10 @@ class Search:
             if charge in self.searched:
                 self.searched[charge] = False
             return
-        self.note(f"racing {len(group)} candidates for {fn} (successive halving)" if len(group) > 1 else
-                  f"timing {group[0][2].id} ({fn}, {group[0][2].generator})")
+        what = f"racing {len(group)} candidates for {fn}" if len(group) > 1 else \
+            f"timing {group[0][2].id} ({fn}, {group[0][2].generator})"
+        self.note(f"{what} (successive halving)" if len(group) > 1 else what)
+        on_wait, waited = self.pipeline.lock_waiter()
 
         def afford(alive: int, rounds: int, sample_seconds: float) -> bool:
             return budget.time_left(charge, rounds * (alive + 1) * sample_seconds)
@@ -477,7 +487,8 @@ class Search:
                              worlds=len(getattr(self.sandbox, "worlds", ())) or 1, futile_below=1 + req.min_gain,
                              settled_above=1 + req.min_gain, afford=afford,
                              # Only a bounded budget has time that would otherwise go unused.
-                             extend_to=EXTEND_FACTOR * req.timing_rounds if budget.seconds is not None else 0)
+                             extend_to=EXTEND_FACTOR * req.timing_rounds if budget.seconds is not None else 0,
+                             note=lambda message: self.note(f"{what}: {message}"), on_wait=on_wait)
         except TimingRunFailed as exc:
             # gcc's own program failed a timed run (the candidates' failures are caught in
             # the race): nothing measured here can be believed.
@@ -485,6 +496,7 @@ class Search:
             for _, _, res, _ in group:
                 res.stop(Stage.TEST, f"not timed: gcc's program failed while being timed: {exc.message}")
             return
+        waited(r.lock_wait)
         spent = time.perf_counter() - t0 - r.lock_wait
         budget.spend(charge, spent)
         ran = [rid for rid in by_id if rid in r.estimates]
@@ -511,7 +523,11 @@ class Search:
             elif rid in r.dropped:
                 res.stop(Stage.TIME, halving.describe(r, rid))
             else:
-                self._judge(item, est, timing.decide(est, req.min_gain), budget, winners)
+                # A survivor is judged on every round it ran, with the usual lower-bound rule,
+                # also when the budget stopped the race early (fewer rounds: a wider interval,
+                # so a harder bar); an acceptance is re-measured on fresh rounds like any winner.
+                short = f" on the {est.rounds} rounds the budget allowed" if r.stopped == "budget" else ""
+                self._judge(item, est, timing.decide(est, req.min_gain), budget, winners, short)
 
     def _record_left_over(self, units, settled, skipped) -> None:
         """Variants a generator named but never compiled (the search ended first): one
