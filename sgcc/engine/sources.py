@@ -182,7 +182,7 @@ def optimize_sources(request: Request, sources: list[Path], make_request: MakeRe
                     out.skipped[str(src)] = (f"the budget had {secs:.0f} s left for it, less than a run's own "
                                              f"set-up (about {MIN_SOURCE_SECONDS:.0f} s)")
                     continue
-                secs = max(secs, 1.0)
+                secs = round(max(secs, 1.0), 1)
             if request.budget_candidates is not None:
                 used = sum(sum(c.id != "-" for c in r.report.candidates) for r in out.runs)
                 cands = max(1, round((request.budget_candidates - used) * part))

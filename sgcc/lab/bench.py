@@ -291,7 +291,8 @@ def _map(kind: str, problems: list[Problem], make_request: Callable, opts: Optio
     def heartbeat() -> str:
         done = sum(r is not None for r in rows)
         now = time.monotonic()
-        doing = ", ".join(f"{name} ({st.message}; {now - st.started:.0f} s)" for name, st in list(running.items()))
+        doing = ", ".join(f"{name} ({st.message[:90]}; {now - st.started:.0f} s)"
+                          for name, st in list(running.items()))
         return f"sgcc bench: {done} of {len(problems)} done; running: {doing or 'none'}"
 
     beat = _Heartbeat(log, heartbeat)
