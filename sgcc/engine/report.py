@@ -243,18 +243,20 @@ class Report:
         if over:
             remeasured = [c.id for c in self.candidates if c.confirm]
             why = []
-            if over["after_search_seconds"]:
-                what = f"re-measuring {', '.join(remeasured)}" if remeasured else "re-measuring winners"
-                if self.selection:
-                    what += " and validating the combined program"
-                why.append(f"{over['after_search_seconds']:.1f} s {what} after the search (the first "
-                           "re-measurement of a winner always runs)")
-            if over["search_seconds"]:
-                why.append(f"{over['search_seconds']:.1f} s of search work (a build or a timing) that began "
-                           "within the budget and ran past it")
             if over["lock_wait_seconds"]:
-                why.append(f"{b.get('lock_wait', {}).get('seconds', 0.0):.1f} s of the run spent waiting for the "
+                why.append(f"{b.get('lock_wait', {}).get('seconds', 0.0):.1f} s of the run went to waiting for the "
                            "timing lock (see below)")
+            if over["search_seconds"] >= 0.5:
+                why.append(f"{over['search_seconds']:.1f} s past the budget in search work that began within it "
+                           "(a build or a timing)")
+            if over["after_search_seconds"] >= 0.5:
+                if remeasured:
+                    what = f"re-measuring {', '.join(remeasured)}" + \
+                        (" and validating the combined program" if self.selection else "") + \
+                        " (the first re-measurement of a winner always runs)"
+                else:
+                    what = "shipping"
+                why.append(f"{over['after_search_seconds']:.1f} s after the search, {what}")
             lines.append(f"sgcc: budget: over by {over['seconds']:.1f} s: " + "; ".join(why))
         if cut.get("unsearched"):
             lines.append(f"sgcc: budget: not searched: {', '.join(cut['unsearched'])} "
