@@ -274,6 +274,7 @@ def _optimize_project(directory: Path, cfg, request, build, binary, tests, test_
     spec = ProjectSpec.from_table(root, table, build=build, binary=binary, test=test_command, bench=list(bench),
                                   tests=str(tests.resolve()) if tests is not None else None)
     progress = Progress(enabled=not quiet)
+    progress.tick(True)  # in a log, a step that lasts is said again (a whole project's run takes minutes)
     runner = Project(spec, request, cfg, progress)
     try:
         report = runner.run()

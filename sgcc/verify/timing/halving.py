@@ -255,7 +255,16 @@ def race(
                     break
             rung = Rung(number=number, rounds=rounds, ran=list(alive))
             t0 = clock()
-            for _ in range(rounds):
+            cut = False
+            for n in range(rounds):
+                # A later rung (every candidate already has its first rounds) ends early, on
+                # the rounds it ran, when the budget has no room for another (a rung's rounds
+                # can take longer than the samples before it foretold: the machine's load moves).
+                if n and number and afford is not None and \
+                        not afford(len(alive), 1, max(sample_seconds, (clock() - t0) / (n * (len(alive) + 1)))):
+                    rung.rounds, cut = n, True
+                    say(f"the budget ends rung {number + 1} after {n} of its {rounds} rounds")
+                    break
                 world = next_world()
                 lineup: list[Hashable | None] = [None, *alive]  # None: the baseline
                 order_rng.shuffle(lineup)
@@ -276,6 +285,7 @@ def race(
                         samples_a[k].append(base_sample)
                         samples_b[k].append(b)
                         world_log[k].append(world)
+            rounds = rung.rounds
             rung.seconds = clock() - t0
             done = rounds * (len(rung.ran) + 1)
             if done:
@@ -300,6 +310,9 @@ def race(
                 dropped[k] = (number, why)
             say(f"rung {number + 1}: {len(rung.ran)} candidate(s) x {rounds} rounds in {rung.seconds:.0f} s; "
                 f"{len(alive)} left")
+            if cut:
+                stopped = "budget"
+                break
             if len(alive) <= keep:
                 settled = settled_above is not None and bool(alive) and \
                     all((current[k] or _never).low > settled_above for k in alive)
