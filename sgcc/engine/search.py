@@ -529,8 +529,10 @@ class Search:
                 res.stop(Stage.TIME, halving.describe(r, rid))
             else:
                 # A survivor is judged on every round it ran, with the usual lower-bound rule,
-                # also when the budget stopped the race early (fewer rounds: a wider interval,
-                # so a harder bar); an acceptance is re-measured on fresh rounds like any winner.
+                # also when the budget stopped the race early: like every race result this is
+                # a screening (few rounds make a bootstrap interval less reliable, not only
+                # wider), so an acceptance ships only after its confirmation on fresh, full
+                # rounds (sgcc.engine.select.confirm), as every winner's does.
                 short = f" on the {est.rounds} rounds the budget allowed" if r.stopped == "budget" else ""
                 self._judge(item, est, timing.decide(est, req.min_gain), budget, winners, short)
 
