@@ -309,3 +309,36 @@ def test_parallel_builds_charge_their_wall_time_to_the_share():
     wall = time.perf_counter() - t0
     assert len(built) == 2
     assert budget.spent_s["f"] <= wall + 0.05 < 0.75  # the two ran side by side: about 0.4 s, not 0.8 s
+
+
+def test_built_candidates_are_raced_while_a_timing_fits():
+    """The check before a race asked for a whole candidate's cost, its build included: with
+    18 s left, 9 built candidates were never timed (lcs, --budget 120s, issue 41)."""
+    from types import SimpleNamespace
+
+    from sgcc.engine.search import Search
+
+    clock = [0.0]
+    budget = Budget(120.0, None, [SimpleNamespace(name="f")], None, started=0.0, clock=lambda: clock[0])
+    budget.begin_search()
+    budget.record_build(12.0)
+    budget.record_timing(9.0)
+    clock[0] = 102.0  # 18 s left: a timing (9 s) fits, a whole candidate (12 + 9 s) does not
+    search = Search.__new__(Search)
+    search.program = None
+    search.req, search.searched, search.report = SimpleNamespace(timing_rounds=20), {"f": True}, Report(
+        source="p.c", flags=[], isa="x86-64", min_gain=0.03)
+    notes: list[str] = []
+    search.note = notes.append
+
+    class Raced(Exception):
+        pass
+
+    def lock_waiter():
+        raise Raced  # the race is about to start: that is all this test asks
+
+    search.pipeline = SimpleNamespace(lock_waiter=lock_waiter)
+    group = [("f", SimpleNamespace(generator="g"), _res(f"c00{i}", Stage.TIME), None) for i in (1, 2)]
+    with pytest.raises(Raced):
+        search._race(group, budget, {})
+    assert notes == ["racing 2 candidates for f (successive halving)"]

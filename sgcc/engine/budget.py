@@ -101,11 +101,13 @@ class Budget:
         affordable = int(CONFIRM_MARGIN * left / max(1, pending) / per_round)
         return max(rounds, min(affordable, MAX_CONFIRM_FACTOR * rounds))
 
+    def typical_timing(self) -> float:
+        """What one timing typically costs: the mean of the timings so far (0 before any)."""
+        return sum(self.timings) / len(self.timings) if self.timings else 0.0
+
     def candidate_cost(self) -> float:
         """What one candidate typically costs: mean build-and-test plus mean timing (0 before any)."""
-        build = self.build_cost()
-        timing = sum(self.timings) / len(self.timings) if self.timings else 0.0
-        return build + timing
+        return self.build_cost() + self.typical_timing()
 
     def reserve(self) -> float:
         """Seconds kept for confirming winners and validating their combination."""

@@ -415,7 +415,7 @@ class Search:
         """One candidate against the baseline (screening: it stops early once decided)."""
         req, program = self.req, self.program
         charge, cand, res, binary = item
-        if not budget.time_left(charge):
+        if not budget.time_left(charge, budget.typical_timing()):  # built already: a timing's cost
             res.stop(Stage.TIME, f"not timed: {BUDGET_REACHED}")
             if charge in self.searched:
                 self.searched[charge] = False
@@ -468,9 +468,11 @@ class Search:
         charge = group[0][0]
         by_id = {item[2].id: item for item in group}
         fn = group[0][2].function
-        if not budget.time_left(charge):
+        if not budget.time_left(charge, budget.typical_timing()):
             # Not even one candidate's timing fits: time none (the race's warm-up and
-            # calibration would be spent for nothing).
+            # calibration would be spent for nothing). They are built: what is asked is a
+            # timing's cost, not a whole candidate's (with its build, that refused a race of
+            # 9 built candidates with 18 s left: lcs, --budget 120s, a loaded machine).
             for _, _, res, _ in group:
                 res.stop(Stage.TIME, f"not timed: {BUDGET_REACHED}")
             if charge in self.searched:
