@@ -203,21 +203,22 @@ class Pipeline:
         done(est.lock_wait)
         return timing.decide(est, self.req.min_gain, each_world=not screening), est
 
-    def lock_waiter(self) -> tuple[Callable[[str], None], Callable[[float], None]]:
+    def lock_waiter(self) -> tuple[Callable[[str], Callable[[float], None]], Callable[[float], None]]:
         """``(on_wait, done)`` for one timing: ``on_wait(holder)`` (the timing lock is busy)
-        says on the progress display who holds it; ``done(seconds)`` records the wait, if
-        there was one, in :attr:`lock_waits` (the report's ``budget.lock_wait``)."""
+        says on the progress display who holds it, and once the lock is taken, after how
+        long; ``done(seconds)``, when the timing is over, records the wait, if there was
+        one, in :attr:`lock_waits` (the report's ``budget.lock_wait``)."""
         heard: list[tuple[float, str]] = []
 
-        def on_wait(holder: str) -> None:
+        def on_wait(holder: str) -> Callable[[float], None]:
             heard.append((time.perf_counter(), holder))
             self.note(waiting_message(holder))
+            return lambda seconds: self.note(f"took the timing lock after waiting {seconds:.1f} s; timing")
 
         def done(seconds: float) -> None:
             if heard:
                 with self._lock:
                     self.lock_waits.append((heard[0][0], seconds, heard[0][1]))
-                self.note(f"took the timing lock after waiting {seconds:.1f} s")
 
         return on_wait, done
 

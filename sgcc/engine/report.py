@@ -248,7 +248,7 @@ class Report:
                            "timing lock (see below)")
             if over["search_seconds"] >= 0.5:
                 why.append(f"{over['search_seconds']:.1f} s past the budget in search work that began within it "
-                           "(a build or a timing)")
+                           "(a build, a timing, a winner's function-level proof)")
             if over["after_search_seconds"] >= 0.5:
                 if remeasured:
                     what = f"re-measuring {', '.join(remeasured)}" + \

@@ -34,7 +34,15 @@ import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
-from sgcc.verify.timing.rounds import MAX_ENV_PAD, Estimate, TimingRunFailed, _calibrate, _interval, timing_lock
+from sgcc.verify.timing.rounds import (
+    MAX_ENV_PAD,
+    Estimate,
+    OnWait,
+    TimingRunFailed,
+    _calibrate,
+    _interval,
+    timing_lock,
+)
 
 #: Rounds each candidate gets in the first rung.
 FIRST_ROUNDS = 6
@@ -126,7 +134,7 @@ def race(
     extend_to: int = 0,
     clock: Callable[[], float] = time.perf_counter,
     note: Callable[[str], None] | None = None,
-    on_wait: Callable[[str], None] | None = None,
+    on_wait: OnWait | None = None,
 ) -> Race:
     """Race the candidates ``runs`` (key -> run function, most promising first) against the
     baseline ``run_base`` by successive halving (see the module docstring).

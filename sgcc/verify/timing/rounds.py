@@ -152,11 +152,20 @@ def _me() -> str:
 
     command = " ".join(["sgcc" if os.path.basename(sys.argv[0]) in ("sgcc", "__main__.py") else sys.argv[0],
                         *sys.argv[1:]]) if sys.argv and sys.argv[0] else "python"
-    return f"pid {os.getpid()} in {os.getcwd()}: {command}, timing since {time.strftime('%H:%M:%S')}"
+    try:
+        where = os.getcwd()
+    except OSError:  # a directory removed under the run
+        where = "?"
+    return f"pid {os.getpid()} in {where}: {command}, timing since {time.strftime('%H:%M:%S')}"
+
+
+#: ``on_wait(holder)``: told the timing lock is busy (and who holds it); it may return a
+#: function that is told the seconds waited once the lock is taken.
+OnWait = Callable[[str], "Callable[[float], None] | None"]
 
 
 @contextlib.contextmanager
-def timing_lock(timeout: float | None = None, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+def timing_lock(timeout: float | None = None, on_wait: OnWait | None = None) -> Iterator[None]:
     """Hold the timing lock: only one sgcc process (or thread) times anything at a time.
 
     Timings taken while another benchmark runs are noise, so every measurement takes it;
@@ -167,7 +176,8 @@ def timing_lock(timeout: float | None = None, on_wait: Callable[[str], None] | N
     ``timeout`` (seconds) raises :class:`SgccError` if the lock is not free in time; ``None``
     waits as long as needed. ``on_wait(holder)`` is called once, before waiting, when the
     lock is busy (``holder``: :func:`lock_holder`, what the other run wrote), so that a
-    caller can say why nothing moves; the holder writes itself into the lock file.
+    caller can say why nothing moves; what it returns, if anything, is called with the
+    seconds waited once the lock is taken. The holder writes itself into the lock file.
     """
     from sgcc.fsutil import file_lock
 
@@ -176,9 +186,11 @@ def timing_lock(timeout: float | None = None, on_wait: Callable[[str], None] | N
     try:
         taken = lock.acquire(0)
         if not taken and timeout != 0:
-            if on_wait is not None:
-                on_wait(lock_holder(path))
+            then = on_wait(lock_holder(path)) if on_wait is not None else None
+            began = time.monotonic()
             taken = lock.acquire(timeout)
+            if taken and then is not None:
+                then(time.monotonic() - began)
     except OSError as exc:
         raise SgccError(f"cannot take the timing lock {path}", cause=exc) from exc
     if not taken:
@@ -214,7 +226,7 @@ def measure(
     settled_above: float | None = None,
     worlds: int = 1,
     each_world: bool = False,
-    on_wait: Callable[[str], None] | None = None,
+    on_wait: OnWait | None = None,
 ) -> Estimate:
     """Estimate t(A)/t(B) from interleaved, paired, randomly padded runs.
 
