@@ -21,8 +21,9 @@ from sgcc.engine.pipeline import Pipeline, candidate_key
 from sgcc.engine.report import CandidateResult, Report
 from sgcc.engine.request import Program, Request
 from sgcc.stages import Stage
+from sgcc.verify.timing import halving
 from sgcc.verify.timing import rounds as timing
-from sgcc.verify.timing.rounds import TimingRunFailed
+from sgcc.verify.timing.rounds import TimingLockBusy, TimingRunFailed
 
 #: Most of the budget's seconds the profile may take (it runs at least one test).
 PROFILE_SHARE = 0.1
@@ -155,6 +156,7 @@ class Search:
         self.budget: Budget | None = None
         self.ranker: rank.Ranker | None = None
         self.predictions: list[tuple[CandidateResult, float]] = []
+        self.sample_seconds = 0.0  # what one timing sample took in the last race (0: none yet)
 
     def run(self, cached: Sequence[Candidate] = (), settled: AbstractSet[str] = frozenset(),
             started: float | None = None) -> dict[str, list[Winner]]:
@@ -462,17 +464,17 @@ class Search:
         the survivor is judged like a single candidate on all its rounds (a screening: the
         engine confirms it on fresh rounds before believing it). The schedule is recorded
         in each candidate's ``meta["race"]`` and in ``report.budget["races"]``."""
-        from sgcc.verify.timing import halving
-
         req, program = self.req, self.program
         charge = group[0][0]
         by_id = {item[2].id: item for item in group}
         fn = group[0][2].function
-        if not budget.time_left(charge, budget.typical_timing()):
+        # They are built: what is asked is a timing's cost, not a whole candidate's (with its
+        # build, that refused a race of 9 built candidates with 18 s left: lcs, --budget 120s,
+        # a loaded machine): one candidate's first rung at the last race's sample cost.
+        first_rung = 2 * halving.FIRST_ROUNDS * self.sample_seconds * RACE_MARGIN
+        if not budget.time_left(charge, max(budget.typical_timing(), first_rung)):
             # Not even one candidate's timing fits: time none (the race's warm-up and
-            # calibration would be spent for nothing). They are built: what is asked is a
-            # timing's cost, not a whole candidate's (with its build, that refused a race of
-            # 9 built candidates with 18 s left: lcs, --budget 120s, a loaded machine).
+            # calibration would be spent for nothing).
             for _, _, res, _ in group:
                 res.stop(Stage.TIME, f"not timed: {BUDGET_REACHED}")
             if charge in self.searched:
@@ -495,7 +497,19 @@ class Search:
                              settled_above=1 + req.min_gain, afford=afford,
                              # Only a bounded budget has time that would otherwise go unused.
                              extend_to=EXTEND_FACTOR * req.timing_rounds if budget.seconds is not None else 0,
-                             note=lambda message: self.note(f"{what}: {message}"), on_wait=on_wait)
+                             note=lambda message: self.note(f"{what}: {message}"), on_wait=on_wait,
+                             # No timing may start after the budget: its wait for the lock is bounded.
+                             lock_timeout=None if budget.left() is None else max(0.0, budget.left() or 0.0))
+        except TimingLockBusy as exc:
+            # Another run timed until the budget ran out: nothing was measured here.
+            waited(time.perf_counter() - t0)
+            for _, _, res, _ in group:
+                res.stop(Stage.TIME, f"not timed: {BUDGET_REACHED}")
+            if charge in self.searched:
+                self.searched[charge] = False
+            self.report.notes.append(f"{len(group)} candidate(s) for {fn} not timed: the timing lock was held by "
+                                     f"another run ({exc.holder or 'holder unknown'}) until the budget ran out")
+            return
         except TimingRunFailed as exc:
             # gcc's own program failed a timed run (the candidates' failures are caught in
             # the race): nothing measured here can be believed.
@@ -504,6 +518,8 @@ class Search:
                 res.stop(Stage.TEST, f"not timed: gcc's program failed while being timed: {exc.message}")
             return
         waited(r.lock_wait)
+        if r.sample_seconds > 0:
+            self.sample_seconds = r.sample_seconds
         spent = time.perf_counter() - t0 - r.lock_wait
         budget.spend(charge, spent)
         ran = [rid for rid in by_id if rid in r.estimates]

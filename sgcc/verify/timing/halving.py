@@ -135,6 +135,7 @@ def race(
     clock: Callable[[], float] = time.perf_counter,
     note: Callable[[str], None] | None = None,
     on_wait: OnWait | None = None,
+    lock_timeout: float | None = None,
 ) -> Race:
     """Race the candidates ``runs`` (key -> run function, most promising first) against the
     baseline ``run_base`` by successive halving (see the module docstring).
@@ -149,7 +150,9 @@ def race(
     leaves untimed costs nothing). A race the budget stops after a rung keeps what it
     measured: the survivors' estimates on all their rounds so far (``stopped`` ``"budget"``).
     ``note(message)`` hears what each rung did (progress lines); ``on_wait`` is
-    :func:`~sgcc.verify.timing.rounds.timing_lock`'s.
+    :func:`~sgcc.verify.timing.rounds.timing_lock`'s, and ``lock_timeout`` its ``timeout``
+    (:class:`~sgcc.verify.timing.rounds.TimingLockBusy` when the lock stays busy that long:
+    a search has no use for a timing that would start after its budget).
     A candidate whose run raises :class:`~sgcc.verify.timing.rounds.TimingRunFailed` leaves the
     race (``failed``); the baseline's failure propagates. ``seed`` makes the orders, the
     paddings, the worlds and the bootstrap reproducible.
@@ -213,7 +216,7 @@ def race(
         return True
 
     wait_from = clock()
-    with timing_lock(on_wait=on_wait) if lock else contextlib.nullcontext():
+    with timing_lock(on_wait=on_wait, timeout=lock_timeout) if lock else contextlib.nullcontext():
         waited = clock() - wait_from
         if alive:
             # Warm-up of the baseline and the most promising candidate, then reps from those

@@ -159,6 +159,14 @@ def _me() -> str:
     return f"pid {os.getpid()} in {where}: {command}, timing since {time.strftime('%H:%M:%S')}"
 
 
+class TimingLockBusy(SgccError):
+    """The timing lock stayed busy for the whole ``timeout`` (``holder``: who had it)."""
+
+    def __init__(self, message: str, *, hint: str | None = None, holder: str = ""):
+        super().__init__(message, hint=hint)
+        self.holder = holder
+
+
 #: ``on_wait(holder)``: told the timing lock is busy (and who holds it); it may return a
 #: function that is told the seconds waited once the lock is taken.
 OnWait = Callable[[str], "Callable[[float], None] | None"]
@@ -195,9 +203,10 @@ def timing_lock(timeout: float | None = None, on_wait: OnWait | None = None) -> 
         raise SgccError(f"cannot take the timing lock {path}", cause=exc) from exc
     if not taken:
         holder = lock_holder(path)
-        raise SgccError(
+        raise TimingLockBusy(
             f"the timing lock {path} is busy" + (f" ({holder})" if holder else ""),
             hint="another sgcc is timing programs; wait, or set SGCC_TIMING_LOCK to a different file",
+            holder=holder,
         )
     outer = lock.depth() == 1
     if outer:
