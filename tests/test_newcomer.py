@@ -189,7 +189,7 @@ def test_an_overrun_and_its_cause_are_said():
                     seconds=141.0)
     text = report.summary()
     assert "sgcc: budget: over by 81.0 s: 81.0 s after the search, re-measuring c001 (the first re-measurement " \
-           "of a winner always runs); in these, 70.0 s of waiting for the timing lock (see below)" in text
+           "of a winner always runs); the run waited 70.0 s in all for the timing lock (see below)" in text
     assert "sgcc: timing lock: waited 70.0 s (1 wait(s), 70.0 s of them after the search) while other sgcc runs " \
            "timed (pid 7 in /p: sgcc optimize other.c, timing since 12:00:00)" in text
     assert account(50.0, 60.0, 45.0, [], started) == {}  # within the budget, no wait: nothing to say

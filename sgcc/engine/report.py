@@ -255,8 +255,8 @@ class Report:
                     what = "shipping"
                 why.append(f"{over['after_search_seconds']:.1f} s after the search, {what}")
             if over["lock_wait_seconds"]:
-                # Not a third part of the overrun: the waits fell in the parts above.
-                why.append(f"in these, {b.get('lock_wait', {}).get('seconds', 0.0):.1f} s of waiting for the timing "
+                # Not a third part of the overrun: a cause, in the parts above or before them.
+                why.append(f"the run waited {b.get('lock_wait', {}).get('seconds', 0.0):.1f} s in all for the timing "
                            "lock (see below)")
             lines.append(f"sgcc: budget: over by {over['seconds']:.1f} s: " + "; ".join(why))
         if cut.get("unsearched"):
