@@ -193,6 +193,7 @@ def test_an_overrun_and_its_cause_are_said():
     assert "sgcc: timing lock: waited 70.0 s (1 wait(s), 70.0 s of them after the search) while other sgcc runs " \
            "timed (pid 7 in /p: sgcc optimize other.c, timing since 12:00:00)" in text
     assert account(50.0, 60.0, 45.0, [], started) == {}  # within the budget, no wait: nothing to say
+    assert account(60.5, 60.0, 45.0, [], started) == {}  # 0.5 s over: not worth a line
 
 
 @pytest.mark.slow

@@ -258,7 +258,7 @@ def account(seconds: float, budget_seconds: float | None, search_end: float, loc
     winners' re-measurement, which always runs once, and the combined program's), part of
     it waiting for the lock; and search work that began within the budget and ran past it.
     ``seconds`` is the run's wall time, ``search_end`` when its search ended (seconds into
-    the run)."""
+    the run). Over by less than a second or 1% of the budget is not counted as over."""
     out: dict = {}
     if lock_waits:
         holders = list(dict.fromkeys(h for _, _, h in lock_waits if h))
@@ -266,7 +266,8 @@ def account(seconds: float, budget_seconds: float | None, search_end: float, loc
                             "after_search_seconds": round(sum(w for t, w, _ in lock_waits
                                                               if t - started >= search_end), 1),
                             "holders": holders[:3]}
-    if budget_seconds is not None and seconds > budget_seconds:
+    # Over by a second or 1% (whichever is more): the end of a run is not a promise to the millisecond.
+    if budget_seconds is not None and seconds > budget_seconds + max(1.0, 0.01 * budget_seconds):
         over = seconds - budget_seconds
         after = max(0.0, seconds - search_end)
         # Of the time after the search, what the budget had not left for it.
