@@ -7,6 +7,7 @@ Real sgcc, real gcc, real sandboxed runs; the runs that time anything are marked
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -49,6 +50,29 @@ def three_files(tmp_path) -> Path:
     (tmp_path / "tests" / "a.in").write_text("1000\n")
     (tmp_path / "tests" / "b.in").write_text("200000\n")
     return tmp_path
+
+
+@contextlib.contextmanager
+def _lock_held_by_another_thread(seconds: float):
+    """The timing lock (the tests' own file) held by a thread of this process, another
+    holder to sgcc, until ``release`` is set or ``seconds`` pass; yields ``release``."""
+    from sgcc.verify.timing.rounds import timing_lock
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with timing_lock():
+            held.set()
+            release.wait(seconds)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    try:
+        yield release
+    finally:
+        release.set()
+        holder.join()
 
 
 def _sgcc(sgcc_exe, *args, cwd=None, env=None, timeout=300) -> subprocess.CompletedProcess:
@@ -202,21 +226,8 @@ def test_a_wait_for_the_timing_lock_is_announced_and_counted(sgcc_exe, tmp_path)
     and report count the wait (real lock, real sgcc, popcount's replay candidate; the
     overrun a wait causes is test_an_overrun_and_its_cause_are_said's: how long a loaded
     machine takes to reach the first timing varies too much to aim a budget at it)."""
-    from sgcc.verify.timing.rounds import timing_lock
-
     prog = ROOT / "examples" / "programs" / "popcount"
-    held = threading.Event()
-    release = threading.Event()
-
-    def hold() -> None:
-        with timing_lock():
-            held.set()
-            release.wait(60)
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    held.wait(10)
-    try:
+    with _lock_held_by_another_thread(60) as release:
         p = subprocess.Popen([sgcc_exe, "optimize", str(prog / "popcount.c"), "--tests", str(prog / "tests"),
                               "-o", str(tmp_path / "out"), "--candidates", str(prog / "candidates"),
                               "--generators", "replay", "--timing-rounds", "4", "--no-cache",
@@ -229,9 +240,6 @@ def test_a_wait_for_the_timing_lock_is_announced_and_counted(sgcc_exe, tmp_path)
                 time.sleep(5)
                 release.set()
         p.wait(120)
-    finally:
-        release.set()
-        holder.join()
     err = "".join(lines)
     assert p.returncode == 0, err
     assert f"waiting for the timing lock: another sgcc run is timing (pid {os.getpid()} in " in err
@@ -353,19 +361,8 @@ def test_a_search_timing_does_not_wait_for_the_lock_past_the_budget():
 
     from sgcc.engine.pipeline import Pipeline
     from sgcc.engine.search import Search
-    from sgcc.verify.timing.rounds import timing_lock
 
-    held, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with timing_lock():
-            held.set()
-            release.wait(30)
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    held.wait(10)
-    try:
+    with _lock_held_by_another_thread(30):
         budget = Budget(100.0, None, [SimpleNamespace(name="f")], None, started=time.perf_counter() - 98.5)
         budget.begin_search()
         report = Report(source="p.c", flags=[], isa="x86-64", min_gain=0.03)
@@ -377,9 +374,6 @@ def test_a_search_timing_does_not_wait_for_the_lock_past_the_budget():
         t0 = time.perf_counter()
         search._race(group, budget, {})
         waited = time.perf_counter() - t0
-    finally:
-        release.set()
-        holder.join()
     assert waited < 5  # the 1.5 s the budget had left, not the 30 s the lock was held
     assert [r.reason for _, _, r, _ in group] == ["not timed: search budget reached"] * 2
     assert report.notes[0].startswith(f"2 candidate(s) for f not timed: the timing lock was held by another run "
