@@ -43,6 +43,8 @@ def main() -> int:
         argv += ["--json", str(args.json)]
     if args.native:
         argv += ["--isa", "native"]
+    # Said at once: the first problem takes minutes to finish (sgcc bench then says what runs).
+    print(f"bench/examples.py: sgcc {' '.join(argv + rest)}", file=sys.stderr, flush=True)
     return run_command(argv + rest)
 
 

@@ -112,7 +112,7 @@ def _generators(value: object) -> str:
 
 
 def _budget(value: object) -> str:
-    """'300s', '40', '300s,40', '5m' or '' (unbounded); checked here, read by :func:`parse_budget`."""
+    """'300s', '40c', '300s,40c', '5m' or '' (unbounded); checked here, read by :func:`parse_budget`."""
     parse_budget(str(value))
     return str(value).replace(" ", "")
 
@@ -121,28 +121,53 @@ def _budget(value: object) -> str:
 BUDGET_UNITS = (("seconds", 1), ("second", 1), ("secs", 1), ("sec", 1), ("s", 1),
                 ("minutes", 60), ("minute", 60), ("mins", 60), ("min", 60), ("m", 60),
                 ("hours", 3600), ("hour", 3600), ("hrs", 3600), ("hr", 3600), ("h", 3600))
+#: Units of a budget's candidate count: ``40c``, ``40cand``, ``40candidates``. A bare number
+#: (``40``) is a count too, the older spelling, which reads like seconds: warned about
+#: (:func:`budget_warning`).
+CANDIDATE_UNITS = ("candidates", "candidate", "cands", "cand", "c")
 #: What a budget may be, for messages.
-BUDGET_FORMS = "seconds ('300s', '5m', '5min', '1h'), a candidate count ('40') or both ('300s,40')"
+BUDGET_FORMS = "seconds ('300s', '5m', '5min', '1h'), candidates built ('40c') or both ('300s,40c')"
+
+
+def _budget_parts(text: str) -> list[str]:
+    return [part for part in str(text).replace(" ", "").lower().split(",") if part]
 
 
 def parse_budget(text: str) -> tuple[float | None, int | None]:
     """(seconds, candidates) from a budget string; None where unbounded."""
     seconds = candidates = None
-    for part in filter(None, str(text).replace(" ", "").lower().split(",")):
+    units = [*BUDGET_UNITS, *((u, 0) for u in CANDIDATE_UNITS)]
+    for part in _budget_parts(text):
         try:
-            # The longest unit that ends it ('2minutes' is minutes, not an 's').
-            unit = max(((u, n) for u, n in BUDGET_UNITS if part.endswith(u) and part[:-len(u)]),
+            # The longest unit that ends it ('2minutes' is minutes, not an 's'; '90sec' not a 'c').
+            unit = max(((u, n) for u, n in units if part.endswith(u) and part[:-len(u)]),
                        key=lambda un: len(un[0]), default=None)
-            if unit is not None:
+            if unit is not None and unit[1]:
                 seconds = unit[1] * float(part[:-len(unit[0])])
             else:
-                candidates = int(part)
+                candidates = int(part[:-len(unit[0])] if unit is not None else part)
         except ValueError:
             raise ValueError(f"bad budget {part!r}: use {BUDGET_FORMS}") from None
         if (seconds is not None and not 0 < seconds < float("inf")) or (candidates is not None and candidates <= 0):
             raise ValueError(f"budget {part!r} must be positive")  # and a number: not 'nan s', not 'inf s'
 
     return seconds, candidates
+
+
+def budget_warning(cfg: Config) -> str | None:
+    """The ``sgcc: warning:`` line the effective budget deserves when it holds a bare number
+    (``--budget 90`` is 90 candidates built, not 90 seconds, and then the run has no time
+    limit), or None. Said by the commands that run the engine (optimize, bench)."""
+    text = str(cfg.budget)
+    source = cfg.source("budget")
+    name = "--budget" if source == "command line" else f"budget (from {source})"
+    bare = [part for part in _budget_parts(text) if part.isdigit()]
+    if not bare:
+        return None
+    n = bare[0]
+    limit = "" if parse_budget(text)[0] is not None else "; the run has no time limit"
+    return (f"sgcc: warning: {name} {text}: '{n}' counts candidates built, not seconds{limit}; "
+            f"write '{n}s' for seconds, or '{n}c' for candidates (which says so and silences this)")
 
 
 def _within(convert, low: float, high: float):
@@ -257,7 +282,10 @@ SETTINGS: dict[str, Setting] = {
                 "candidate generators, comma-separated: auto, replay, llm, variants, flags, pgo, layout; "
                 "'auto' is variants,flags,pgo,layout plus llm when a model or endpoint is configured; "
                 "'-NAME' removes one (auto,-pgo)"),
-        Setting("budget", _budget, "", "search budget per program: '300s', '40' candidates, or both ('300s,40')"),
+        Setting("budget", _budget, "",
+                "search budget per program: wall-time seconds of the whole run ('300s', '5min'), candidates "
+                "built ('40c'), or both ('300s,40c'); empty: unbounded; a bare number ('40') is candidates, "
+                "with a warning"),
         Setting("variants", _str, "",
                 "variants: flag sets to compile each file under, ';'-separated ('-funroll-loops; -O2'); "
                 "empty: the built-in list (-march=... sets only with isa native)"),

@@ -177,6 +177,13 @@ class FileLock:
         self._held[get_ident()] = [fd, 1]
         return True
 
+    def depth(self) -> int:
+        """How many times the calling thread holds the lock (0: not at all)."""
+        from _thread import get_ident
+
+        held = self._held.get(get_ident())
+        return held[1] if held is not None else 0
+
     def release(self) -> None:
         """Give the lock back (the last release of a re-entrant holder unlocks the file)."""
         import fcntl

@@ -163,3 +163,36 @@ def test_no_extension_for_a_candidate_whose_estimate_does_not_clear_the_bar():
     r = halving.race(fake(1.0, rng, noise=0.06), {"same": fake(0.995, rng, noise=0.06)}, lock=False,
                      min_sample_seconds=0.0, seed=4, futile_below=1.03, settled_above=1.03, extend_to=80)
     assert sum(g.rounds for g in r.rungs) <= 20
+
+
+def test_candidates_the_budget_leaves_out_are_never_run():
+    """Issue 41: a race warmed every candidate up before the budget said how many it could
+    time (11 candidates, 23 s, none timed). Only the baseline and the most promising one are
+    run before that; a candidate left untimed is never run at all."""
+    rng = random.Random(3)
+    calls = {k: [] for k in "abcd"}
+    runs = {k: fake(s, rng, calls=calls[k]) for k, s in zip("abcd", (1.2, 1.1, 1.0, 1.0))}
+    said: list[str] = []
+    r = halving.race(fake(1.0, rng), runs, seed=3, lock=False, min_sample_seconds=0.0,
+                     afford=lambda alive, rounds, sample: alive * rounds <= 12, note=said.append)
+    assert r.untimed == ["c", "d"] and calls["c"] == [] and calls["d"] == []
+    assert len(calls["b"]) == 1 + 6  # its warm-up, then its first rung
+    assert "the budget has room for 2 of 4 candidates' first rounds" in said
+    assert any(s.startswith("the budget stops the race after rung 1: 1 left, judged on their 6 rounds") for s in said)
+
+
+def test_the_budget_can_end_a_later_rung_between_rounds():
+    """A rung's rounds may take longer than the samples before it foretold; a later rung
+    (each candidate has had its first rounds) ends when the budget has no room for another
+    round, and its survivor is judged on the rounds it ran (issue 41: 19 s over 120 s)."""
+    rounds_asked: list[int] = []
+
+    def afford(alive, rounds, sample_seconds):
+        rounds_asked.append(rounds)
+        return rounds != 1 or len(rounds_asked) < 6  # whole rungs fit; the third round check does not
+
+    said: list[str] = []
+    r = race_of({"a": 1.2, "b": 1.1, "c": 1.0, "d": 1.0}, afford=afford, note=said.append)
+    assert r.stopped == "budget" and r.rungs[0].rounds == 6 and r.rungs[1].rounds < 12
+    assert r.survivors and r.estimates[r.survivors[0]].rounds == 6 + r.rungs[1].rounds
+    assert any(s.startswith("the budget ends rung 2 after ") for s in said)

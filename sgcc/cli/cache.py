@@ -85,6 +85,7 @@ def stats(as_json: bool, zero: bool) -> None:
         ("size", f"{_human(data['bytes'])} of {_human(data['max_bytes'])}"),
         *_remote_rows(c),
     ]
+    rows.append(("timing lock", _timing_lock_state()))
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         click.echo(f"{k:<{width}}  {v}")
@@ -92,6 +93,35 @@ def stats(as_json: bool, zero: bool) -> None:
         click.echo("passed through, by reason:")
         for reason, n in sorted(data["passthrough"].items(), key=lambda kv: -kv[1]):
             click.echo(f"  {reason:<{width - 2}}  {n}")
+    import textwrap
+
+    click.echo(textwrap.fill(
+               f"These counters are the cache directory's: every compile and run through {data['root']} counts "
+               "(each project of this user, a CI job run as this user). For one project's or one job's figures, "
+               "give it a cache of its own (SGCC_CACHE_DIR=DIR) or run `sgcc stats --zero` before it; "
+               "`sgcc optimize --report R.json` keeps each run's own. Verdicts are shared on purpose: they are "
+               "keyed by content, valid in any project. The timing lock is per user and machine whatever the "
+               "cache: runs time one at a time, because overlapping timings disturb each other; a run that "
+               "waits for it says so, and its report counts the wait.", width=100))
+
+
+def _timing_lock_state() -> str:
+    """The timing lock's file and whether some run holds it now (and who)."""
+    from sgcc.fsutil import file_lock
+    from sgcc.verify.timing.rounds import lock_holder, timing_lock_path
+
+    path = timing_lock_path()
+    if not path.exists():
+        return f"{path} (free)"
+    lock = file_lock(path)
+    try:
+        free = lock.acquire(0)
+    except OSError:
+        return f"{path} (cannot be opened)"
+    if free:
+        lock.release()
+        return f"{path} (free)"
+    return f"{path} (held: {lock_holder(path) or 'holder unknown'})"
 
 
 def _human(n: int) -> str:

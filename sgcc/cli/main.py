@@ -79,6 +79,19 @@ for _command in (functions, optimize, models_command, stats, cache_group, config
     cli.add_command(_command)
 
 
+def _whole_first_sentences(group: click.Group) -> None:
+    """Every command's line in a help listing is its docstring's whole first sentence,
+    wrapped, never cut with "..." (click cuts it to the width left beside the name)."""
+    for command in group.commands.values():
+        if command.short_help is None and command.help:
+            command.short_help = command.get_short_help_str(limit=10_000)
+        if isinstance(command, click.Group):
+            _whole_first_sentences(command)
+
+
+_whole_first_sentences(cli)
+
+
 def run_command(args: list[str]) -> int:
     """Run the tool command ``args`` (argv without the program name) and return its exit status.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -101,7 +102,8 @@ class GccFlagsCommand(click.Command):
                    "'-NAME' removes one.")
 @click.option("--budget", metavar="BUDGET", default=None,
               help="Search budget, one word: wall-time seconds of the whole run ('300s', '5m', '5min', '1h'), "
-                   "candidates built ('40') or both ('300s,40').")
+                   "candidates built ('40c') or both ('300s,40c'); default: unbounded. A bare number ('40') "
+                   "counts candidates, with a warning.")
 @click.option("--model", metavar="PATH|NAME", default=None,
               help="GGUF model for the llm generator (see `sgcc models`).")
 @click.option("--endpoint", metavar="URL", default=None,
@@ -140,7 +142,9 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, test_comm
 
     GCC_FLAGS are the flags of the baseline build (default -O3), e.g. `-O3 -lm`: every word
     that is not one of the options below goes to gcc verbatim, before or after SOURCE, and
-    every word after `--` does too. The result
+    every word after `--` does too. A program of several C files is named whole
+    (`sgcc optimize main.c util.c -O3 ...`): each source is searched in turn, hottest first,
+    within one --budget; objects and libraries (`b.o`, `-lm`) are linked as they are. The result
     OUT always passes every test: it is the baseline with every proven-faster function
     substituted, or the baseline itself. Verdicts go to the cache, so a later `CC=sgcc make`
     of the same code builds the optimized program without searching.
@@ -164,22 +168,34 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, test_comm
     for path, what in ((output, "-o"), (report_path, "--report")):
         if path is not None:
             _check_writable(path, what)
-    _check_gcc_inputs(click.get_current_context().meta.get("sgcc.gcc_inputs", []), budget)
+    inputs = click.get_current_context().meta.get("sgcc.gcc_inputs", [])
+    _check_gcc_inputs(inputs, budget)
+    # More C sources: one program of several files (sgcc.engine.sources); the rest is gcc's.
+    sources = [source, *(Path(w) for w, _ in inputs if w.endswith(".c") and os.path.isfile(w))] \
+        if source is not None and project is None else []
     flags = list(gcc_flags)
+    for extra in sources[1:]:
+        flags.remove(str(extra))
     if not any(f.startswith("-O") for f in flags):
         flags.insert(0, "-O3")
     for bad in ("-c", "-S", "-E", "-o"):
         if bad in flags:
             raise click.UsageError(f"{bad} is not a baseline flag here (sgcc optimize builds the program itself)")
+    options = {"isa": isa, "proof": proof, "min_gain": min_gain, "timing_rounds": timing_rounds,
+               "test_timeout": test_timeout, "jobs": jobs, "keep_temps": keep_temps,
+               "generators": generators, "budget": budget, "model": model, "endpoint": endpoint,
+               "samples": samples, "rounds": rounds, "temperature": temperature,
+               "max_tokens": max_tokens, "context": context, "threads": threads,
+               "seed": seed, "cache": False if no_cache else None, "accept_isolation_risk": accept_isolation_risk}
     cfg, request = request_from_options(
-        {"isa": isa, "proof": proof, "min_gain": min_gain, "timing_rounds": timing_rounds,
-         "test_timeout": test_timeout, "jobs": jobs, "keep_temps": keep_temps,
-         "generators": generators, "budget": budget, "model": model, "endpoint": endpoint,
-         "samples": samples, "rounds": rounds, "temperature": temperature,
-         "max_tokens": max_tokens, "context": context, "threads": threads,
-         "seed": seed, "cache": False if no_cache else None, "accept_isolation_risk": accept_isolation_risk},
+        options,
         source=source or Path("-"), flags=flags, tests=tests or Path("-"), output=output or Path("-"),
         replay_dirs=candidates, refresh=refresh, cwd=project.resolve() if project is not None else None)
+    from sgcc.config import budget_warning
+
+    warning = budget_warning(cfg)
+    if warning:
+        click.echo(warning, err=True)
     for gen in request.generators:
         if gen.error is not None:
             # Known before any work (no model of that name, no such file, not a GGUF file):
@@ -188,6 +204,9 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, test_comm
     if project is not None:
         _optimize_project(project, cfg, request, build, binary, tests, test_command, bench, report_path, quiet,
                           no_cache)
+        return
+    if len(sources) > 1:
+        _optimize_sources(sources, cfg, request, options, candidates, refresh, report_path, quiet, output)
         return
     progress = Progress(enabled=not quiet)
     progress.tick(True)  # a terminal's clock keeps moving through long builds, tests and timings
@@ -211,6 +230,32 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, test_comm
                         f"({output} was still written and passes every test)", hint=err.hint)
 
 
+def _optimize_sources(sources: list[Path], cfg, request, options: dict, candidates, refresh, report_path, quiet,
+                      output) -> None:
+    """``sgcc optimize a.c b.c ...``: one program of several sources (sgcc.engine.sources)."""
+    from sgcc.engine.sources import optimize_sources
+    from sgcc.progress import Progress
+
+    def make_request(src: Path, flags: list[str], out: Path):
+        return request_from_options(options, source=src, flags=flags, tests=request.tests, output=out,
+                                    replay_dirs=candidates, refresh=refresh)[1]
+
+    progress = Progress(enabled=not quiet)
+    progress.tick(True)
+    try:
+        report = optimize_sources(request, sources, make_request, progress)
+    finally:
+        progress.done()
+    if report_path is not None:
+        _write_report(report_path, report)
+    if not quiet:
+        click.echo(report.summary(), err=True)
+    if report.failed:
+        src, gen = report.failed[0]
+        raise SgccError(f"the {gen.name} generator could not run on {src}: {gen.error.message} "
+                        f"({output} was still written and passes every test)", hint=gen.error.hint)
+
+
 def _optimize_project(directory: Path, cfg, request, build, binary, tests, test_command, bench, report_path, quiet,
                       no_cache) -> None:
     from sgcc.progress import Progress
@@ -229,6 +274,7 @@ def _optimize_project(directory: Path, cfg, request, build, binary, tests, test_
     spec = ProjectSpec.from_table(root, table, build=build, binary=binary, test=test_command, bench=list(bench),
                                   tests=str(tests.resolve()) if tests is not None else None)
     progress = Progress(enabled=not quiet)
+    progress.tick(True)  # in a log, a step that lasts is said again (a whole project's run takes minutes)
     runner = Project(spec, request, cfg, progress)
     try:
         report = runner.run()
@@ -247,12 +293,13 @@ def _check_gcc_inputs(inputs: list[tuple[str, str]], budget: str | None) -> None
     is the common case (the budget is one word: ``minute`` went to gcc)."""
     import os
 
-    from sgcc.config import BUDGET_FORMS, BUDGET_UNITS
+    from sgcc.config import BUDGET_FORMS, BUDGET_UNITS, CANDIDATE_UNITS
 
     for word, before in inputs:
         if os.path.exists(word):  # (False, not an error, for a name too long to exist)
             continue  # another source, an object, a library: gcc's to take
-        if budget is not None and before == budget and word.lower() in {u for u, _ in BUDGET_UNITS}:
+        if budget is not None and before == budget and \
+                word.lower() in {*(u for u, _ in BUDGET_UNITS), *CANDIDATE_UNITS}:
             raise SgccError(f"--budget {budget} {word}: the budget is one word, and '{word}' would go to gcc "
                             "as an input file", hint=f"write it as one word, e.g. --budget {budget}{word[0].lower()}"
                                                      f"; a budget is {BUDGET_FORMS}")

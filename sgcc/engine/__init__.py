@@ -28,7 +28,8 @@ The public API, which the command line, :mod:`sgcc.project` and the research har
 The stages a candidate goes through are named by :class:`sgcc.stages.Stage`. Modules, in
 pipeline order: ``request``, ``baseline``, ``pipeline``, ``budget``, ``search``,
 ``verdicts`` (the cache as the search uses it), ``select`` (confirm, combine, ship),
-``figures``, ``report``, ``explain``, ``profile``, and ``driver`` (:class:`Engine`, :func:`optimize`).
+``figures``, ``report``, ``explain``, ``profile``, ``driver`` (:class:`Engine`, :func:`optimize`),
+and ``sources`` (:func:`sgcc.engine.sources.optimize_sources`: a program of several sources).
 The engine never imports :mod:`sgcc.lab`.
 """
 

@@ -20,6 +20,18 @@ def target_for(compiler: str, isa: str, target_flags: list[str]):
     return isamod.target_from_flags(compiler, target_flags)
 
 
+def link_hint(stderr: str, src: Path) -> str | None:
+    """What to do when gcc cannot link SOURCE alone into a program: it is one file of several
+    (no ``main``, or functions defined elsewhere)."""
+    if "undefined reference to `main'" in stderr:
+        return (f"{src.name} has no main: it is one file of a program; name every C source of the program "
+                f"(sgcc optimize main.c {src.name} ... --tests DIR -o OUT) and sgcc searches them all")
+    if "undefined reference" in stderr:
+        return ("the program has other files: name every C source of it (sgcc optimize a.c b.c ...), and "
+                "its objects and libraries as gcc takes them (b.o, -lm)")
+    return None
+
+
 def build_baseline(request: Request, workdir: Path) -> Program:
     """gcc's program for ``request.source``, built in ``workdir`` (``base.s``, ``base.o``,
     ``base``) and split into function units. Raises :class:`SgccError` when the flags are not
@@ -49,7 +61,8 @@ def build_baseline(request: Request, workdir: Path) -> Program:
     binary = workdir / "base"
     r = proc.run(gccargs.link_argv(request.compiler, request.flags, [str(obj)], str(binary)), timeout=300)
     if not r.ok:
-        raise SgccError(f"gcc cannot link {src}:\n{r.stderr.decode(errors='replace').strip()}")
+        raise SgccError(f"gcc cannot link {src}:\n{r.stderr.decode(errors='replace').strip()}",
+                        hint=link_hint(r.stderr.decode(errors="replace"), src))
     target = target_for(request.compiler, request.isa, inv.target_flags)
     return Program(src, src.read_text(errors="replace"), list(request.flags), AsmFile.parse(asm_text),
                    asm_text, obj, binary, target, asm_flags=list(asm_flags))

@@ -101,11 +101,13 @@ class Budget:
         affordable = int(CONFIRM_MARGIN * left / max(1, pending) / per_round)
         return max(rounds, min(affordable, MAX_CONFIRM_FACTOR * rounds))
 
+    def typical_timing(self) -> float:
+        """What one timing typically costs: the mean of the timings so far (0 before any)."""
+        return sum(self.timings) / len(self.timings) if self.timings else 0.0
+
     def candidate_cost(self) -> float:
         """What one candidate typically costs: mean build-and-test plus mean timing (0 before any)."""
-        build = self.build_cost()
-        timing = sum(self.timings) / len(self.timings) if self.timings else 0.0
-        return build + timing
+        return self.build_cost() + self.typical_timing()
 
     def reserve(self) -> float:
         """Seconds kept for confirming winners and validating their combination."""
@@ -242,6 +244,35 @@ class Budget:
                 "share": {k: round(v, 6) for k, v in self.share.items()}}
 
     def spent_summary(self) -> str:
-        """What was spent, for the report's note."""
+        """When the search stopped, for the report's note (how many candidates were built, timed
+        and cut is the budget line's: one count each, from the candidates' results)."""
         return (f"the search stopped {self.elapsed():.1f} s into the run, {self.overhead:.1f} s of them before "
-                f"it began; {sum(self.spent_n.values())} candidates queued")
+                "it began")
+
+
+def account(seconds: float, budget_seconds: float | None, search_end: float, lock_waits, started: float) -> dict:
+    """Where a run's wall time went beyond what its budget says, for the report: the waits
+    for the timing lock (``lock_waits``: (began, seconds, holder) each, ``time.perf_counter()``
+    clock, as :attr:`sgcc.engine.pipeline.Pipeline.lock_waits` keeps them) and, when the run
+    took longer than ``budget_seconds``, by how much and why: work after the search (the
+    winners' re-measurement, which always runs once, and the combined program's), part of
+    it waiting for the lock; and search work that began within the budget and ran past it.
+    ``seconds`` is the run's wall time, ``search_end`` when its search ended (seconds into
+    the run). Over by less than a second or 1% of the budget is not counted as over."""
+    out: dict = {}
+    if lock_waits:
+        holders = list(dict.fromkeys(h for _, _, h in lock_waits if h))
+        out["lock_wait"] = {"seconds": round(sum(w for _, w, _ in lock_waits), 1), "waits": len(lock_waits),
+                            "after_search_seconds": round(sum(w for t, w, _ in lock_waits
+                                                              if t - started >= search_end), 1),
+                            "holders": holders[:3]}
+    # Over by a second or 1% (whichever is more): the end of a run is not a promise to the millisecond.
+    if budget_seconds is not None and seconds > budget_seconds + max(1.0, 0.01 * budget_seconds):
+        over = seconds - budget_seconds
+        after = max(0.0, seconds - search_end)
+        # Of the time after the search, what the budget had not left for it.
+        after_over = min(over, max(0.0, after - max(0.0, budget_seconds - search_end)))
+        out["over"] = {"seconds": round(over, 1), "after_search_seconds": round(after_over, 1),
+                       "search_seconds": round(max(0.0, over - after_over), 1),
+                       "lock_wait_seconds": round(min(over, out.get("lock_wait", {}).get("seconds", 0.0)), 1)}
+    return out

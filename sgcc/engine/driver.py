@@ -37,6 +37,7 @@ from pathlib import Path
 from sgcc.candidates import Context
 from sgcc.engine import inlining, select
 from sgcc.engine.baseline import build_baseline
+from sgcc.engine.budget import account
 from sgcc.engine.figures import problem_figures
 from sgcc.engine.pipeline import Pipeline
 from sgcc.engine.proof import prepare as prepare_proof
@@ -62,6 +63,7 @@ class Engine:
         self.progress = progress
         self.given_program = program
         self.pipeline = Pipeline(request)
+        self.pipeline.note = self.note
         self.workdir: Path = self.pipeline.workdir
         self.jobs = request.jobs or os.cpu_count() or 1
 
@@ -135,6 +137,7 @@ class Engine:
                 gen.prepare(context)
             search = Search(req, self.pipeline, program, sandbox, tests, report, jobs=self.jobs, note=self.note)
             winners = search.run(cached, verdicts.settled, started=started)
+            search_end = time.perf_counter() - started
 
             confirmed = select.confirm(self.pipeline, program, winners, sandbox, tests, self.note,
                                        budget=search.budget)
@@ -152,7 +155,12 @@ class Engine:
             by_result = {id(r): c for ranked in winners.values() for r, _, c in ranked}
             verdicts.store(report, shipped, {r.function: by_result[id(r)] for r in shipped}, search.searched)
             select.ship(final_binary, req.output)
+            if req.object_output is not None:
+                # The shipped combination's object lies beside its binary (Pipeline.build_candidate).
+                select.ship(final_binary.with_name("cand.o") if shipped else program.obj, req.object_output)
         report.seconds = time.perf_counter() - started
+        report.budget.update(account(report.seconds, req.budget_seconds, search_end, self.pipeline.lock_waits,
+                                     started))
         return report
 
     def close(self) -> None:

@@ -23,6 +23,8 @@ from sgcc.gcc import args as gccargs
 from sgcc.stages import Stage
 
 if TYPE_CHECKING:  # imported when the engine makes one (it brings the emulator's modules)
+    from collections.abc import Callable
+
     from sgcc.engine.funcproof import FunctionProof
 
 
@@ -41,6 +43,10 @@ class Pipeline:
         self.hidden_failures = {"held_out": 0, "generated": 0}
         # The function-level proof of candidates timing accepted (sgcc.engine.funcproof); set by the driver.
         self.functions: FunctionProof | None = None
+        # The progress display (set by the driver), and every wait for the timing lock this
+        # run made: (when it began, time.perf_counter(); seconds; who held the lock).
+        self.note: Callable[[str], None] = lambda message: None
+        self.lock_waits: list[tuple[float, float, str]] = []
 
     def new_candidate_dir(self) -> tuple[str, Path]:
         """A fresh candidate id and its private directory (thread-safe)."""
@@ -181,6 +187,7 @@ class Pipeline:
         more of asks for (:meth:`sgcc.engine.budget.Budget.confirm_rounds`)."""
         from sgcc.verify.timing import rounds as timing
 
+        on_wait, done = self.lock_waiter()
         est = timing.measure(
             timing.runner(sandbox, base, tests),
             timing.runner(sandbox, cand, tests),
@@ -191,8 +198,29 @@ class Pipeline:
             settled_above=(1 + self.req.min_gain) if screening else None,
             worlds=len(getattr(sandbox, "worlds", ())) or 1,
             each_world=not screening,
+            on_wait=on_wait,
         )
+        done(est.lock_wait)
         return timing.decide(est, self.req.min_gain, each_world=not screening), est
+
+    def lock_waiter(self) -> tuple[Callable[[str], Callable[[float], None]], Callable[[float], None]]:
+        """``(on_wait, done)`` for one timing: ``on_wait(holder)`` (the timing lock is busy)
+        says on the progress display who holds it, and once the lock is taken, after how
+        long; ``done(seconds)``, when the timing is over, records the wait, if there was
+        one, in :attr:`lock_waits` (the report's ``budget.lock_wait``)."""
+        heard: list[tuple[float, str]] = []
+
+        def on_wait(holder: str) -> Callable[[float], None]:
+            heard.append((time.perf_counter(), holder))
+            self.note(waiting_message(holder))
+            return lambda seconds: self.note(f"took the timing lock after waiting {seconds:.1f} s; timing")
+
+        def done(seconds: float) -> None:
+            if heard:
+                with self._lock:
+                    self.lock_waits.append((heard[0][0], seconds, heard[0][1]))
+
+        return on_wait, done
 
     def explain(self, program: Program, res: CandidateResult, cand: Candidate) -> None:
         """Record what an accepted candidate changed (sgcc.engine.explain); never fails the run."""
@@ -202,6 +230,16 @@ class Pipeline:
         res.changes = merge(per_fn) if per_fn else []
         if set(per_fn) != {res.function}:
             res.meta["changes_by_function"] = per_fn
+
+
+def waiting_message(holder: str) -> str:
+    """The progress line of a timing that waits for the timing lock (``holder``: who has it)."""
+    import os
+
+    if holder.startswith(f"pid {os.getpid()} "):  # sgcc bench: another problem of this very run
+        return "waiting for the timing lock: another problem of this run is timing"
+    return ("waiting for the timing lock: another sgcc run is timing (" + (holder or "holder unknown")
+            + "); timings take turns on a machine, and the budget's clock keeps running")
 
 
 def untrusted_units(cand: Candidate) -> frozenset:

@@ -196,8 +196,8 @@ class Report:
                         lines.append(f"sgcc: changed by {c.id} ({c.generator}): {fn}: {', '.join(cats)}")
         p = self.paper
         if p:
-            lines.append(f"sgcc: papers' figures: compiled {'yes' if p['compiled'] else 'no'}, "
-                         f"passed {'yes' if p['passed'] else 'no'}, speedup {p['speedup']:.3f} (clipped, best-of-N)")
+            refused = any(c.id != "-" and c.stage in (Stage.CHECK, Stage.CONTROL) for c in self.candidates)
+            lines.append(paper_line(p, shipped=bool(h["functions"]), refused=refused))
         for gen, t in self.throughput().items():
             per_fn = ", ".join(f"{fn} {v['seconds']:.1f} s" for fn, v in t["functions"].items())
             rate = f" ({t['tokens_per_s']:.1f} tokens/s)" if t["tokens_per_s"] else ""
@@ -206,6 +206,8 @@ class Report:
         b = self.budget
         if b.get("seconds") is not None or b.get("candidates") is not None:
             lines += self._budget_lines(b)
+        if b.get("lock_wait"):
+            lines.append(lock_wait_line(b["lock_wait"]))
         r = self.ranking
         if r.get("timed"):
             rho = "n/a (fewer than 3 timed or no spread)" if r.get("spearman") is None else f"{r['spearman']:+.2f}"
@@ -259,6 +261,26 @@ class Report:
             line += (f"; cut {cut.get('not_built', 0)} offered but not built, "
                      f"{cut.get('built_not_timed', 0)} built but not timed")
         lines = [line]
+        over = b.get("over")
+        if over:
+            remeasured = [c.id for c in self.candidates if c.confirm]
+            why = []
+            if over["search_seconds"] >= 0.5:
+                why.append(f"{over['search_seconds']:.1f} s past the budget in search work that began within it "
+                           "(a build, a timing, a winner's function-level proof)")
+            if over["after_search_seconds"] >= 0.5:
+                if remeasured:
+                    what = f"re-measuring {', '.join(remeasured)}" + \
+                        (" and validating the combined program" if self.selection else "") + \
+                        " (the first re-measurement of a winner always runs)"
+                else:
+                    what = "shipping"
+                why.append(f"{over['after_search_seconds']:.1f} s after the search, {what}")
+            if over["lock_wait_seconds"]:
+                # Not a third part of the overrun: a cause, in the parts above or before them.
+                why.append(f"the run waited {b.get('lock_wait', {}).get('seconds', 0.0):.1f} s in all for the timing "
+                           "lock (see below)")
+            lines.append(f"sgcc: budget: over by {over['seconds']:.1f} s: " + "; ".join(why))
         if cut.get("unsearched"):
             lines.append(f"sgcc: budget: not searched: {', '.join(cut['unsearched'])} "
                          "(the budget ran out before any candidate of theirs was built)")
@@ -270,6 +292,30 @@ class Report:
 
 def _bytes(n: int) -> str:
     return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MB"
+
+
+def paper_line(p: dict, *, shipped: bool, refused: bool = False) -> str:
+    """The papers' per-problem figures (SuperCoder, section 4: :mod:`sgcc.engine.figures`),
+    said as what they are: a score of first measurements, not what sgcc shipped. ``refused``:
+    some candidate assembled and sgcc's static proof refused it (not "compiled no")."""
+    if p["speedup"] > 1.0:
+        best = f"best first measurement {p['speedup']:.3f}x, clipped at 1"
+    else:
+        best = "best first measurement 1.000x (clipped at 1: none measured faster)"
+    what = "the shipped program's speedup is the 'shipped' line's" if shipped else \
+        "not a gain: gcc's program was shipped"
+    compiled = "yes" if p["compiled"] else "no (refused by sgcc's static proof before linking)" if refused else "no"
+    return (f"sgcc: the SuperCoder papers' scoring (best-of-N on first measurements; {what}): compiled "
+            f"{compiled}, passed {'yes' if p['passed'] else 'no'}, {best}")
+
+
+def lock_wait_line(w: dict) -> str:
+    """What waiting for the timing lock cost the run, and why it is shared."""
+    holders = "; ".join(w.get("holders") or []) or "holder unknown"
+    return (f"sgcc: timing lock: waited {w['seconds']:.1f} s ({w['waits']} wait(s), "
+            f"{w.get('after_search_seconds', 0.0):.1f} s of them after the search) while other sgcc runs timed "
+            f"({holders}); every sgcc run of this user on this machine times in turn (the lock is "
+            f"$SGCC_TIMING_LOCK, by default in ~/.cache/sgcc), since timings that overlap disturb each other")
 
 
 def _why_nothing_shipped(candidates: list[CandidateResult], min_gain: float) -> str:
@@ -307,6 +353,11 @@ def _why_nothing_shipped(candidates: list[CandidateResult], min_gain: float) -> 
                 f"refused it ({best.reason}){more}")
     timed = [c for c in passed if c.ci_low is not None]
     if not timed:
+        from sgcc.engine.budget import BUDGET_REACHED
+
+        if all(BUDGET_REACHED in c.reason for c in passed):
+            return (f"{len(passed)} candidate(s) passed the tests, and the budget ran out before any was timed "
+                    "(a larger --budget times them)")
         return f"{len(passed)} candidate(s) passed the tests, none was timed ({passed[0].reason or 'no time left'})"
     best = max(timed, key=lambda c: c.ci_low or 0.0)
     return (f"{len(passed)} candidate(s) passed the tests, none proven faster (best {best.id}: {best.speedup:.3f}x, "

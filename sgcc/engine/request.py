@@ -66,6 +66,9 @@ class Request:
     remote_timeout: int = 150  # milliseconds one conversation with the remote may take
     accept_isolation_risk: bool = False  # run untrusted candidates even where runs cannot be boxed
     generator_config: str = ""  # identifies how candidates were made (part of the search key)
+    # Also write the shipped program's object of this source here (a program of several
+    # sources, sgcc.engine.sources: the next source's baseline links it).
+    object_output: Path | None = None
 
     def cache_store(self) -> Store:
         """The verdict cache this request names, with its remote layer behind it: the engine

@@ -21,8 +21,9 @@ from sgcc.engine.pipeline import Pipeline, candidate_key
 from sgcc.engine.report import CandidateResult, Report
 from sgcc.engine.request import Program, Request
 from sgcc.stages import Stage
+from sgcc.verify.timing import halving
 from sgcc.verify.timing import rounds as timing
-from sgcc.verify.timing.rounds import TimingRunFailed
+from sgcc.verify.timing.rounds import TimingLockBusy, TimingRunFailed
 
 #: Most of the budget's seconds the profile may take (it runs at least one test).
 PROFILE_SHARE = 0.1
@@ -32,6 +33,11 @@ RANK_SHARE = 0.15
 #: An undecided race survivor may get up to this many times ``timing_rounds`` rounds in all
 #: while the budget lasts (sgcc.verify.timing.halving.race's ``extend_to``).
 EXTEND_FACTOR = 4
+
+#: A race's rounds are planned at this many times what its samples so far took: under a
+#: moving load a first rung (which nothing can cut short) took 42 s where its calibration
+#: foretold 27 s (lcs, --budget 120s, a loaded machine: 19 s over the budget).
+RACE_MARGIN = 1.25
 
 #: An accepted candidate: its result, its binary and the candidate itself.
 Winner = tuple[CandidateResult, Path, Candidate]
@@ -150,6 +156,7 @@ class Search:
         self.budget: Budget | None = None
         self.ranker: rank.Ranker | None = None
         self.predictions: list[tuple[CandidateResult, float]] = []
+        self.sample_seconds = 0.0  # what one timing sample took in the last race (0: none yet)
 
     def run(self, cached: Sequence[Candidate] = (), settled: AbstractSet[str] = frozenset(),
             started: float | None = None) -> dict[str, list[Winner]]:
@@ -298,6 +305,7 @@ class Search:
                         chunk.append((charge, cand))
                     else:
                         deferred.append((charge, cand))
+                chunk_started = time.perf_counter()
                 futures = [pool.submit(lambda t: (t[0], t[1], *self.pipeline.evaluate(self.program, t[1], self.sandbox,
                                                                                       self.tests)), t) for t in chunk]
                 for future in as_completed(futures):
@@ -308,10 +316,16 @@ class Search:
                     self.note(f"built and tested {done}/{total}: {res.id} ({res.function}, {res.generator}) "
                               f"{outcome}")
                 evaluated = [f.result() for f in futures]  # in the order offered
+                # A function's share is charged the wall time the chunk took, split by each
+                # candidate's own seconds: builds run ``jobs`` at a time, so charging their
+                # sum spent a share jobs times over (lcs, 120 s, a loaded machine: 8 built in
+                # 52 s charged 96 s, and the function's share refused every timing).
+                wall = time.perf_counter() - chunk_started
+                own = sum(res.seconds for _, _, res, _ in evaluated) or 1.0
                 for charge, cand, res, binary in evaluated:
                     self.report.candidates.append(res)
                     seen[candidate_key(cand)] = res
-                    budget.spend(charge, res.seconds)
+                    budget.spend(charge, wall * res.seconds / own)
                     budget.record_build(res.seconds)
                     if binary is not None:
                         built.append((charge, cand, res, binary))
@@ -403,7 +417,7 @@ class Search:
         """One candidate against the baseline (screening: it stops early once decided)."""
         req, program = self.req, self.program
         charge, cand, res, binary = item
-        if not budget.time_left(charge):
+        if not budget.time_left(charge, budget.typical_timing()):  # built already: a timing's cost
             res.stop(Stage.TIME, f"not timed: {BUDGET_REACHED}")
             if charge in self.searched:
                 self.searched[charge] = False
@@ -424,8 +438,9 @@ class Search:
         res.set_estimate(est)
         self._judge(item, est, accepted, budget, winners)
 
-    def _judge(self, item: tuple, est, accepted: bool, budget: Budget, winners: dict) -> None:
-        """A timed candidate: accepted (then proven function by function) or not faster."""
+    def _judge(self, item: tuple, est, accepted: bool, budget: Budget, winners: dict, short: str = "") -> None:
+        """A timed candidate: accepted (then proven function by function) or not faster
+        (``short``: said of a timing the budget cut short, e.g. " on the 6 rounds the budget allowed")."""
         req, program = self.req, self.program
         charge, cand, res, binary = item
         if accepted:
@@ -441,7 +456,7 @@ class Search:
             winners.setdefault(res.function, []).append((res, binary, cand))
             self.pipeline.explain(program, res, cand)
         elif res.stage not in (Stage.TEST, Stage.PROVE):
-            res.stop(Stage.TIME, f"not significantly faster (lower bound {est.low:.3f} "
+            res.stop(Stage.TIME, f"not significantly faster{short} (lower bound {est.low:.3f} "
                                  f"<= {1 + req.min_gain:.3f})")
 
     def _race(self, group: list[tuple], budget: Budget, winners: dict) -> None:
@@ -449,13 +464,15 @@ class Search:
         the survivor is judged like a single candidate on all its rounds (a screening: the
         engine confirms it on fresh rounds before believing it). The schedule is recorded
         in each candidate's ``meta["race"]`` and in ``report.budget["races"]``."""
-        from sgcc.verify.timing import halving
-
         req, program = self.req, self.program
         charge = group[0][0]
         by_id = {item[2].id: item for item in group}
         fn = group[0][2].function
-        if not budget.time_left(charge):
+        # They are built: what is asked is a timing's cost, not a whole candidate's (with its
+        # build, that refused a race of 9 built candidates with 18 s left: lcs, --budget 120s,
+        # a loaded machine): one candidate's first rung at the last race's sample cost.
+        first_rung = 2 * halving.FIRST_ROUNDS * self.sample_seconds * RACE_MARGIN
+        if not budget.time_left(charge, max(budget.typical_timing(), first_rung)):
             # Not even one candidate's timing fits: time none (the race's warm-up and
             # calibration would be spent for nothing).
             for _, _, res, _ in group:
@@ -463,11 +480,13 @@ class Search:
             if charge in self.searched:
                 self.searched[charge] = False
             return
-        self.note(f"racing {len(group)} candidates for {fn} (successive halving)" if len(group) > 1 else
-                  f"timing {group[0][2].id} ({fn}, {group[0][2].generator})")
+        what = f"racing {len(group)} candidates for {fn}" if len(group) > 1 else \
+            f"timing {group[0][2].id} ({fn}, {group[0][2].generator})"
+        self.note(f"{what} (successive halving)" if len(group) > 1 else what)
+        on_wait, waited = self.pipeline.lock_waiter()
 
         def afford(alive: int, rounds: int, sample_seconds: float) -> bool:
-            return budget.time_left(charge, rounds * (alive + 1) * sample_seconds)
+            return budget.time_left(charge, RACE_MARGIN * rounds * (alive + 1) * sample_seconds)
 
         t0 = time.perf_counter()
         try:
@@ -477,7 +496,20 @@ class Search:
                              worlds=len(getattr(self.sandbox, "worlds", ())) or 1, futile_below=1 + req.min_gain,
                              settled_above=1 + req.min_gain, afford=afford,
                              # Only a bounded budget has time that would otherwise go unused.
-                             extend_to=EXTEND_FACTOR * req.timing_rounds if budget.seconds is not None else 0)
+                             extend_to=EXTEND_FACTOR * req.timing_rounds if budget.seconds is not None else 0,
+                             note=lambda message: self.note(f"{what}: {message}"), on_wait=on_wait,
+                             # No timing may start after the budget: its wait for the lock is bounded.
+                             lock_timeout=None if budget.left() is None else max(0.0, budget.left() or 0.0))
+        except TimingLockBusy as exc:
+            # Another run timed until the budget ran out: nothing was measured here.
+            waited(time.perf_counter() - t0)
+            for _, _, res, _ in group:
+                res.stop(Stage.TIME, f"not timed: {BUDGET_REACHED}")
+            if charge in self.searched:
+                self.searched[charge] = False
+            self.report.notes.append(f"{len(group)} candidate(s) for {fn} not timed: the timing lock was held by "
+                                     f"another run ({exc.holder or 'holder unknown'}) until the budget ran out")
+            return
         except TimingRunFailed as exc:
             # gcc's own program failed a timed run (the candidates' failures are caught in
             # the race): nothing measured here can be believed.
@@ -485,6 +517,9 @@ class Search:
             for _, _, res, _ in group:
                 res.stop(Stage.TEST, f"not timed: gcc's program failed while being timed: {exc.message}")
             return
+        waited(r.lock_wait)
+        if r.sample_seconds > 0:
+            self.sample_seconds = r.sample_seconds
         spent = time.perf_counter() - t0 - r.lock_wait
         budget.spend(charge, spent)
         ran = [rid for rid in by_id if rid in r.estimates]
@@ -511,7 +546,13 @@ class Search:
             elif rid in r.dropped:
                 res.stop(Stage.TIME, halving.describe(r, rid))
             else:
-                self._judge(item, est, timing.decide(est, req.min_gain), budget, winners)
+                # A survivor is judged on every round it ran, with the usual lower-bound rule,
+                # also when the budget stopped the race early: like every race result this is
+                # a screening (few rounds make a bootstrap interval less reliable, not only
+                # wider), so an acceptance ships only after its confirmation on fresh, full
+                # rounds (sgcc.engine.select.confirm), as every winner's does.
+                short = f" on the {est.rounds} rounds the budget allowed" if r.stopped == "budget" else ""
+                self._judge(item, est, timing.decide(est, req.min_gain), budget, winners, short)
         # A survivor the proof of its functions refused leaves the race without a winner it
         # earned: the runners-up (dropped as the slower half, not as futile) are judged on the
         # rounds they ran, best first, and proven in turn, until one holds (each is still

@@ -37,6 +37,29 @@ from sgcc.lab import metrics, studies
 from sgcc.stages import COMPILED, PASSED, Stage
 
 BEST_OF = (1, 2, 4, 8)
+#: Seconds without a line after which the bench says which problems are running and what
+#: each engine is doing (a log must not go silent for minutes while problems run).
+HEARTBEAT = 15.0
+
+
+class Status:
+    """One running problem's progress, as its engine reports it (a
+    :class:`sgcc.progress.Progress` that keeps the latest line instead of printing it)."""
+
+    def __init__(self) -> None:
+        self.message = "starting"
+        self.started = time.monotonic()
+
+    def status(self, message: str) -> None:
+        self.message = message
+
+    line = status
+
+    def tick(self, on: bool) -> None:
+        pass
+
+    def done(self) -> None:
+        pass
 
 
 @dataclass
@@ -127,8 +150,10 @@ def generator_counts(candidates, shipped_ids) -> dict[str, dict[str, int]]:
     return out
 
 
-def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir: Path) -> dict:
-    """The engine on one problem; the row the bench keeps about it."""
+def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir: Path,
+                status: Status | None = None) -> dict:
+    """The engine on one problem; the row the bench keeps about it (``status`` hears the
+    engine's progress)."""
     from sgcc.engine import optimize
 
     out = (opts.output_dir or workdir) / problem.name
@@ -136,7 +161,7 @@ def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir
     row: dict = {"name": problem.name, "replay": [str(p) for p in problem.replay]}
     try:
         request = make_request(problem, out)
-        report = optimize(request)
+        report = optimize(request, status)
     except SgccError as exc:
         row.update({"error": exc.message, "outcome": f"error: {exc.message}", "compiled": False, "passed": False,
                     "speedup": 1.0,
@@ -152,6 +177,9 @@ def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir
         outcome += f" ({problem.name} has no directory of replay candidates)"
     row.update({"honest": report.honest, "candidates": len(report.candidates), "stages": report.stage_counts(),
                 "outcome": outcome, "built": sum(c.id != "-" for c in report.candidates),
+                # Built, assembled, and refused by sgcc's static proof (object check, control
+                # flow): the papers would count them compiled; they never linked here.
+                "refused": sum(c.id != "-" and c.stage in (Stage.CHECK, Stage.CONTROL) for c in report.candidates),
                 "attempts": attempts(report.candidates),
                 "generators": generator_counts(report.candidates, set(report.shipped)),
                 # What the accepted candidates changed (sgcc.engine.explain), and per shipped function.
@@ -192,11 +220,12 @@ class RequestMaker:
 KINDS = ("engine", "aa", "perturb")
 
 
-def run_one(kind: str, problem: Problem, make_request: Callable, opts: Options, workdir: Path) -> dict:
+def run_one(kind: str, problem: Problem, make_request: Callable, opts: Options, workdir: Path,
+            status: Status | None = None) -> dict:
     """One piece of work on one problem (on this machine or a cluster node); a study's
     failure is a row with ``error``, never the end of the bench."""
     if kind == "engine":
-        return run_problem(problem, make_request, opts, workdir / "out")
+        return run_problem(problem, make_request, opts, workdir / "out", status)
     try:
         if kind == "aa":
             return studies.aa_study(problem, opts, workdir / problem.name)
@@ -257,6 +286,17 @@ def _map(kind: str, problems: list[Problem], make_request: Callable, opts: Optio
         else:
             todo.append(i)
     lock = threading.Lock()
+    running: dict[str, Status] = {}
+
+    def heartbeat() -> str:
+        done = sum(r is not None for r in rows)
+        now = time.monotonic()
+        doing = ", ".join(f"{name} ({st.message[:90]}; {now - st.started:.0f} s)"
+                          for name, st in list(running.items()))
+        return f"sgcc bench: {done} of {len(problems)} done; running: {doing or 'none'}"
+
+    beat = _Heartbeat(log, heartbeat)
+    log = beat.log
 
     def finish(i: int, row: dict) -> None:
         with lock:
@@ -267,9 +307,15 @@ def _map(kind: str, problems: list[Problem], make_request: Callable, opts: Optio
 
     if session is None:
         def one(i: int) -> None:
-            finish(i, run_one(kind, problems[i], make_request, opts, workdir))
+            status = running[problems[i].name] = Status()
+            try:
+                row = run_one(kind, problems[i], make_request, opts, workdir, status)
+            finally:
+                running.pop(problems[i].name, None)
+            finish(i, row)
 
-        with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+        # Each running problem's engine reports what it is doing; a quiet stretch gets a line.
+        with beat, ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
             list(pool.map(one, todo))
         return rows
     from sgcc.lab import cluster
@@ -299,6 +345,36 @@ def _map(kind: str, problems: list[Problem], make_request: Callable, opts: Optio
     return rows
 
 
+class _Heartbeat:
+    """While open, ``log(say())`` whenever :data:`HEARTBEAT` seconds pass without a line from
+    ``log`` (``log`` is wrapped: the lines it writes reset the clock)."""
+
+    def __init__(self, log, say: Callable[[], str], every: float = HEARTBEAT):
+        self.say, self.every = say, every
+        self.last = time.monotonic()
+        self.stop = threading.Event()
+        self._log = log
+        self.thread = threading.Thread(target=self._loop, name="sgcc-bench-heartbeat", daemon=True)
+
+    def log(self, message: str) -> None:
+        """Write a line (and restart the quiet clock)."""
+        self.last = time.monotonic()
+        self._log(message)
+
+    def _loop(self) -> None:
+        while not self.stop.wait(min(1.0, self.every / 4)):
+            if time.monotonic() - self.last >= self.every:
+                self.log(self.say())
+
+    def __enter__(self) -> _Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
 def run(problems: list[Problem], make_request: Callable, opts: Options, *, log=None, session=None,
         journal=None) -> dict:
     """Run the bench; returns everything as a JSON-ready dict (see :func:`render`).
@@ -308,6 +384,9 @@ def run(problems: list[Problem], make_request: Callable, opts: Options, *, log=N
     records each finished problem and supplies those an earlier run finished."""
     log = log or (lambda msg: None)
     started = time.perf_counter()
+    where = f"on {session.address}" if session is not None else f"{max(1, opts.jobs)} at a time"
+    log(f"sgcc bench: {len(problems)} problem(s), {where}; a line as each ends"
+        + ("" if session is not None else f", and what the running ones do after {HEARTBEAT:.0f} s without one"))
     workdir = Path(tempfile.mkdtemp(prefix="sgcc-bench-"))
     try:
         (workdir / "out").mkdir()
@@ -433,10 +512,18 @@ def render(result: dict) -> str:
         h = r["honest"]
         ci = f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}]"
         built = r.get("built", r["candidates"])
-        compiled, passed = ("yes" if r["compiled"] else "no", "yes" if r["passed"] else "no") if built else ("-", "-")
+        compiled = "yes" if r["compiled"] else "refused" if r.get("refused") else "no"
+        passed = "yes" if r["passed"] else "no"
+        if not built:
+            compiled = passed = "-"
+
         lines.append(f"{r['name']:{width}} {r['candidates']:5d} {compiled:>8} {passed:>6} "
                      f"{r['speedup']:7.3f} {h['speedup']:8.3f} {ci:>17} {r['seconds']:6.1f}  {_outcome(r)}")
     p, h = result["paper"], result["honest"]
+    lines.append("compiled, passed, papers: the SuperCoder papers' per-problem figures (some candidate assembled "
+                 "and linked; some passed every test; its best first measurement, clipped at 1); 'refused': "
+                 "candidates were built but sgcc's static proof refused each one before linking; '-': none "
+                 "was built. shipped: sgcc's program, re-measured (1.000: gcc's)")
     lines.append("")
     lines.append(f"papers' row ({p['problems']} problems): compile pass {_f(p['compile_pass'], '{:.1f}%')}  "
                  f"test pass {_f(p['test_pass'], '{:.1f}%')}  speedup p25/p50/p75 "

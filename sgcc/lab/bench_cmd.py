@@ -34,7 +34,8 @@ FINGERPRINT = ("isa", "min_gain", "timing_rounds", "mutants", "generators", "bud
               help="Instructions candidates may use (native also replays candidates-native/).")
 @click.option("--min-gain", type=float, default=None, help="Minimum speedup the lower confidence bound must clear.")
 @click.option("--timing-rounds", type=int, default=None, help="Paired timing rounds per comparison (default 20).")
-@click.option("--budget", metavar="BUDGET", default=None, help="Search budget per problem ('300s', '40', '300s,40').")
+@click.option("--budget", metavar="BUDGET", default=None,
+              help="Search budget per problem ('300s', '40c' candidates, '300s,40c').")
 @click.option("--only", multiple=True, metavar="NAME", help="Only this problem (may be repeated).")
 @click.option("--jobs", "-j", type=int, default=None, help="Problems built and tested in parallel (default: cores).")
 @click.option("--seed", type=int, default=None, help="Seed for timing order, sampling and perturbations.")
@@ -78,6 +79,9 @@ def bench(dataset, generators, candidates_dir, model, endpoint, samples, rounds,
                "temperature": temperature, "max_tokens": max_tokens, "seed": seed,
                "cache": None if use_cache else False, "cluster": cluster}
     cfg = configmod.load(options)
+    warning = configmod.budget_warning(cfg)
+    if warning:
+        click.echo(warning, err=True)
     problems = benchmod.discover(dataset, only=list(only), candidates_dir=candidates_dir, isa=cfg.isa)
     address = cfg.cluster if cfg.cluster not in ("", "none") else None
     workers = jobs or os.cpu_count() or 1

@@ -34,7 +34,15 @@ import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
-from sgcc.verify.timing.rounds import MAX_ENV_PAD, Estimate, TimingRunFailed, _calibrate, _interval, timing_lock
+from sgcc.verify.timing.rounds import (
+    MAX_ENV_PAD,
+    Estimate,
+    OnWait,
+    TimingRunFailed,
+    _calibrate,
+    _interval,
+    timing_lock,
+)
 
 #: Rounds each candidate gets in the first rung.
 FIRST_ROUNDS = 6
@@ -125,6 +133,9 @@ def race(
     afford: Callable[[int, int, float], bool] | None = None,
     extend_to: int = 0,
     clock: Callable[[], float] = time.perf_counter,
+    note: Callable[[str], None] | None = None,
+    on_wait: OnWait | None = None,
+    lock_timeout: float | None = None,
 ) -> Race:
     """Race the candidates ``runs`` (key -> run function, most promising first) against the
     baseline ``run_base`` by successive halving (see the module docstring).
@@ -134,6 +145,14 @@ def race(
     whether ``rounds`` new rounds of ``alive`` candidates (``rounds * (alive + 1)`` samples
     of about ``sample_seconds`` wall seconds each) fit the budget; before the first rung the
     field shrinks from the back (the least promising are left ``untimed``) until it fits.
+    Only the baseline and the most promising candidate are warmed up and calibrated before
+    that; the others are warmed up once they are in the first rung (a candidate the budget
+    leaves untimed costs nothing). A race the budget stops after a rung keeps what it
+    measured: the survivors' estimates on all their rounds so far (``stopped`` ``"budget"``).
+    ``note(message)`` hears what each rung did (progress lines); ``on_wait`` is
+    :func:`~sgcc.verify.timing.rounds.timing_lock`'s, and ``lock_timeout`` its ``timeout``
+    (:class:`~sgcc.verify.timing.rounds.TimingLockBusy` when the lock stays busy that long:
+    a search has no use for a timing that would start after its budget).
     A candidate whose run raises :class:`~sgcc.verify.timing.rounds.TimingRunFailed` leaves the
     race (``failed``); the baseline's failure propagates. ``seed`` makes the orders, the
     paddings, the worlds and the bootstrap reproducible.
@@ -182,19 +201,30 @@ def race(
                         worlds=list(world_log[k]) if worlds > 1 else [])
 
     alive = [k for k in keys]
+    say = note or (lambda message: None)
+    warm: set[Hashable] = set()
+
+    def warm_up(k: Hashable) -> bool:
+        # The first run of a binary pays for page cache and cold caches: one run, discarded.
+        try:
+            runs[k](pad_rng.randint(0, MAX_ENV_PAD), 0)
+        except TimingRunFailed as exc:
+            failed[k] = exc
+            alive.remove(k)
+            return False
+        warm.add(k)
+        return True
+
     wait_from = clock()
-    with timing_lock() if lock else contextlib.nullcontext():
+    with timing_lock(on_wait=on_wait, timeout=lock_timeout) if lock else contextlib.nullcontext():
         waited = clock() - wait_from
         if alive:
-            # Warm-up (page cache, cold caches), one run each; then reps from the baseline and
-            # the most promising candidate (the others run in the same programs' range).
+            # Warm-up of the baseline and the most promising candidate, then reps from those
+            # two (the others run in the same programs' range); the rest are warmed up once
+            # the budget has said how many of them the first rung takes.
             run_base(pad_rng.randint(0, MAX_ENV_PAD), 0)
-            for k in list(alive):
-                try:
-                    runs[k](pad_rng.randint(0, MAX_ENV_PAD), 0)
-                except TimingRunFailed as exc:
-                    failed[k] = exc
-                    alive.remove(k)
+            while alive and not warm_up(alive[0]):
+                pass
         if alive:
             probe = alive[0]
             walls: list[float] = []  # wall seconds of each calibration sample
@@ -219,15 +249,33 @@ def race(
                 if number == 0:
                     while alive and not afford(len(alive), rounds, sample_seconds):
                         untimed.insert(0, alive.pop())
+                    if untimed:
+                        say(f"the budget has room for {len(alive)} of {len(keys)} candidates' first rounds")
                     if not alive:
                         stopped = "budget"
                         break
                 elif not afford(len(alive), rounds, sample_seconds):
+                    say(f"the budget stops the race after rung {number}: {len(alive)} left, judged on "
+                        f"their {total} rounds")
                     stopped = "budget"
+                    break
+            if number == 0:
+                for k in [k for k in alive if k not in warm]:
+                    warm_up(k)
+                if not alive:
                     break
             rung = Rung(number=number, rounds=rounds, ran=list(alive))
             t0 = clock()
-            for _ in range(rounds):
+            cut = False
+            for n in range(rounds):
+                # A later rung (every candidate already has its first rounds) ends early, on
+                # the rounds it ran, when the budget has no room for another (a rung's rounds
+                # can take longer than the samples before it foretold: the machine's load moves).
+                if n and number and afford is not None and \
+                        not afford(len(alive), 1, max(sample_seconds, (clock() - t0) / (n * (len(alive) + 1)))):
+                    rung.rounds, cut = n, True
+                    say(f"the budget ends rung {number + 1} after {n} of its {rounds} rounds")
+                    break
                 world = next_world()
                 lineup: list[Hashable | None] = [None, *alive]  # None: the baseline
                 order_rng.shuffle(lineup)
@@ -248,6 +296,7 @@ def race(
                         samples_a[k].append(base_sample)
                         samples_b[k].append(b)
                         world_log[k].append(world)
+            rounds = rung.rounds
             rung.seconds = clock() - t0
             done = rounds * (len(rung.ran) + 1)
             if done:
@@ -270,6 +319,11 @@ def race(
                 del alive[stay:]
             for k, why in rung.dropped.items():
                 dropped[k] = (number, why)
+            say(f"rung {number + 1}: {len(rung.ran)} candidate(s) x {rounds} rounds in {rung.seconds:.0f} s; "
+                f"{len(alive)} left")
+            if cut:
+                stopped = "budget"
+                break
             if len(alive) <= keep:
                 settled = settled_above is not None and bool(alive) and \
                     all((current[k] or _never).low > settled_above for k in alive)

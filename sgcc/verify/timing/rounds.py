@@ -116,30 +116,106 @@ def timing_lock_path() -> Path:
     return Path(dirs.user_cache_dir()) / "timing.lock"
 
 
+#: What the holder of the timing lock writes into the lock file, for those who wait on it.
+_HOLDER_LIMIT = 400
+
+
+def lock_holder(path: Path | None = None) -> str:
+    """Who holds the timing lock, as its holder wrote it into the lock file (``pid N in DIR:
+    COMMAND, timing since HH:MM:SS``); ``""`` when unknown (a holder that could not write,
+    or an sgcc from before holders said so)."""
+    try:
+        with open(path or timing_lock_path(), encoding="utf-8", errors="replace") as fh:
+            return fh.read(_HOLDER_LIMIT).strip()
+    except OSError:
+        return ""
+
+
+def _write_holder(path: Path, text: str) -> None:
+    """Say who holds the lock (best effort: a lock file of another user may not be writable)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return
+    try:
+        os.ftruncate(fd, 0)
+        if text:
+            os.write(fd, text.encode("utf-8", "replace")[:_HOLDER_LIMIT])
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _me() -> str:
+    import sys
+
+    command = " ".join(["sgcc" if os.path.basename(sys.argv[0]) in ("sgcc", "__main__.py") else sys.argv[0],
+                        *sys.argv[1:]]) if sys.argv and sys.argv[0] else "python"
+    try:
+        where = os.getcwd()
+    except OSError:  # a directory removed under the run
+        where = "?"
+    return f"pid {os.getpid()} in {where}: {command}, timing since {time.strftime('%H:%M:%S')}"
+
+
+class TimingLockBusy(SgccError):
+    """The timing lock stayed busy for the whole ``timeout`` (``holder``: who had it)."""
+
+    def __init__(self, message: str, *, hint: str | None = None, holder: str = ""):
+        super().__init__(message, hint=hint)
+        self.holder = holder
+
+
+#: ``on_wait(holder)``: told the timing lock is busy (and who holds it); it may return a
+#: function that is told the seconds waited once the lock is taken.
+OnWait = Callable[[str], "Callable[[float], None] | None"]
+
+
 @contextlib.contextmanager
-def timing_lock(timeout: float | None = None) -> Iterator[None]:
+def timing_lock(timeout: float | None = None, on_wait: OnWait | None = None) -> Iterator[None]:
     """Hold the timing lock: only one sgcc process (or thread) times anything at a time.
 
     Timings taken while another benchmark runs are noise, so every measurement takes it;
-    compiling and testing do not. Re-entrant within a thread. ``timeout`` (seconds) raises
-    :class:`SgccError` if the lock is not free in time; ``None`` waits as long as needed.
+    compiling and testing do not. The lock is per user and machine by default
+    (``timing.lock`` in the user cache directory, whatever ``SGCC_CACHE_DIR`` says): two
+    projects' runs, or a CI job beside a developer, time one after the other, which is
+    right (their timings would disturb each other), and slower. Re-entrant within a thread.
+    ``timeout`` (seconds) raises :class:`SgccError` if the lock is not free in time; ``None``
+    waits as long as needed. ``on_wait(holder)`` is called once, before waiting, when the
+    lock is busy (``holder``: :func:`lock_holder`, what the other run wrote), so that a
+    caller can say why nothing moves; what it returns, if anything, is called with the
+    seconds waited once the lock is taken. The holder writes itself into the lock file.
     """
     from sgcc.fsutil import file_lock
 
     path = timing_lock_path()
     lock = file_lock(path)  # one object per path in this process: re-entrant per thread
     try:
-        taken = lock.acquire(timeout)
+        taken = lock.acquire(0)
+        if not taken and timeout != 0:
+            then = on_wait(lock_holder(path)) if on_wait is not None else None
+            began = time.monotonic()
+            taken = lock.acquire(timeout)
+            if taken and then is not None:
+                then(time.monotonic() - began)
     except OSError as exc:
         raise SgccError(f"cannot take the timing lock {path}", cause=exc) from exc
     if not taken:
-        raise SgccError(
-            f"the timing lock {path} is busy",
+        holder = lock_holder(path)
+        raise TimingLockBusy(
+            f"the timing lock {path} is busy" + (f" ({holder})" if holder else ""),
             hint="another sgcc is timing programs; wait, or set SGCC_TIMING_LOCK to a different file",
+            holder=holder,
         )
+    outer = lock.depth() == 1
+    if outer:
+        _write_holder(path, _me())
     try:
         yield
     finally:
+        if outer:
+            _write_holder(path, "")
         lock.release()
 
 
@@ -159,6 +235,7 @@ def measure(
     settled_above: float | None = None,
     worlds: int = 1,
     each_world: bool = False,
+    on_wait: OnWait | None = None,
 ) -> Estimate:
     """Estimate t(A)/t(B) from interleaved, paired, randomly padded runs.
 
@@ -191,6 +268,9 @@ def measure(
     stated confidence, so this is for *screening* only (a search ordering its candidates),
     where every acceptance is re-measured on fresh, full-length rounds before anything
     is believed (:func:`sgcc.engine.select.confirm`); never for that re-measurement.
+
+    ``on_wait(holder)``: called when the timing lock is busy, before waiting for it
+    (:func:`timing_lock`); the time waited is the estimate's ``lock_wait``.
     """
     if rounds < 2:
         raise ValueError("measure needs at least 2 rounds")
@@ -214,7 +294,7 @@ def measure(
         return sum(run(pad_rng.randint(0, MAX_ENV_PAD), current[0]) for _ in range(reps))
 
     waited = time.perf_counter()
-    with timing_lock() if lock else contextlib.nullcontext():
+    with timing_lock(on_wait=on_wait) if lock else contextlib.nullcontext():
         waited = time.perf_counter() - waited
         # Warm-up: the first run of a binary pays for page cache and cold caches.
         run_a(pad_rng.randint(0, MAX_ENV_PAD), 0)
