@@ -215,7 +215,7 @@ class Footprint:
         if not self.ptr:
             raise Unavailable("out of memory")
         self._keep: list = []  # the span arrays of the current run (the C side points into them)
-        self._starts = None
+        self._starts: ctypes.Array | None = None
         self.uc = uc
         self._mem: ctypes.c_size_t | None = None
         self._block: ctypes.c_size_t | None = None
@@ -324,8 +324,9 @@ class Footprint:
                 self._block = None
                 self.uc.ctl_flush_tb()  # translated with the hook: translate afresh, fast again
             return
-        self._starts = (ctypes.c_uint64 * max(1, len(starts)))(*starts)
-        self.lib.fp_set_starts(self.ptr, ctypes.cast(self._starts, ctypes.c_void_p), len(starts))
+        arr = (ctypes.c_uint64 * max(1, len(starts)))(*starts)
+        self._starts = arr  # the C side points into it
+        self.lib.fp_set_starts(self.ptr, ctypes.cast(arr, ctypes.c_void_p), len(starts))
         if self._block is None:
             self._block = ctypes.c_size_t()
             uclib.uc_hook_add(self.uc._uch, ctypes.byref(self._block), unicorn.UC_HOOK_BLOCK,

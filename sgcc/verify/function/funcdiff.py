@@ -386,7 +386,6 @@ class FunctionTester:
         from sgcc.verify.function import emulate
 
         machines: dict[int, Machine] = shared["machines"]
-        footprint = hooked
         deadline = started + seconds
         tested = mutated = 0
         why = None

@@ -383,7 +383,7 @@ class Walk:
         # Without a relocation, the assembler resolved a place in this very section.
         kind, what = self.unit.target(reloc, end) if reloc is not None else ("code", (shndx, end + ops[1].mem.disp))
         if kind == "external":
-            name = what
+            name = str(what)
         elif kind == "code" and not got:
             fn = self.unit.function_at(*what)
             if fn is None or self.unit.functions[fn][1] != what[1]:
