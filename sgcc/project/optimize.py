@@ -29,6 +29,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -38,6 +39,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc.errors import SgccError
 from sgcc.project import attribute, record, workload
@@ -45,6 +47,9 @@ from sgcc.project.budget import ProjectBudget
 from sgcc.project.record import Builder, Compile
 from sgcc.project.report import ProjectReport, function_lines, tally
 from sgcc.project.spec import ProjectSpec
+
+if TYPE_CHECKING:
+    from sgcc.cache.entry import Applied, Entry
 
 __all__ = ["Project", "ProjectSpec", "ProjectReport"]
 
@@ -610,7 +615,7 @@ class Project:
         flags and its profile's digest: a plain ``make CC=sgcc`` then rebuilds the tree that
         was tested and timed."""
         from sgcc.asm import WHOLE_UNIT
-        from sgcc.asm.units import AsmFile
+        from sgcc.cache.entry import Applied
         from sgcc.gcc import args as gccargs
 
         if not self.pgo_texts or not self.tmpl.cache_dir:
@@ -621,29 +626,21 @@ class Project:
         timed = (report.whole_project or {}).get("timing", {})
         for key, text in self.pgo_texts.items():
             c = compiles[key]
-            entry, _ = store.read_checked(key)
-            apply = (entry or {}).get("apply")
+            entry = store.get(key)
+            found = entry.applied if entry is not None else None
             functions: list[str] = []
-            units = apply.get("units") if isinstance(apply, dict) and apply.get("baseline") == text else None
-            if isinstance(units, dict) and units and WHOLE_UNIT not in units:
+            if found is not None and found.baseline == text and not found.whole:
                 # Winners found against the variant's text (this run's search): joined into it.
-                text = AsmFile.parse(text).join(units)
-                functions = sorted(units)
-            applied = {"units": {WHOLE_UNIT: text}, "generator": variant.generator, "flags": list(variant.flags),
-                       **({"profile_sha256": self.pgo_digests.get(key, "")} if variant.profile else {}),
-                       "functions": functions,
-                       "baseline": c.asm_path.read_text(encoding="utf-8", errors="surrogateescape"),
-                       "context": c.context,
-                       "asm_flags": gccargs.parse(c.args).flags_without_inputs(drop_dependency_flags=True),
-                       **{k: timed.get(k) for k in ("speedup", "low", "high")}}
-
-            def change(old, c=c, applied=applied):
-                new = old or {"functions": {}}
-                new["source"] = str(c.source)
-                new["apply"] = applied
-                return new
-
-            store.update(key, change)
+                text = found.join(text)
+                functions = sorted(found.units)
+            applied = Applied({WHOLE_UNIT: text}, generator=variant.generator, flags=list(variant.flags),
+                              profile_sha256=self.pgo_digests.get(key, "") if variant.profile else None,
+                              functions=functions,
+                              baseline=c.asm_path.read_text(encoding="utf-8", errors="surrogateescape"),
+                              context=c.context,
+                              asm_flags=gccargs.parse(c.args).flags_without_inputs(drop_dependency_flags=True),
+                              speedup=timed.get("speedup"), low=timed.get("low"), high=timed.get("high"))
+            store.update(key, functools.partial(_applying, str(c.source), applied))
 
     def _check_workload(self, tree: Path, commands: list[str]) -> None:
         """A workload command naming a path (``./prog``) must name something the build made."""
@@ -738,7 +735,6 @@ class Project:
         """A winner found on one compile of a source applies to its other modes too (its
         candidate builds substituted it there, and the test command ran them): store it
         under every mode's key, with that mode's own baseline and context."""
-        from sgcc.asm.units import AsmFile
         from sgcc.gcc import args as gccargs
 
         if not self.tmpl.cache_dir:
@@ -748,29 +744,21 @@ class Project:
         for unit in report.units:
             if not unit["honest"].get("functions"):
                 continue
-            entry, _ = store.read_checked(unit["key"])
-            apply = (entry or {}).get("apply")
-            if not isinstance(apply, dict):
+            entry = store.get(unit["key"])
+            applied = entry.applied if entry is not None else None
+            if applied is None or applied.whole:
                 continue
             for c in groups.get(unit["key"], []):
                 if c.key == unit["key"]:
                     continue
                 text = self._text(c)
                 try:
-                    AsmFile.parse(text).join(apply["units"])
+                    applied.join(text)
                 except KeyError:
                     continue
-
-                applied = {**apply, "baseline": text, "context": c.context, "mode_of": unit["key"],
-                           "asm_flags": gccargs.parse(c.args).flags_without_inputs(drop_dependency_flags=True)}
-
-                def change(old, c=c, applied=applied):
-                    new = old or {"functions": {}}
-                    new["source"] = str(c.source)
-                    new["apply"] = applied
-                    return new
-
-                store.update(c.key, change)
+                sibling = applied.but(baseline=text, context=c.context, mode_of=unit["key"],
+                                      asm_flags=gccargs.parse(c.args).flags_without_inputs(drop_dependency_flags=True))
+                store.update(c.key, functools.partial(_applying, str(c.source), sibling))
 
     def _rebuild_and_check(self, base_launcher: Path, sb, report: ProjectReport, commands: list[str]) -> dict | None:
         from sgcc.engine import estimate_dict
@@ -885,12 +873,7 @@ class Project:
         if report.whole_project and report.whole_project.get("adopted"):
             report.whole_project["withdrawn"] = True
         for key in keys:
-            def change(old):
-                entry = old or {"functions": {}}
-                entry.pop("apply", None)
-                return entry
-
-            store.update(key, change)
+            store.update(key, functools.partial(_applying, None, None))
 
     def close(self) -> None:
         if not self.tmpl.keep_temps:
@@ -925,6 +908,18 @@ def expected_duration(budget_seconds: float | None) -> str:
                 "final rebuild and timing included")
     return (f"expected duration: {BASE / 60:.0f} min + {PER_SOURCE / 60:.0f} min per source holding the workload's "
             f"hot code, at most {MOST / 60:.0f} min (fixed once the workload is profiled; --budget sets it)")
+
+
+def _applying(source: str | None, applied: Applied | None, old: Entry | None) -> Entry:
+    """``old`` (or a new entry) with ``applied`` as what builds substitute (None: nothing),
+    and ``source`` as its source when given: an update of a project compile's entry."""
+    from sgcc.cache.entry import Entry
+
+    entry = old or Entry()
+    if source is not None:
+        entry.source = source
+    entry.applied = applied
+    return entry
 
 
 class _Relay:
