@@ -13,7 +13,7 @@ import pytest
 
 from sgcc import proc
 from sgcc.asm.units import AsmFile
-from sgcc.cache import keys
+from sgcc.cache import keys, lookup
 from sgcc.cache import store as cache
 from sgcc.cache.entry import Applied, Entry
 
@@ -25,7 +25,7 @@ def _marked_iff_winners(store: cache.Store) -> None:
     for key in store.keys():
         entry = store.get(key)
         if entry is not None and entry.has_winners:
-            assert key in cache.winners(store.root, keys.key_context_id(key)), key
+            assert key in lookup.winners(store.root, keys.key_context_id(key)), key
 
 
 def _withdrawn(old: Entry | None) -> Entry:
@@ -58,7 +58,7 @@ def test_the_index_never_misses_an_entry_with_winners_through_any_sequence(tmp_p
     for key in all_keys:
         entry = store.get(key)
         has = entry is not None and entry.has_winners
-        assert (key in cache.winners(store.root, keys.key_context_id(key))) == has
+        assert (key in lookup.winners(store.root, keys.key_context_id(key))) == has
 
 
 def test_a_copied_entries_directory_carries_its_index(tmp_path):
@@ -66,7 +66,7 @@ def test_a_copied_entries_directory_carries_its_index(tmp_path):
     key = keys.entry_key({"ctx": 1}, "0" * 64)
     store.update(key, lambda old: Entry(applied=Applied({"f": "\tret\n"})))
     shutil.copytree(tmp_path / "a" / "entries", tmp_path / "b" / "entries")
-    assert key in cache.winners(str(tmp_path / "b"), keys.key_context_id(key))
+    assert key in lookup.winners(str(tmp_path / "b"), keys.key_context_id(key))
 
 
 def _has_m32(gcc: str, tmp: Path) -> bool:

@@ -29,8 +29,8 @@ SRC = Path(__file__).parent / "dropin_src"
 LEAN = {"sgcc", "sgcc.cli", "sgcc.dropin", "sgcc.dropin.driver", "sgcc.dropin.compiler", "sgcc.gcc", "sgcc.gcc.args",
         "sgcc.dirs", "sgcc.errors", "sgcc.config", "sgcc.cache", "sgcc.cache.stats",
         "sgcc.fsutil"}  # the counter's file goes through the one atomic writer (os and stat only)
-DIRECT = LEAN | {"sgcc.cache.keys", "sgcc.cache.store", "sgcc.cache.lookup"}
-REPEATED_HIT = DIRECT | {"sgcc.dropin.assemble", "sgcc.cache.trust", "sgcc.cache.entry"}
+DIRECT = LEAN | {"sgcc.cache.keys", "sgcc.cache.lookup"}  # the context and the index: the store not yet
+REPEATED_HIT = DIRECT | {"sgcc.cache.store", "sgcc.dropin.assemble", "sgcc.cache.trust", "sgcc.cache.entry"}
 HIT = REPEATED_HIT | {"sgcc.asm", "sgcc.asm.units", "sgcc.asm.lex", "sgcc.asm.splitter"}
 #: What a compile adds when ``remote_storage`` is set: the layer and the lean Redis client
 #: (never redis-py, ~160 ms, nor socket, ~10 ms).

@@ -4,9 +4,10 @@ The drop-in (:mod:`sgcc.dropin.driver`) holds the settings and gcc; this module 
 lookup policy, so the walk of a compile goes driver → here → driver once per step:
 
 1. :meth:`Lookup.plan`, before gcc runs: the compile's context (:func:`sgcc.cache.keys.context`)
-   and the keys with winners in it (:meth:`sgcc.cache.store.Store.winners`: the local index
-   and the remote's). No key there, no overlay, no recording: the driver hands the command to
-   gcc in one exec.
+   and the keys with winners in it: the local index of winners (:func:`winners`, one
+   directory listing; the store keeps it exact, see :mod:`sgcc.cache.store`) and the remote's.
+   No key there, no overlay, no recording: the driver hands the command to gcc in one exec,
+   having imported only this module and :mod:`sgcc.cache.keys` of the cache.
 2. :meth:`Lookup.get`, per source, on gcc's assembly: its key, then the layers in order:
 
    * the *overlay* (``SGCC_OVERLAY``, set by ``sgcc optimize --project`` while it builds a
@@ -23,8 +24,9 @@ The counters (``tu_lookups``, ``tu_hits``, ``tu_misses``, ``tu_hits_no_winner``,
 ``tu_hits_unusable``, ``units_substituted``, ``overlay``) are :attr:`Lookup.counts`, which the
 driver records with the compile's own.
 
-Kept lean: on the compile path of every eligible compile (the unit parser, json and the entry
-module are imported only on a hit or an overlay).
+Kept lean: on the compile path of every eligible compile (the store is imported only when a
+key of the index matches; the unit parser, json and the entry module only on a hit or an
+overlay).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from sgcc.errors import log
 
 TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows this name
 if TYPE_CHECKING:
+    from sgcc.cache.remote import Layer
     from sgcc.cache.store import Store
 
 #: Largest ``SGCC_OVERLAY`` file read (the assembly of the units a project build replaces).
@@ -54,28 +57,69 @@ class Found:
         self.functions: list[str] = functions or []
 
 
-class Lookup:
-    """The cache as one compile sees it (see the module docstring). ``store`` is None when
-    the cache is off (an overlay or a recording may still need the keys)."""
+def index_dir(root: str, context_id: str) -> str:
+    """The directory of a context's index of winners: one empty file per key with winners."""
+    return os.path.join(root, "entries", context_id, "win")
 
-    def __init__(self, ctx: dict, marks: frozenset[str], store: Store | None, *, overlay: str = "",
-                 overlay_used: str = ""):
+
+def mark_path(root: str, key: str) -> str:
+    """``key``'s mark in the index (the store creates and removes it under the entry's lock)."""
+    return os.path.join(index_dir(root, keys.key_context_id(key)), key)
+
+
+def winners(root: str, context_id: str) -> frozenset[str]:
+    """The keys in this context whose entries have winners to substitute (one listing)."""
+    try:
+        return frozenset(os.listdir(index_dir(root, context_id)))
+    except OSError:
+        return frozenset()
+
+
+class Lookup:
+    """The cache as one compile sees it (see the module docstring): the cache directory
+    ``root`` (None when the cache is off: an overlay or a recording may still need the keys),
+    the keys that sign and are trusted, and the ``remote`` layer behind it, all handed in by
+    the driver (nothing here reads configuration)."""
+
+    def __init__(self, ctx: dict, marks: frozenset[str], *, root: str | None = None, signing_key: str = "",
+                 trusted_keys: str = "", remote: Layer | None = None, overlay: str = "", overlay_used: str = ""):
         self.ctx = ctx
         self.marks = marks
-        self.store = store
+        self.root = root
+        self._keys = (signing_key, trusted_keys)
+        self.remote = remote
         self.overlay = overlay
         self.overlay_used = overlay_used
         self.counts: dict[str, int] = {}
+        self._store: Store | None = None
 
     @classmethod
-    def plan(cls, compiler: str, flags: list[str], isa: str, store: Store | None, *, overlay: str = "",
+    def plan(cls, compiler: str, flags: list[str], isa: str, *, root: str | None = None, signing_key: str = "",
+             trusted_keys: str = "", remote: Layer | None = None, overlay: str = "",
              overlay_used: str = "") -> Lookup:
         """The lookup of a compile by ``compiler`` with ``flags`` (inputs and dependency flags
-        removed) under the ``isa`` policy, in ``store`` (None: the cache is off): its context
-        and the keys with winners in it, listed now."""
+        removed) under the ``isa`` policy: its context and the keys with winners in it, listed
+        now in the local index and, with a ``remote`` layer, the server's (one round trip,
+        skipped while the server is marked down)."""
         ctx = keys.context(compiler, flags, isa)
-        marks = store.winners(keys.context_id(ctx)) if store is not None else frozenset()
-        return cls(ctx, marks, store, overlay=overlay, overlay_used=overlay_used)
+        context_id = keys.context_id(ctx)
+        marks = winners(root, context_id) if root else frozenset()
+        if remote is not None:
+            marks |= remote.winners(context_id)
+        return cls(ctx, marks, root=root, signing_key=signing_key, trusted_keys=trusted_keys, remote=remote,
+                   overlay=overlay, overlay_used=overlay_used)
+
+    @property
+    def store(self) -> Store | None:
+        """The cache (local, and the remote behind it), opened on first use; None when off."""
+        if self._store is None and self.root:
+            from sgcc.cache.store import Store
+
+            signing_key, trusted_keys = self._keys
+            # The driver records the remote's counters with the compile's: the store does not.
+            self._store = Store(self.root, signing_key=signing_key, trusted_keys=trusted_keys, remote=self.remote,
+                                record_remote=False)
+        return self._store
 
     def key(self, asm: str) -> str:
         """The cache key of the unit whose gcc assembly is ``asm``, in this compile's context."""

@@ -1,6 +1,6 @@
 """The verdict cache's storage: one lookup, :meth:`Store.get`, over the local directory and
-the remote layer behind it (ccache's ``get(key)`` over layered storage); the index of winners,
-the memoized substitutions, eviction.
+the remote layer behind it (ccache's ``get(key)`` over layered storage); the index of winners
+kept true, the memoized substitutions, eviction.
 
 **Values.** One :class:`~sgcc.cache.entry.Entry` per translation unit in one context (its key:
 :mod:`sgcc.cache.keys`); what an entry holds, how it is signed and checked is
@@ -21,10 +21,10 @@ whenever the entry ``<key>`` has winners to substitute. It is created *before* a
 winners is renamed into place and removed only *after* the entry lost them (or is deleted),
 all under the entry's lock, so at every moment: an entry with winners has its mark. A compile
 therefore asks "can this cache hold a winner for me?" with one directory listing
-(:meth:`Store.winners`, with the remote's index joined) before running anything: no mark in
-its context means no entry a full lookup could find has anything to substitute, and gcc runs
-the command as it is. A stale mark (a crash between the two steps, an entry removed by hand)
-only costs that context the full lookup.
+(:func:`sgcc.cache.lookup.winners`, with the remote's index joined) before running anything,
+without importing this module: no mark in its context means no entry a full lookup could find
+has anything to substitute, and gcc runs the command as it is. A stale mark (a crash between
+the two steps, an entry removed by hand) only costs that context the full lookup.
 
 **Memoized hits.** ``ROOT/entries/<context id>/joined/<key>.s`` keeps the assembly the last hit
 on ``<key>`` substituted (after gcc's first ``.file`` line), tagged with the checksum of the
@@ -39,8 +39,8 @@ remote) is refused and counted as ``untrusted``.
 
 **Remote.** A :class:`Store` may have a remote layer behind it (:mod:`sgcc.cache.remote`),
 handed to it by the caller (:mod:`sgcc.cache.compose`; this module reads no configuration):
-a local miss asks it, a validated remote entry fills this directory as it came, its index
-joins the local one, and :meth:`Store.update` stores there too unless it is read-only.
+a local miss asks it, a validated remote entry fills this directory as it came, and
+:meth:`Store.update` stores there too unless it is read-only.
 
 Kept lean: imported by the drop-in compile; the entry module (and json) only to read or
 write an entry.
@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import os
 
-from sgcc.cache import keys
+from sgcc.cache import keys, lookup
 from sgcc.cache import stats as statsmod
 
 TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows this name
@@ -72,14 +72,6 @@ DEFAULT_MAX_BYTES = 256 << 20
 def entry_dir(root: str, key: str) -> str:
     """The directory holding ``key``'s entry (one per context)."""
     return os.path.join(root, "entries", keys.key_context_id(key))
-
-
-def winners(root: str, context_id: str) -> frozenset[str]:
-    """The keys in this context whose entries have winners to substitute (one listing)."""
-    try:
-        return frozenset(os.listdir(os.path.join(root, "entries", context_id, "win")))
-    except OSError:
-        return frozenset()
 
 
 def default_root() -> str:
@@ -124,7 +116,7 @@ class Store:
         return os.path.join(entry_dir(self.root, key), key + ".json")
 
     def _mark_path(self, key: str) -> str:
-        return os.path.join(entry_dir(self.root, key), "win", key)
+        return lookup.mark_path(self.root, key)
 
     def _lock_path(self, key: str) -> str:
         return os.path.join(self.root, "locks", key[:2] + ".lock")
@@ -138,18 +130,6 @@ class Store:
         return lock
 
     # -- reading: the one lookup --------------------------------------------------------------
-
-    def winners(self, context_id: str) -> frozenset[str]:
-        """The keys in this context whose entries have winners to substitute: the local index
-        (one listing) and, with a remote layer, the remote's (one round trip, skipped while
-        the server is marked down). A key missing here has nothing a :meth:`get` could find."""
-        found = winners(self.root, context_id)
-        if self.remote is not None:
-            try:
-                found |= self.remote.winners(context_id)
-            finally:
-                self._record_remote(self.remote)
-        return found
 
     def get(self, key: str, *, touch: bool = False) -> Entry | None:
         """The entry for ``key``: the local one, else the remote's (validated, then kept

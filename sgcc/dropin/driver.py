@@ -349,15 +349,10 @@ def plan(compiler: str, inv: gccargs.Invocation, settings: dict, remote: Layer |
         return None
     from sgcc.cache.lookup import Lookup
 
-    store = None
-    if settings.get("cache"):
-        from sgcc.cache.store import Store
-
-        # main() records the remote's counters with the compile's: the store does not.
-        store = Store(settings["cache_dir"], signing_key=settings.get("signing_key", ""),
-                      trusted_keys=settings.get("trusted_keys", ""), remote=remote, record_remote=False)
     lookup = Lookup.plan(compiler, inv.flags_without_inputs(drop_dependency_flags=True), settings.get("isa", "flags"),
-                         store, overlay=overlay, overlay_used=os.environ.get("SGCC_OVERLAY_USED") or "")
+                         root=settings["cache_dir"] if settings.get("cache") else None,
+                         signing_key=settings.get("signing_key", ""), trusted_keys=settings.get("trusted_keys", ""),
+                         remote=remote, overlay=overlay, overlay_used=os.environ.get("SGCC_OVERLAY_USED") or "")
     if not lookup.marks and not overlay_or_record:
         return None
     # Checked only now, when sgcc would take its own path (one stat, off the common path).
