@@ -43,6 +43,7 @@ from sgcc import proc  # noqa: E402
 from sgcc.asm.units import AsmFile  # noqa: E402
 from sgcc.cache import keys  # noqa: E402
 from sgcc.cache import store as cache  # noqa: E402
+from sgcc.cache.entry import Applied, Entry  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from overhead import typical_source  # noqa: E402
@@ -91,7 +92,7 @@ def _store_winner(store: cache.Store, key: str, asm: str) -> None:
     if not units:  # a file with no function (data only): nothing to substitute there
         return
     unit = max(units, key=lambda u: u.lines)
-    store.update(key, lambda old: {"functions": {}, "apply": {"units": {unit.name: _winner(unit.text)}}})
+    store.update(key, lambda old: Entry(applied=Applied({unit.name: _winner(unit.text)})))
 
 
 def record_build(tree: Path, make: list[str], env: dict, sgcc: str, work: Path) -> list[dict]:

@@ -174,6 +174,7 @@ def _make_hit(gcc: str, sgcc: str, flags: list[str], src: Path, cache_dir: Path,
     from sgcc.asm.units import AsmFile
     from sgcc.cache import keys
     from sgcc.cache import store as cache
+    from sgcc.cache.entry import Applied, Entry
 
     s_file = Path(tmp) / "probe.s"
     base = [f for f in flags if f not in ("-c", "-o", "x.o", src.name)]
@@ -183,8 +184,8 @@ def _make_hit(gcc: str, sgcc: str, flags: list[str], src: Path, cache_dir: Path,
     unit = max(AsmFile.parse(asm).units, key=lambda u: u.lines)
     ctx = keys.context(gcc, base, "flags")
     key = keys.entry_key(ctx, keys.tu_digest(asm))
-    cache.Store(cache_dir).update(key, lambda old: {"functions": {}, "apply": {
-        "units": {unit.name: unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n# cached\n", 1)}}})
+    cache.Store(cache_dir).update(key, lambda old: Entry(applied=Applied(
+        {unit.name: unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n# cached\n", 1)})))
 
 
 def _bench_unit(label, src, include, gcc, args, env, rng, tmp) -> None:

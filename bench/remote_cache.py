@@ -44,6 +44,7 @@ from sgcc import proc  # noqa: E402
 from sgcc.asm.units import AsmFile  # noqa: E402
 from sgcc.cache import compose, keys, remote  # noqa: E402
 from sgcc.cache import store as cache  # noqa: E402
+from sgcc.cache.entry import Applied, Entry  # noqa: E402
 
 SOURCE = ROOT / "examples" / "programs" / "popcount" / "popcount.c"
 SGCC = str(Path(sys.executable).parent / "sgcc")
@@ -130,7 +131,7 @@ def _micro(tmp: Path, url: str, key: str, home: Path) -> dict[str, tuple[float, 
     for label, fn in [
         ("miss: index lookup (connect + SMEMBERS)", lambda: compose.remote_layer(root, url, 150).winners(ctx)),
         ("hit: fetch + validation (connect + GET + HMAC)",
-         lambda: compose.remote_layer(root, url, 150).fetch(key, lambda raw: cache.decode_entry(raw, ring),
+         lambda: compose.remote_layer(root, url, 150).fetch(key, lambda raw: Entry.decode(raw, ring, key=key),
                                                             cache.MAX_ENTRY_BYTES)),
     ]:
         assert label.startswith("miss") or fn() is not None
@@ -193,8 +194,8 @@ def main() -> int:
         os.environ["SGCC_CONFIG"] = str(home / "config.toml")  # the bench's own signing key
         seed = tmp / "seed"
         layer = compose.remote_layer(str(seed), url, 2000)
-        cache.Store(seed, remote=layer).update(key, lambda old: {"functions": {}, "apply": {"units": {
-            "count_bits": unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n# cached\n", 1)}}})
+        cache.Store(seed, remote=layer).update(key, lambda old: Entry(applied=Applied({
+            "count_bits": unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n# cached\n", 1)})))
         assert layer.counts.get("remote_stores") == 1, layer.counts
         memo_cache = tmp / "memo"
         shutil.copytree(seed, memo_cache)

@@ -32,6 +32,7 @@ from sgcc import proc
 from sgcc.asm.units import AsmFile
 from sgcc.cache import keys
 from sgcc.cache import store as cache
+from sgcc.cache.entry import Applied, Entry
 from sgcc.gcc import args as gccargs
 
 PROJECT = Path(__file__).parent / "projects" / "hotsum"
@@ -177,7 +178,7 @@ def _seed_winner(cache_dir: Path, directory: Path, argv: list[str]) -> str:
     winner = unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n\tnop\n", 1)
     assert winner != unit.text
     key = keys.entry_key(keys.context(compiler, flags, "flags"), keys.tu_digest(asm))
-    cache.Store(cache_dir).update(key, lambda old: {"functions": {}, "apply": {"units": {HOT: winner}}})
+    cache.Store(cache_dir).update(key, lambda old: Entry(applied=Applied({HOT: winner})))
     return key
 
 

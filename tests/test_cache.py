@@ -17,6 +17,7 @@ from sgcc import proc
 from sgcc.asm import WHOLE_UNIT
 from sgcc.cache import keys
 from sgcc.cache import store as cache
+from sgcc.cache.entry import Applied, CacheError, Entry
 from sgcc.verify.box.sandbox import load_tests
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"
@@ -47,20 +48,102 @@ def test_entry_integrity_detects_every_corruption():
     from sgcc.cache.trust import Keyring
 
     ring = Keyring(b"test-key")
-    raw = cache.encode_entry({"functions": {"f": {}}, "source": "x.c"}, ring)
-    assert cache.decode_entry(raw, ring)["source"] == "x.c"
+    raw = Entry(source="x.c", functions={"f": {}}).encode(ring)
+    assert Entry.decode(raw, ring).source == "x.c"
     for bad in (raw[:-5], raw[:10], b"", raw.replace(b"x.c", b"y.c"), b"garbage\n{}",
                 raw.replace(b"sgcc-cache 2", b"sgcc-cache 9")):
-        with pytest.raises(cache.CacheError):
-            cache.decode_entry(bad, ring)
+        with pytest.raises(CacheError):
+            Entry.decode(bad, ring)
+
+
+def _encode_as_before(data: dict, keyring) -> bytes:
+    """sgcc.cache.store.encode_entry before sgcc.cache.entry owned the format (verbatim): the
+    oracle for entries already in users' local and remote caches."""
+    body = json.dumps(data, sort_keys=True, indent=1).encode("utf-8", "surrogateescape")
+    return f"sgcc-cache 2 {keys.sha256(body).hexdigest()} {keyring.sign(body)}\n".encode() + body
+
+
+#: Entries as the engine and project mode shaped them by hand before (every field set): a
+#: search's winner and a "nothing faster", the engine's substitution, and project mode's
+#: whole-unit substitution and another mode's copy of a winner.
+_OLD_FUNCTIONS = {
+    "f": {"verdicts": {"s1": {"winner": "\tret\n", "also": {"g": "\tnop\n"}, "generator": "llm", "speedup": 1.2,
+                              "low": 1.1, "high": 1.3, "complete": True, "date": "2026-01-02T03:04:05",
+                              "min_gain": 0.03, "generators": "llm:x"}}},
+    "g": {"verdicts": {"s1": {"winner": None, "complete": False, "date": "2026-01-02T03:04:05", "min_gain": 0.03,
+                              "generators": "llm:x"}}},
+}
+_OLD_SHAPES = {
+    "engine": {"functions": _OLD_FUNCTIONS, "source": "/src/x.c", "updated": "2026-01-02T03:04:05", "apply": {
+        "units": {"f": "\tret\n", "g": "\tnop\n"}, "search": "s1", "date": "2026-01-02T03:04:05", "speedup": 1.2,
+        "low": 1.1, "high": 1.3, "baseline": "\t.text\nf:\n\tret\n", "context": {"schema": 2, "flags": ["-O2"]},
+        "asm_flags": ["-O2"]}},
+    "project whole unit": {"functions": {}, "source": "/p/a.c", "apply": {
+        "units": {WHOLE_UNIT: "\t.text\n"}, "generator": "pgo", "flags": ["-O3"], "profile_sha256": "ab" * 32,
+        "functions": ["f"], "baseline": "\t.text\n", "context": {"isa": "flags"}, "asm_flags": ["-O2", "-fPIC"],
+        "speedup": 1.1, "low": 1.0, "high": 1.2}},
+    "project other mode": {"functions": {}, "source": "/p/a.c", "apply": {
+        "units": {"f": "\tret\n"}, "search": "s1", "date": "d", "speedup": 1.2, "low": 1.1, "high": 1.3,
+        "baseline": "\t.text\n", "context": {}, "asm_flags": ["-O2"], "mode_of": "cd" * 32}},
+    "a field of a later sgcc": {"functions": {}, "source": "x.c", "note": {"kept": [1, 2]}},
+}
+
+
+@pytest.mark.parametrize("shape", list(_OLD_SHAPES))
+def test_entries_written_before_read_and_write_back_byte_for_byte(shape):
+    """What users' caches hold keeps working: an entry in the format written before the typed
+    entry reads back whole, and writing it again gives the very same bytes (so the signature
+    and the remote copy are unchanged too)."""
+    from sgcc.cache.trust import Keyring
+
+    ring = Keyring(b"test-key")
+    key = "ab" * 32
+    raw = _encode_as_before({**_OLD_SHAPES[shape], "schema": 2, "key": key}, ring)
+    entry = Entry.decode(raw, ring, key=key)
+    assert entry.encode(ring) == raw
+    assert entry.key == key and entry.source == _OLD_SHAPES[shape]["source"]
+    if shape == "engine":
+        f, g = entry.functions["f"]["s1"], entry.functions["g"]["s1"]
+        assert (f.winner, f.also, f.generator, f.speedup, f.complete) == ("\tret\n", {"g": "\tnop\n"}, "llm", 1.2, True)
+        assert (g.winner, g.complete) == (None, False)
+        assert entry.substitution() == {"f": "\tret\n", "g": "\tnop\n"} and entry.applied.asm_flags == ["-O2"]
+
+
+def test_a_signed_entry_with_malformed_parts_reads_them_as_absent():
+    """The signer may be a teammate's older or broken sgcc: malformed parts are no winner,
+    never an error later (units that are not text, a verdict that is not one, no baseline)."""
+    from sgcc.cache.entry import sign_body
+    from sgcc.cache.trust import Keyring
+
+    ring = Keyring(b"test-key")
+    body = {"key": "k", "functions": {"f": {"verdicts": {"s": "junk", "t": {"winner": 3, "also": ["x"]}}}, "g": 7},
+            "apply": {"units": {"f": 1}, "baseline": "b"}, "source": 5}
+    entry = Entry.decode(sign_body(body, ring), ring, key="k")
+    assert entry.source == "" and entry.applied is None and not entry.has_winners
+    assert set(entry.functions["f"]) == {"t"} and entry.functions["f"]["t"].winner is None
+    assert entry.functions["g"] == {}
+    junk_context = {**body, "apply": {"units": {"f": "x"}, "context": [1], "asm_flags": "-O2"}}
+    applied = Entry.decode(sign_body(junk_context, ring), ring).applied
+    assert applied.units == {"f": "x"} and applied.context is None and applied.asm_flags is None
+
+
+def test_an_entry_made_for_another_key_is_refused():
+    from sgcc.cache.entry import UntrustedEntry
+    from sgcc.cache.trust import Keyring
+
+    ring = Keyring(b"test-key")
+    raw = Entry("ab" * 32, applied=Applied({"f": "x"})).encode(ring)
+    assert Entry.decode(raw, ring, key="ab" * 32).has_winners
+    with pytest.raises(UntrustedEntry, match="another key"):
+        Entry.decode(raw, ring, key="cd" * 32)
 
 
 def test_corrupt_entry_is_a_miss_is_counted_and_removed(tmp_path):
     store = cache.Store(tmp_path)
-    store.update("ab" * 32, lambda old: {"functions": {}, "apply": {"units": {"f": "x"}}})
+    store.update("ab" * 32, lambda old: Entry(applied=Applied({"f": "x"})))
     path = Path(store.path("ab" * 32))
     path.write_bytes(path.read_bytes()[:-20])  # truncated
-    assert store.read("ab" * 32) is None
+    assert store.get("ab" * 32) is None
     assert not path.exists()
     assert store.stats()["counters"]["corrupt"] == 1
 
@@ -69,10 +152,10 @@ def test_eviction_keeps_the_recently_used(tmp_path):
     store = cache.Store(tmp_path, max_bytes=10 << 20)
     keys = [f"{i:02x}" * 32 for i in range(12)]
     for n, key in enumerate(keys):
-        store.update(key, lambda old: {"functions": {}, "pad": "x" * 1000})
+        store.update(key, lambda old: Entry(extra={"pad": "x" * 1000}))
         os.utime(store.path(key), (1000 + n, 1000 + n))  # a clear age order
     size_one = os.path.getsize(store.path(keys[0]))
-    store.read(keys[0], touch=True)  # the oldest is used again: it must survive
+    store.get(keys[0], touch=True)  # the oldest is used again: it must survive
     evicted = store.trim(size_one * 5)
     assert evicted == 7
     left = set(store.keys())
@@ -82,25 +165,26 @@ def test_eviction_keeps_the_recently_used(tmp_path):
     # The bound also applies by itself when entries are stored.
     small = cache.Store(tmp_path / "small", max_bytes=size_one * 3)
     for key in keys:
-        small.update(key, lambda old: {"functions": {}, "pad": "x" * 1000})
+        small.update(key, lambda old: Entry(extra={"pad": "x" * 1000}))
     assert small.size() <= size_one * 3
 
 
 _WRITER = r"""
 import sys
 from sgcc.cache import store as cache
+from sgcc.cache.entry import Entry
 root, me, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store = cache.Store(root)
 keys = ["%02x" % i * 32 for i in range(4)]
 for n in range(reps):
     key = keys[n % 4]
     def change(old, n=n):
-        entry = old or {"functions": {}}
-        entry.setdefault("writes", []).append(f"{me}:{n}")
+        entry = old or Entry()
+        entry.extra.setdefault("writes", []).append(f"{me}:{n}")
         return entry
     store.update(key, change)
     for k in keys:
-        store.read(k)
+        store.get(k)
     store.bump({"test_writes": 1})
 """
 
@@ -113,9 +197,9 @@ def test_eight_concurrent_writers_lose_nothing_and_corrupt_nothing(tmp_path):
     store = cache.Store(tmp_path)
     writes = []
     for key in store.keys():
-        entry = store.read(key)
+        entry = store.get(key)
         assert entry is not None
-        writes += entry["writes"]
+        writes += entry.extra["writes"]
     assert sorted(writes) == sorted(f"{i}:{n}" for i in range(8) for n in range(reps))
     stats = store.stats()
     assert stats["counters"]["test_writes"] == 8 * reps
@@ -326,7 +410,7 @@ def test_cache_commands(optimized, sgcc_exe, tmp_path):
     assert proc.run([sgcc_exe, "cache", "verify"], env=env, timeout=60).returncode == 0
     # A hostile entry (valid checksum, code that reads a file) is caught by verify.
     store = cache.Store(cache_dir)
-    store.update(key, lambda old: {**old, "apply": {"units": {"count_bits": '\t.incbin "/etc/passwd"\n'}}})
+    store.update(key, lambda old: _applying(old, Applied({"count_bits": '\t.incbin "/etc/passwd"\n'})))
     r = proc.run([sgcc_exe, "cache", "verify"], env=env, timeout=60)
     assert r.returncode == 1 and b"removed" in r.stdout and store.keys() == []
     assert proc.run([sgcc_exe, "cache", "show", "zz"], env=env, timeout=60).returncode == 1
@@ -372,6 +456,13 @@ def _copy(optimized, tmp_path):
     shutil.copytree(shared / "entries", cache_dir / "entries")
     (key,) = cache.Store(cache_dir).keys()
     return work, cache_dir, key
+
+
+def _applying(old: Entry, applied: Applied) -> Entry:
+    """``old`` substituting ``applied`` instead, signed again by the store's key: what the
+    holder of a trusted key can write (a teammate's older sgcc, another user of a shared cache)."""
+    old.applied = applied
+    return old
 
 
 def _forge(path: Path, change, *, schema: str = "2", keep_signature: bool = True) -> None:
@@ -421,8 +512,8 @@ def test_a_teammates_key_is_used_only_when_trusted(optimized, sgcc_exe, tmp_path
     team.write_text("a team's shared secret\n")
     team.chmod(0o600)
     path = Path(cache.Store(cache_dir).path(key))
-    entry = cache.decode_entry(path.read_bytes())
-    path.write_bytes(cache.encode_entry(entry, Keyring(team.read_bytes().strip())))  # signed by the team
+    entry = Entry.decode(path.read_bytes())
+    path.write_bytes(entry.encode(Keyring(team.read_bytes().strip())))  # signed by the team
     r = proc.run([sgcc_exe, "-O3", "-c", "popcount.c", "-o", "mine.o"], cwd=work, env=_env(cache_dir), timeout=120)
     assert r.returncode == 0 and (work / "mine.o").read_bytes() == _plain_object(work)
     trusted = _compile_and_link(sgcc_exe, work, cache_dir, "team", env_extra={"SGCC_TRUSTED_KEYS": str(team)})
@@ -454,9 +545,12 @@ def test_cache_verify_reproves_and_takes_nothing_on_the_entrys_word(optimized, s
     # A signed entry (say, the user's own from an older sgcc, or a teammate's) that defines a
     # global `free` under a unit name, claiming `free` among its functions: the names a unit
     # may define come from gcc's assembly, not from the entry.
-    store.update(key, lambda old: {**old, "functions": {**old["functions"], "free": {}},
-                                   "apply": {**old["apply"], "units": {
-                                       "count_bits": "\t.globl\tfree\n\t.type\tfree, @function\nfree:\n\tret\n"}}})
+    def free(old: Entry) -> Entry:
+        old.functions["free"] = {}
+        return _applying(old, old.applied.but(units={
+            "count_bits": "\t.globl\tfree\n\t.type\tfree, @function\nfree:\n\tret\n"}))
+
+    store.update(key, free)
     r = proc.run([sgcc_exe, "cache", "verify"], env=env, timeout=120)
     assert r.returncode == 1 and b"refused" in r.stdout and store.keys() == []
 
@@ -464,7 +558,7 @@ def test_cache_verify_reproves_and_takes_nothing_on_the_entrys_word(optimized, s
 def test_cache_verify_refuses_a_baseline_that_is_not_the_keyed_one(optimized, sgcc_exe, tmp_path):
     work, cache_dir, key = _copy(optimized, tmp_path)
     store = cache.Store(cache_dir)
-    store.update(key, lambda old: {**old, "apply": {**old["apply"], "baseline": old["apply"]["baseline"] + "\n"}})
+    store.update(key, lambda old: _applying(old, old.applied.but(baseline=old.applied.baseline + "\n")))
     r = proc.run([sgcc_exe, "cache", "verify"], env=_env(cache_dir), timeout=120)
     assert r.returncode == 1 and b"not the assembly this entry is keyed on" in r.stdout
 
@@ -483,8 +577,8 @@ def test_cache_verify_accepts_gccs_own_common_symbols(tmp_path):
     ctx = keys.context("/usr/bin/gcc", ["-O2", "-fcommon"], "flags")
     key = keys.entry_key(ctx, keys.tu_digest(asm))
     store = cache.Store(tmp_path / "cache")
-    store.update(key, lambda old: {"functions": {"f": {}}, "apply": {
-        "units": {WHOLE_UNIT: variant}, "baseline": asm, "context": ctx, "asm_flags": ["-O2", "-fcommon"]}})
+    store.update(key, lambda old: Entry(functions={"f": {}}, applied=Applied(
+        {WHOLE_UNIT: variant}, baseline=asm, context=ctx, asm_flags=["-O2", "-fcommon"])))
     assert audit(store, key) == ("ok", "1 unit(s) re-proved")
 
 
@@ -500,11 +594,11 @@ def test_cache_verify_holds_every_unit_to_the_information_flow_rule(optimized, s
     work, cache_dir, key = _copy(optimized, tmp_path)
     store = cache.Store(cache_dir)
 
-    def tell(old):
-        unit = next(u for u in AsmFile.parse(old["apply"]["baseline"]).units if u.name == "count_bits").text
+    def tell(old: Entry) -> Entry:
+        unit = next(u for u in AsmFile.parse(old.applied.baseline).units if u.name == "count_bits").text
         unit = re.sub(r"(^count_bits:\n)(.*?)(^\t\.size\tcount_bits, )", lambda m: m.group(1) + ENV_TELL + COUNT
                       + m.group(3), unit, count=1, flags=re.S | re.M)
-        return {**old, "apply": {**old["apply"], "units": {"count_bits": unit}}}
+        return _applying(old, old.applied.but(units={"count_bits": unit}))
 
     store.update(key, tell)
     r = proc.run([sgcc_exe, "cache", "verify"], env=_env(cache_dir), timeout=120)

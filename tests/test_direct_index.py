@@ -13,8 +13,9 @@ import pytest
 
 from sgcc import proc
 from sgcc.asm.units import AsmFile
-from sgcc.cache import keys
+from sgcc.cache import keys, lookup
 from sgcc.cache import store as cache
+from sgcc.cache.entry import Applied, Entry
 
 SRC = Path(__file__).parent / "dropin_src"
 
@@ -22,9 +23,15 @@ SRC = Path(__file__).parent / "dropin_src"
 def _marked_iff_winners(store: cache.Store) -> None:
     """The invariant: every entry that has winners is in its context's index."""
     for key in store.keys():
-        entry = store.read(key)
-        if entry is not None and cache.substitution(entry):
-            assert key in cache.winners(store.root, keys.key_context_id(key)), key
+        entry = store.get(key)
+        if entry is not None and entry.has_winners:
+            assert key in lookup.winners(store.root, keys.key_context_id(key)), key
+
+
+def _withdrawn(old: Entry | None) -> Entry:
+    entry = old or Entry()
+    entry.applied = None  # winners withdrawn
+    return entry
 
 
 def test_the_index_never_misses_an_entry_with_winners_through_any_sequence(tmp_path):
@@ -35,32 +42,31 @@ def test_the_index_never_misses_an_entry_with_winners_through_any_sequence(tmp_p
         key = rng.choice(all_keys)
         action = rng.random()
         if action < 0.45:
-            store.update(key, lambda old: {"functions": {}, "pad": "x" * 800,
-                                           "apply": {"units": {"f": "\tret\n"}}})
+            store.update(key, lambda old: Entry(extra={"pad": "x" * 800}, applied=Applied({"f": "\tret\n"})))
         elif action < 0.7:
-            store.update(key, lambda old: {**(old or {"functions": {}}), "apply": {}})  # winners withdrawn
+            store.update(key, _withdrawn)
         elif action < 0.8:
             store.delete(key)
         elif action < 0.9 and os.path.exists(store.path(key)):
             path = Path(store.path(key))
             path.write_bytes(path.read_bytes()[:-7])  # corrupt: the next read removes it
-            assert store.read(key) is None
+            assert store.get(key) is None
         else:
             store.trim(20_000)
         _marked_iff_winners(store)
     # And no mark outlives its entry's winners (marks only cost a full lookup, but are kept exact).
     for key in all_keys:
-        entry = store.read(key)
-        has = entry is not None and bool(cache.substitution(entry))
-        assert (key in cache.winners(store.root, keys.key_context_id(key))) == has
+        entry = store.get(key)
+        has = entry is not None and entry.has_winners
+        assert (key in lookup.winners(store.root, keys.key_context_id(key))) == has
 
 
 def test_a_copied_entries_directory_carries_its_index(tmp_path):
     store = cache.Store(tmp_path / "a")
     key = keys.entry_key({"ctx": 1}, "0" * 64)
-    store.update(key, lambda old: {"functions": {}, "apply": {"units": {"f": "\tret\n"}}})
+    store.update(key, lambda old: Entry(applied=Applied({"f": "\tret\n"})))
     shutil.copytree(tmp_path / "a" / "entries", tmp_path / "b" / "entries")
-    assert key in cache.winners(str(tmp_path / "b"), keys.key_context_id(key))
+    assert key in lookup.winners(str(tmp_path / "b"), keys.key_context_id(key))
 
 
 def _has_m32(gcc: str, tmp: Path) -> bool:
@@ -88,7 +94,7 @@ def test_a_compile_that_a_full_lookup_would_serve_takes_the_full_path(tmp_path, 
     winner = unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n\tnop\n", 1)
     assert winner != unit.text
     store = cache.Store(cache_dir)
-    store.update(key, lambda old: {"functions": {}, "apply": {"units": {unit.name: winner}}})
+    store.update(key, lambda old: Entry(applied=Applied({unit.name: winner})))
     env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_") or k == "SGCC_CONFIG"}
     env.update(SGCC_CACHE_DIR=str(cache_dir), SGCC_LOGFILE=str(tmp_path / "log"))
     r = proc.run([sgcc_exe, *flags, "-c", "a.c", "-o", "hit.o"], cwd=work, env=env, timeout=120)
@@ -99,7 +105,7 @@ def test_a_compile_that_a_full_lookup_would_serve_takes_the_full_path(tmp_path, 
     assert plain.returncode == 0
     assert (work / "hit.o").read_bytes() != (work / "plain.o").read_bytes()  # the nop is in
     # Winners withdrawn: the same compile goes straight to gcc, and is gcc's to the byte.
-    store.update(key, lambda old: {**old, "apply": {}})
+    store.update(key, _withdrawn)
     (tmp_path / "log").unlink()
     r = proc.run([sgcc_exe, *flags, "-c", "a.c", "-o", "direct.o"], cwd=work, env=env, timeout=120)
     assert r.returncode == 0 and "nothing to substitute" in (tmp_path / "log").read_text()
@@ -111,7 +117,7 @@ def test_winners_of_another_context_do_not_slow_this_one(tmp_path, sgcc_exe, rea
     shutil.copytree(SRC, work)
     cache_dir = tmp_path / "cache"
     other = keys.entry_key(keys.context(real_gcc, ["-O2", "-fno-inline"], "flags"), "0" * 64)
-    cache.Store(cache_dir).update(other, lambda old: {"functions": {}, "apply": {"units": {"f": "\tret\n"}}})
+    cache.Store(cache_dir).update(other, lambda old: Entry(applied=Applied({"f": "\tret\n"})))
     env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_") or k == "SGCC_CONFIG"}
     env.update(SGCC_CACHE_DIR=str(cache_dir), SGCC_LOGFILE=str(tmp_path / "log"))
     assert proc.run([sgcc_exe, "-O3", "-c", "a.c", "-o", "x.o"], cwd=work, env=env, timeout=120).returncode == 0
@@ -136,7 +142,7 @@ def test_a_repeated_hit_substitutes_the_same_and_never_a_stale_version(tmp_path,
         assert r.returncode == 0, r.stderr.decode()
         return (work / name).read_bytes()
 
-    store.update(key, lambda old: {"functions": {}, "apply": {"units": {unit.name: one}}})
+    store.update(key, lambda old: Entry(applied=Applied({unit.name: one})))
     first = build("1.o")
     assert build("2.o") == first  # memoized
     # The same code in a file of another name: its own .file line, then the memoized substitution.
@@ -145,20 +151,20 @@ def test_a_repeated_hit_substitutes_the_same_and_never_a_stale_version(tmp_path,
     assert renamed != asm and keys.tu_digest(renamed) == keys.tu_digest(asm)
     memo_obj = build("3.o", "other.c")
     assert memo_obj != first  # the object's file symbol names other.c
-    store.update(key, lambda old: {**old, "note": "new version, same winner"})  # the memo is dropped
+    store.update(key, lambda old: Entry(extra={"note": "new version, same winner"}, applied=old.applied))  # memo dropped
     assert build("3b.o", "other.c") == memo_obj  # parsed and joined again: the same bytes
     log = (tmp_path / "log").read_text()
     assert log.count("memoized") == 2 and log.count("cache hit") == 4, log
     # A new version of the entry: the memo of the old one is never used.
-    store.update(key, lambda old: {**old, "apply": {"units": {unit.name: two}}})
+    store.update(key, lambda old: Entry(applied=Applied({unit.name: two})))
     second = build("4.o")
     assert second != first
     assert build("5.o") == second
     log = (tmp_path / "log").read_text()
     assert log.count("memoized") == 3 and log.count("cache hit") == 6, log
     # The memo written by a compile that read an old version is refused.
-    entry, old_sum = store.read_checked(key)
-    store.update(key, lambda old: {**old, "apply": {"units": {unit.name: one}}})
+    old_sum = store.get(key).version
+    store.update(key, lambda old: Entry(applied=Applied({unit.name: one})))
     store.write_joined(key, old_sum, "stale", [unit.name])
     assert store.read_joined(key) is None
     assert build("6.o") == first

@@ -22,14 +22,15 @@ from sgcc import proc
 from sgcc.asm.units import AsmFile
 from sgcc.cache import keys
 from sgcc.cache import store as cache
+from sgcc.cache.entry import Applied, Entry
 
 SRC = Path(__file__).parent / "dropin_src"
 
 LEAN = {"sgcc", "sgcc.cli", "sgcc.dropin", "sgcc.dropin.driver", "sgcc.dropin.compiler", "sgcc.gcc", "sgcc.gcc.args",
         "sgcc.dirs", "sgcc.errors", "sgcc.config", "sgcc.cache", "sgcc.cache.stats",
         "sgcc.fsutil"}  # the counter's file goes through the one atomic writer (os and stat only)
-DIRECT = LEAN | {"sgcc.cache.keys", "sgcc.cache.store"}
-REPEATED_HIT = DIRECT | {"sgcc.dropin.assemble", "sgcc.cache.trust"}
+DIRECT = LEAN | {"sgcc.cache.keys", "sgcc.cache.lookup"}  # the context and the index: the store not yet
+REPEATED_HIT = DIRECT | {"sgcc.cache.store", "sgcc.dropin.assemble", "sgcc.cache.trust", "sgcc.cache.entry"}
 HIT = REPEATED_HIT | {"sgcc.asm", "sgcc.asm.units", "sgcc.asm.lex", "sgcc.asm.splitter"}
 #: What a compile adds when ``remote_storage`` is set: the layer and the lean Redis client
 #: (never redis-py, ~160 ms, nor socket, ~10 ms).
@@ -87,8 +88,8 @@ def test_cache_hit_imports_the_unit_parser_and_json_only(work, sgcc_exe, real_gc
     asm = proc.run([real_gcc, *flags, "-S", "a.c", "-o", "-"], cwd=work, check=True).stdout.decode()
     unit = AsmFile.parse(asm).units[0]
     key = keys.entry_key(keys.context(real_gcc, flags, "flags"), keys.tu_digest(asm))
-    cache.Store(cache_dir).update(key, lambda old: {"functions": {}, "apply": {
-        "units": {unit.name: unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n# cached\n", 1)}}})
+    cache.Store(cache_dir).update(key, lambda old: Entry(applied=Applied(
+        {unit.name: unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n# cached\n", 1)})))
     names, log = _imports(sgcc_exe, ["-O3", "-c", "a.c", "-o", "a.o"], work, _env(cache_dir))
     assert "cache hit" in log and "memoized" not in log
     assert {n for n in names if n.startswith("sgcc")} == HIT

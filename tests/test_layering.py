@@ -122,3 +122,15 @@ def test_the_readmes_set_up_and_test_commands_are_what_ci_runs():
     setup = next(line for line in ci if line.startswith("python3 -m venv"))
     tests = next(line for line in ci if "pytest" in line)
     assert f"\n{setup}\n" in readme and f"\n{tests}\n" in readme
+
+
+def test_only_the_entry_module_spells_a_cache_entrys_fields():
+    """Cache entries are code that ships into builds: one module owns their shape
+    (sgcc.cache.entry); nothing else builds or reads an entry's fields by hand."""
+    import re
+
+    fields = re.compile(r"""["'](apply|verdicts|winner)["']""")
+    owner = ROOT / "sgcc" / "cache" / "entry.py"
+    by_hand = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "sgcc").rglob("*.py"))
+               if p != owner and fields.search(p.read_text(encoding="utf-8"))]
+    assert by_hand == [], by_hand

@@ -5,7 +5,8 @@ the differential tests compare the lexer with the three lexers it replaced (froz
 verbatim, as oracles) over real gcc output of the whole tests/asm_corpus and over lines
 written to be awkward: the units splitter and the text screen must read everything exactly
 as before, the transplant's reading only differs where the old one was wrong (character
-constants).
+constants). Labels have one reading, gas's: the lexer's and the text screen's are compared
+with each other over the corpus and with the real assembler over hostile spellings.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ FLAG_SETS = {"O3": ["-O3"], "O2-g": ["-O2", "-g"], "O3-fPIC": ["-O3", "-fPIC"], 
 #: constants of the three special characters, '/' comments, open strings, hazards.
 AWKWARD = [
     "", "\n", "   \n", "# only a comment\n", "/ a slash comment\n", "  /x\n", "\tret\n", "\tret",
-    "foo: bar: \tnop ; nop\n", ".L3:\n", "1: jmp 1b\n", "x = 3\n", "x == 3\n", "a:=1\n",
+    "foo: bar: \tnop ; nop\n", ".L3:\n", "1: jmp 1b\n", "x = 3\n", "x == 3\n",
     '\t.string "a;b#c"\n', '\t.string "a;b#c" ; nop # tail\n', '\t.ascii "x\\"; y" ;ret\n',
     '\t.ascii "open ; # string\n', '\t.ascii "ends in backslash\\', '\t.ascii "\\\\"; ret\n',
     "\tmovb $'#, %al # comment\n", "\tmovb $';, %al ; ret\n", "\tmovb $'\\n, %al ; ret\n",
@@ -295,7 +296,9 @@ def test_arguments_and_names():
     assert lex.split_args("") == [] and lex.split_args(' "a\\",b" ') == ['"a\\",b"']
     assert lex.section_name('".text.a b", "ax"') == ".text.a b"
     assert lex.section_name(".rodata.str1.1,\"aMS\",@progbits,1") == ".rodata.str1.1"
-    assert lex.strip_labels("a: 1: b :\tret") == "ret" and lex.strip_labels("x := 1") == "x := 1"
+    assert lex.strip_labels("a: 1: b :\tret") == "ret" and lex.strip_labels("x = 1") == "x = 1"
+    # gas reads `x :` as a label whatever follows (then refuses `= 1` as junk): so does the lexer.
+    assert lex.split_labels("x := 1") == (["x"], "= 1") and lex.split_labels("f:: ret") == (["f"], ": ret")
     assert lex.blank_strings('.string "a;b" ; .ascii "c') == '.string "" ; .ascii ""'
 
 
@@ -315,3 +318,94 @@ def test_transplant_references_see_past_character_constants():
 def test_screen_refuses_character_constants_as_before():
     v = textscreen.screen_text("\tmovb $'#, %al\n\tret\n")
     assert not v.ok and v.reason == "line 1: character \"'\" is not accepted outside strings"
+
+
+# --------------------------------------------------------------------------- one reading of labels
+
+#: Spellings of a label that a reader could take otherwise than gas: the colon doubled or
+#: followed by '=', blanks before it, several labels on a statement, '$' and '.' in names,
+#: names beyond ASCII (gas takes every byte >= 0x80 as a name character), a name that
+#: starts with a digit, a quoted name, a separator or comment right after the colon.
+HOSTILE_LABELS = [
+    "malloc:: nop", "malloc:=1", "malloc :=1", "malloc:==1", "malloc\t: nop", "malloc :nop", "malloc : : nop",
+    "a:malloc: nop", "1: malloc: nop", "x: 2:malloc:", "m$a.l: nop", "$malloc: nop", ".malloc: nop",
+    "malloc\u00e9: nop", "\u00e9malloc: nop", "\u0663: nop", "123malloc: nop", '"malloc": nop', "malloc:;nop",
+    "malloc:#c", "malloc = 1", "malloc == 1", ".L5: malloc = .L5", "malloc:nop;free: ret",
+]
+
+
+def _screen_defines(stmt: str, monkeypatch) -> set[str]:
+    """The names the text screen takes ``stmt`` to define (labels and assignments)."""
+    defined: set[str] = set()
+    screen = textscreen._TextScreen(1 << 20, frozenset())
+    monkeypatch.setattr(screen, "define", lambda name, lineno: defined.add(name))
+    try:
+        screen.statement(stmt, 1)
+    except textscreen._Refusal:
+        pass  # refused for something else, after its labels were read
+    return defined
+
+
+def _lexer_defines(stmt: str) -> tuple[set[str], set[str]]:
+    """The lexer's reading of ``stmt``: (its labels that are names, the other names it may
+    define: an assignment's, or any for a directive, ``.set`` and the like)."""
+    labels, ops = lex.analyze(stmt)
+    named = {x for x in labels if not (x.isascii() and x.isdigit())}
+    if any(op.startswith(".") for op, _ in ops):
+        return named, {"*"}
+    return named, {a for op, a in ops if op == "="}
+
+
+def test_the_screen_reads_labels_as_the_lexer_does(corpus_lines, monkeypatch):
+    """The text screen has no reading of labels of its own: over every statement of the corpus
+    and every hostile spelling, the names it checks are the lexer's labels (and assignment)."""
+    lines = [ln for lns in corpus_lines.values() for ln in lns] + HOSTILE_LABELS
+    for line in dict.fromkeys(lines):
+        try:
+            stmts = textscreen._statements(line.rstrip("\n"), 1)
+        except textscreen._Refusal:
+            continue  # refused before anything on it is read as a label
+        for stmt in stmts:
+            labels, assigned = _lexer_defines(stmt)
+            screened = _screen_defines(stmt, monkeypatch)
+            assert labels <= screened, (line, stmt, labels, screened)
+            assert "*" in assigned or screened <= labels | assigned, (line, stmt, labels, screened)
+
+
+def _gas_defines(tmp_path: Path, line: str) -> set[str] | None:
+    """The names gas defines for ``line`` (its object's symbols; -Z keeps the object of a line
+    with junk after its label, -L keeps local labels); None when it made no object."""
+    src, obj = tmp_path / "t.s", tmp_path / "t.o"
+    src.write_text(line + "\n", encoding="utf-8")
+    obj.unlink(missing_ok=True)
+    run(["as", "--64", "-L", "-Z", "-o", obj, src], timeout=60)
+    if not obj.exists():
+        return None
+    out = run(["nm", "--format=just-symbols", "--defined-only", obj], timeout=60, check=True).stdout
+    return set(out.decode("utf-8", "surrogateescape").splitlines())
+
+
+def test_hostile_label_spellings_read_as_gas_reads_them(tmp_path):
+    """What gas defines is what the lexer reads, or the screen refuses the line; a reserved
+    name gas defines is never let through by the screen."""
+    if shutil.which("as") is None:
+        pytest.skip("needs the GNU assembler")
+    differ = []
+    for line in HOSTILE_LABELS:
+        gas = _gas_defines(tmp_path, line)
+        assert gas is not None, line
+        gas = {n for n in gas if "\x02" not in n}  # gas's own names for local numeric labels
+        labels, assigned = set(), set()
+        for stmt in lex.statements(line):
+            more, names = _lexer_defines(stmt)
+            labels |= more
+            assigned |= names - {"*"}
+        verdict = textscreen.screen_text(line + "\n\tret\n")
+        if gas != labels | assigned:
+            # Where the lexer reads less than gas (a quoted name, "malloc":; a global
+            # assignment, malloc == 1), the screen refuses the line.
+            assert not verdict.ok, (line, gas, labels | assigned)
+            differ.append(line)
+        if "malloc" in gas:
+            assert not verdict.ok, (line, verdict)
+    assert differ == ['"malloc": nop', "malloc == 1"]  # the only two

@@ -11,7 +11,8 @@ import pytest
 
 from sgcc import proc
 from sgcc.project import attribute, workload
-from sgcc.project.optimize import expected_duration, profile_cap
+from sgcc.project.optimize import expected_duration
+from sgcc.project.plan import profile_cap
 from sgcc.verify.box.sandbox import Sandbox
 
 SLOW = r"""

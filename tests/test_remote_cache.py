@@ -25,6 +25,7 @@ from conftest import EXAMPLES
 from sgcc import proc
 from sgcc.cache import keys
 from sgcc.cache import store as cache
+from sgcc.cache.entry import Applied, Entry, sign_body
 from sgcc.cache.trust import Keyring
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"
@@ -350,7 +351,7 @@ def _reencode(raw: bytes, change=None, *, keyring: Keyring | None = None, signat
     if change:
         change(entry)
     if keyring is not None:
-        return cache.encode_entry(entry, keyring)
+        return sign_body(entry, keyring)
     body = json.dumps(entry, sort_keys=True, indent=1).encode()
     fields = ["sgcc-cache", "2", keys.sha256(body).hexdigest()]
     if signature == "keep":
@@ -418,11 +419,11 @@ def test_a_signed_entry_moved_to_another_key_in_a_shared_directory_is_refused(wi
     other = "f" * 48 + key[48:]
     work, env = _bob(tmp_path, _closed_port_url(), team_key)
     store = cache.Store(env["SGCC_CACHE_DIR"], signing_key=str(team_key))
-    store.update(other, lambda old: {"functions": {}, "apply": {"units": {"count_bits": HOSTILE_UNIT}}})
+    store.update(other, lambda old: Entry(applied=Applied({"count_bits": HOSTILE_UNIT})))
     Path(store.path(key)).parent.joinpath("win", key).touch()
     os.link(store.path(other), store.path(key))
     if with_memo:
-        _, entry_sum = store.read_checked(other)
+        entry_sum = store.get(other).version
         store.write_joined(other, entry_sum, HOSTILE_UNIT, ["count_bits"])
         joined = Path(store.path(other)).parent / "joined"
         os.link(joined / f"{other}.s", joined / f"{key}.s")

@@ -2,5 +2,5 @@
 
 #: The unit name that stands for a whole translation unit's assembly: a candidate that replaces
 #: all of it (``sgcc.candidates.Candidate.function``) and a cache entry's substitution of it
-#: (``sgcc.cache.store.substitution``). Here, in the lowest package both use, so it is written once.
+#: (``sgcc.cache.entry.Applied``). Here, in the lowest package both use, so it is written once.
 WHOLE_UNIT = "<translation-unit>"

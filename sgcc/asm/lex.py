@@ -31,13 +31,19 @@ import re
 
 __all__ = [
     "Scan", "analyze", "analyze_lines", "blank_strings", "rename_tokens", "scan", "section_name",
-    "split_args", "split_lines", "statements", "strip_labels",
+    "split_args", "split_labels", "split_lines", "statements", "strip_labels",
 ]
 
-#: A label at the start of a statement: a symbol or a local number, then ``:`` (not ``:=``).
-LABEL_RE = re.compile(r"([A-Za-z_.$][\w.$]*|\d+)[ \t]*:(?!=)")
+#: A symbol's name as gas reads it: letters, digits, ``_``, ``.``, ``$`` and every character
+#: outside ASCII (gas takes each byte >= 0x80 as a name character, first ones included:
+#: ``é:`` defines ``é``), not starting with a digit. A pattern, for the expressions built on it.
+SYMBOL = r"[A-Za-z_.$\x80-\U0010ffff][A-Za-z0-9_.$\x80-\U0010ffff]*"
+#: A label at the start of a statement: a symbol or a local number, then ``:``. As in gas,
+#: whatever follows the colon does not matter: ``f::`` and ``f:=1`` define ``f`` (gas then
+#: refuses the rest as junk), so a reader that saw no label there would see less than gas.
+LABEL_RE = re.compile(rf"({SYMBOL}|[0-9]+)[ \t]*:")
 #: ``symbol = expression`` (not ``==``).
-ASSIGN_RE = re.compile(r"([A-Za-z_.$][\w.$]*)[ \t]*=(?!=)")
+ASSIGN_RE = re.compile(rf"({SYMBOL})[ \t]*=(?!=)")
 _DIRECTIVE_RE = re.compile(r"\.[A-Za-z0-9_.$]*")
 #: A double-quoted string; one left open runs to the end of the text.
 _STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"?')
@@ -142,14 +148,22 @@ def statements(line: str) -> list[str]:
     return [s for s in (p.strip() for p in scan(line).parts) if s]
 
 
-def strip_labels(stmt: str) -> str:
-    """``stmt`` without the labels that start it (``.L3: movl ...`` -> ``movl ...``)."""
+def split_labels(stmt: str) -> tuple[list[str], str]:
+    """The labels that start a statement, and the rest of it (``.L3: 1: movl ...`` ->
+    ``([".L3", "1"], "movl ...")``): the one reading of labels, gas's."""
+    labels: list[str] = []
     while ":" in stmt:
         m = LABEL_RE.match(stmt)
         if not m:
             break
+        labels.append(m.group(1))
         stmt = stmt[m.end() :].lstrip()
-    return stmt
+    return labels, stmt
+
+
+def strip_labels(stmt: str) -> str:
+    """``stmt`` without the labels that start it (``.L3: movl ...`` -> ``movl ...``)."""
+    return split_labels(stmt)[1]
 
 
 def analyze(line: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
@@ -160,13 +174,9 @@ def analyze(line: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
     """
     labels: list[str] = []
     ops: list[tuple[str, str]] = []
-    for s in statements(line):
-        while ":" in s:
-            m = LABEL_RE.match(s)
-            if not m:
-                break
-            labels.append(m.group(1))
-            s = s[m.end() :].lstrip()
+    for stmt in statements(line):
+        found, s = split_labels(stmt)
+        labels += found
         if not s:
             continue
         m = ASSIGN_RE.match(s)

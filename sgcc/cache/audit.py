@@ -15,23 +15,26 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sgcc.cache.store import Store
 
 
-def audit(store, key: str, *, compiler: str = "gcc") -> tuple[str, str]:
+def audit(store: Store, key: str, *, compiler: str = "gcc") -> tuple[str, str]:
     """``(status, detail)`` for one entry: ``ok``, ``untrusted``, ``corrupt`` or ``refused``."""
     from sgcc.asm import WHOLE_UNIT
     from sgcc.cache import keys
-    from sgcc.cache.store import substitution
 
-    entry = store.read(key)
+    entry = store.get(key)
     if entry is None:
         return ("untrusted", store.untrusted) if store.untrusted else ("corrupt", "unreadable or corrupt")
-    units = substitution(entry)
-    if not units:
+    applied = entry.applied
+    if applied is None or not applied.units:
         return "ok", "no winners"
-    apply = entry["apply"]
-    base_asm, ctx, flags = apply.get("baseline"), apply.get("context"), apply.get("asm_flags")
-    if not isinstance(base_asm, str) or not isinstance(ctx, dict) or not isinstance(flags, list):
+    units = applied.units
+    base_asm, ctx, flags = applied.baseline, applied.context, applied.asm_flags
+    if base_asm is None or ctx is None or flags is None:
         return "refused", "no recorded baseline: what it substitutes cannot be re-proved"
     if keys.entry_key(ctx, keys.tu_digest(base_asm)) != key:
         return "refused", "its baseline is not the assembly this entry is keyed on"
@@ -40,7 +43,7 @@ def audit(store, key: str, *, compiler: str = "gcc") -> tuple[str, str]:
 
     try:
         base = AsmFile.parse(base_asm)
-        text = units[WHOLE_UNIT] if WHOLE_UNIT in units else base.join(units)
+        text = applied.join(base_asm)  # exactly as a build substitutes it
     except (KeyError, ValueError) as exc:
         return "refused", f"its units do not fit gcc's assembly ({exc})"
     defined = frozenset(u.name for u in base.units)

@@ -43,6 +43,8 @@ TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows t
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from sgcc.cache.entry import Entry
+
 NAMESPACE = "sgcc:2"
 #: How long a failed server is left alone (seconds): about one build.
 DOWN_SECONDS = 60
@@ -241,11 +243,11 @@ class Layer:
             return frozenset()
         return frozenset(k for k in found if _key_ok(k) and k.endswith(context_id))
 
-    def fetch(self, key: str, decode: Callable[[bytes], dict], limit: int) -> tuple[bytes, dict] | None:
-        """The remote entry for ``key`` and its decoded body, if the server has one that
-        ``decode`` accepts (the store's reader: intact, signed by a trusted key; it raises
-        ValueError otherwise) and that was made for this very key; else None (counted:
-        ``remote_misses``, ``remote_refused``, or an error)."""
+    def fetch(self, key: str, decode: Callable[[bytes], Entry], limit: int) -> tuple[bytes, Entry] | None:
+        """The remote entry for ``key`` and its decoded form, if the server has one that
+        ``decode`` accepts (the store's reader, :meth:`sgcc.cache.entry.Entry.decode`: intact,
+        signed by a trusted key, made for this very key; it raises ValueError otherwise); else
+        None (counted: ``remote_misses``, ``remote_refused``, or an error)."""
         self.refused = ""
         if not self._usable():
             return None
@@ -262,15 +264,12 @@ class Layer:
             self._count("remote_misses")
             return None
         try:
-            data = decode(raw)
-        except ValueError as exc:  # sgcc.cache.store.CacheError and UntrustedEntry are ValueErrors
+            entry = decode(raw)
+        except ValueError as exc:  # sgcc.cache.entry.CacheError and UntrustedEntry are ValueErrors
             self._refuse(key, str(exc))
             return None
-        if data.get("key") != key:  # a signed entry for another translation unit or context
-            self._refuse(key, "the entry was made for another key")
-            return None
         self._count("remote_hits")
-        return raw, data
+        return raw, entry
 
     def _refuse(self, key: str, why: str) -> None:
         self.refused = why

@@ -1,68 +1,67 @@
-"""The content-addressed verdict cache's files: entries, the index of winners, eviction.
+"""The verdict cache's storage: one lookup, :meth:`Store.get`, over the local directory and
+the remote layer behind it (ccache's ``get(key)`` over layered storage); the index of winners
+kept true, the memoized substitutions, eviction.
 
-**Values.** One entry per translation unit in one context (its key: :mod:`sgcc.cache.keys`).
-An entry holds, per function, the verdicts of searches (keyed by a *search key*: the tests'
-content, the generator configuration and the minimum gain), each either a winning unit with
-its evidence (generator, speedup and interval, tests hash, date) or a recorded "no better
-candidate" so the same search is not repeated; and ``apply``: the set of winners the last
-search validated *together*, which is exactly what a drop-in compile substitutes.
-
-Keying on the whole file rather than one function is deliberate: an edit anywhere in a file
-invalidates its cached winners. A winner was proven correct next to the other functions of
-its file as gcc compiled them; reusing it next to different ones would need luck.
+**Values.** One :class:`~sgcc.cache.entry.Entry` per translation unit in one context (its key:
+:mod:`sgcc.cache.keys`); what an entry holds, how it is signed and checked is
+:mod:`sgcc.cache.entry`'s. Keying on the whole file rather than one function is deliberate: an
+edit anywhere in a file invalidates its cached winners. A winner was proven correct next to
+the other functions of its file as gcc compiled them; reusing it next to different ones would
+need luck.
 
 **Files.** ``ROOT/entries/<context id>/<key>.json``, written by the one atomic writer
 (:func:`sgcc.fsutil.atomic_write`: a temporary file and ``rename``) under an exclusive lock
-of ``ROOT/locks/<key[:2]>.lock`` (:class:`sgcc.fsutil.FileLock`, an ``flock``). The first line is
-``sgcc-cache 1 <sha256 of the rest>``: a corrupt or truncated entry is a miss, counted, and
-removed so the next search repairs it. Size is bounded: after a store, entries beyond
-``cache_size`` are evicted least recently used first (a hit refreshes an entry's modification
-time). Statistics: :mod:`sgcc.cache.stats`.
+of ``ROOT/locks/<key[:2]>.lock`` (:class:`sgcc.fsutil.FileLock`, an ``flock``). A corrupt or
+truncated entry is a miss, counted, and removed so the next search repairs it. Size is
+bounded: after a store, entries beyond ``cache_size`` are evicted least recently used first
+(a hit refreshes an entry's modification time). Statistics: :mod:`sgcc.cache.stats`.
 
 **The index of winners.** ``ROOT/entries/<context id>/win/<key>`` is an empty file that exists
-whenever the entry ``<key>`` has winners to substitute (``apply``). It is created *before* an
-entry with winners is renamed into place and removed only *after* the entry lost them (or is
-deleted), all under the entry's lock, so at every moment: an entry with winners has its mark.
-A compile therefore asks "can this cache hold a winner for me?" with one directory listing
-(:func:`winners`) before running anything: no mark in its context means no entry a full lookup
-could find has anything to substitute, and gcc runs the command as it is. A stale mark (a crash
-between the two steps, an entry removed by hand) only costs that context the full lookup.
+whenever the entry ``<key>`` has winners to substitute. It is created *before* an entry with
+winners is renamed into place and removed only *after* the entry lost them (or is deleted),
+all under the entry's lock, so at every moment: an entry with winners has its mark. A compile
+therefore asks "can this cache hold a winner for me?" with one directory listing
+(:func:`sgcc.cache.lookup.winners`, with the remote's index joined) before running anything,
+without importing this module: no mark in its context means no entry a full lookup could find
+has anything to substitute, and gcc runs the command as it is. A stale mark (a crash between
+the two steps, an entry removed by hand) only costs that context the full lookup.
 
 **Memoized hits.** ``ROOT/entries/<context id>/joined/<key>.s`` keeps the assembly the last hit
 on ``<key>`` substituted (after gcc's first ``.file`` line), tagged with the checksum of the
-entry version it came from (:meth:`Store.read_joined`, :meth:`Store.write_joined`). Other files:
-``ROOT/stats.d`` and ``ROOT/stats.json`` (:mod:`sgcc.cache.stats`), ``ROOT/as-commands``
-(:mod:`sgcc.dropin.assemble`).
+entry version it came from (:meth:`Store.read_joined`, :meth:`Store.write_joined`; the compile's
+use of it: :mod:`sgcc.cache.lookup`). Other files: ``ROOT/stats.d`` and ``ROOT/stats.json``
+(:mod:`sgcc.cache.stats`), ``ROOT/as-commands`` (:mod:`sgcc.dropin.assemble`).
 
 **Whose entry.** An entry is used only if a trusted key signed it (:mod:`sgcc.cache.trust`)
-and it names the very key it is read under: a signed entry of another unit or context moved
-under this key (in a shared directory, or served by a remote) is refused and counted as
-``untrusted``.
+and it names the very key it is read under (:meth:`sgcc.cache.entry.Entry.decode`): a signed
+entry of another unit or context moved under this key (in a shared directory, or served by a
+remote) is refused and counted as ``untrusted``.
 
 **Remote.** A :class:`Store` may have a remote layer behind it (:mod:`sgcc.cache.remote`),
 handed to it by the caller (:mod:`sgcc.cache.compose`; this module reads no configuration):
 a local miss asks it, a validated remote entry fills this directory as it came, and
 :meth:`Store.update` stores there too unless it is read-only.
 
-Kept lean: imported by the drop-in compile; json is imported only to read or write an entry.
+Kept lean: imported by the drop-in compile; the entry module (and json) only to read or
+write an entry.
 """
 
 from __future__ import annotations
 
 import os
 
-from sgcc.cache import keys
+from sgcc.cache import keys, lookup
 from sgcc.cache import stats as statsmod
 
 TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows this name
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sgcc.cache.entry import Entry
     from sgcc.cache.remote import Layer
+    from sgcc.cache.trust import Keyring
     from sgcc.fsutil import FileLock
 
-#: 2: entries carry an HMAC by a trusted key (sgcc.cache.trust); schema-1 entries (a bare
-#: checksum anyone can recompute) are never used.
-SCHEMA = 2
-MAGIC = "sgcc-cache"
 #: Largest entry (and memoized assembly) read on the compile path: a build never reads
 #: without bound, whoever wrote the cache.
 MAX_ENTRY_BYTES = 64 << 20
@@ -75,14 +74,6 @@ def entry_dir(root: str, key: str) -> str:
     return os.path.join(root, "entries", keys.key_context_id(key))
 
 
-def winners(root: str, context_id: str) -> frozenset[str]:
-    """The keys in this context whose entries have winners to substitute (one listing)."""
-    try:
-        return frozenset(os.listdir(os.path.join(root, "entries", context_id, "win")))
-    except OSError:
-        return frozenset()
-
-
 def default_root() -> str:
     """``$SGCC_CACHE_DIR``, else the platform's user cache directory for sgcc (:mod:`sgcc.dirs`)."""
     from sgcc import dirs
@@ -90,52 +81,8 @@ def default_root() -> str:
     return dirs.cache_root()
 
 
-class CacheError(ValueError):
-    """An entry cannot be read (corrupt, truncated, wrong schema)."""
-
-
-class UntrustedEntry(CacheError):
-    """An intact entry no trusted key signed (another user's, an old format, an edited one)."""
-
-
-def encode_entry(data: dict, keyring) -> bytes:
-    """An entry's bytes: the header line (checksum and the signature of ``keyring``'s signing
-    key, :mod:`sgcc.cache.trust`), then the JSON body."""
-    import json
-
-    body = json.dumps(data, sort_keys=True, indent=1).encode("utf-8", "surrogateescape")
-    return f"{MAGIC} {SCHEMA} {keys.sha256(body).hexdigest()} {keyring.sign(body)}\n".encode() + body
-
-
-def decode_entry(raw: bytes, keyring=None) -> dict:
-    """The entry in ``raw``: :class:`CacheError` if it is not intact, :class:`UntrustedEntry`
-    if ``keyring`` is given and none of its keys signed it."""
-    import json
-
-    nl = raw.find(b"\n")
-    if nl < 0:
-        raise CacheError("truncated (no header)")
-    header = raw[:nl].decode("ascii", "replace").split()
-    if len(header) < 3 or header[0] != MAGIC:
-        raise CacheError("not an sgcc cache entry")
-    body = raw[nl + 1:]
-    if keys.sha256(body).hexdigest() != header[2]:
-        raise CacheError("checksum mismatch (corrupt or truncated)")
-    if header[1] != str(SCHEMA) or len(header) != 4:
-        raise UntrustedEntry(f"schema {header[1]} (unsigned), expected {SCHEMA}")
-    if keyring is not None and not keyring.verify(header[3], body):
-        raise UntrustedEntry("not signed by a trusted key")
-    try:
-        data = json.loads(body.decode("utf-8", "surrogateescape"))
-    except ValueError as exc:
-        raise CacheError(f"bad JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("functions", {}), dict):
-        raise CacheError("malformed entry")
-    return data
-
-
 class Store:
-    """One cache directory."""
+    """One cache directory, and the remote layer behind it when there is one."""
 
     def __init__(self, root: str | os.PathLike | None = None, max_bytes: int = DEFAULT_MAX_BYTES, *,
                  signing_key: str = "", trusted_keys: str = "", remote: Layer | None = None,
@@ -146,13 +93,13 @@ class Store:
         self.root = os.fspath(root) if root is not None else default_root()
         self.max_bytes = max_bytes
         self._key_settings = (signing_key, trusted_keys)
-        self._keyring = None
+        self._keyring: Keyring | None = None
         self.untrusted = ""  # why the last entry read was ignored, if it was
         self.remote = remote
         self._record_counts = record_remote
 
     @property
-    def keyring(self):
+    def keyring(self) -> Keyring:
         """The keys that sign what sgcc stores here and vouch for what it reads (loaded, and the
         user's own key made, on first use). Raises :class:`sgcc.cache.trust.KeyFileError`."""
         if self._keyring is None:
@@ -169,7 +116,7 @@ class Store:
         return os.path.join(entry_dir(self.root, key), key + ".json")
 
     def _mark_path(self, key: str) -> str:
-        return os.path.join(entry_dir(self.root, key), "win", key)
+        return lookup.mark_path(self.root, key)
 
     def _lock_path(self, key: str) -> str:
         return os.path.join(self.root, "locks", key[:2] + ".lock")
@@ -182,37 +129,32 @@ class Store:
         lock.acquire()
         return lock
 
-    # -- reading --------------------------------------------------------------------------
+    # -- reading: the one lookup --------------------------------------------------------------
 
-    def read(self, key: str, *, touch: bool = False) -> dict | None:
-        """The entry for ``key``, or None (missing, or corrupt: then it is removed and counted)."""
-        return self.read_checked(key, touch=touch)[0]
+    def get(self, key: str, *, touch: bool = False) -> Entry | None:
+        """The entry for ``key``: the local one, else the remote's (validated, then kept
+        here), or None. Only an intact entry a trusted key signed for this very key is
+        returned: a corrupt local one is removed and counted, an untrusted one ignored and
+        counted (:attr:`untrusted` says why). The entry's ``version`` names what was read."""
+        from sgcc.cache.entry import CacheError, Entry, UntrustedEntry
 
-    def read_checked(self, key: str, *, touch: bool = False) -> tuple[dict | None, str]:
-        """:meth:`read`, and the checksum of what was read (names that version of the entry).
-        Only entries a trusted key signed are returned; others are ignored (counted)."""
+        self.untrusted = ""
         path = self.path(key)
         raw = _read_capped(path)
         if raw is None:
             return self._from_remote(key)
         try:
-            data = decode_entry(raw, self.keyring)
+            entry = Entry.decode(raw, self.keyring, key=key)
         except UntrustedEntry as exc:
             self.untrusted = f"{exc}"
             self.bump({"untrusted": 1})
-            return None, ""
+            return None
         except CacheError:
             self._discard_corrupt(key, path, raw)
-            return None, ""
-        if data.get("key") != key:
-            # A genuinely signed entry of another unit or context (an older version of this
-            # file, say), moved under this key in a shared directory: not this unit's proof.
-            self.untrusted = "the entry was made for another key"
-            self.bump({"untrusted": 1})
-            return None, ""
+            return None
         if touch:
             self.touch(key)
-        return data, raw[:raw.find(b"\n")].decode("ascii").split()[2]
+        return entry
 
     # -- the remote layer (sgcc.cache.remote) -------------------------------------------------
 
@@ -221,24 +163,26 @@ class Store:
             self.bump(layer.counts)
             layer.counts = {}
 
-    def _from_remote(self, key: str) -> tuple[dict | None, str]:
+    def _from_remote(self, key: str) -> Entry | None:
         """A local miss: the remote's entry, validated (:meth:`sgcc.cache.remote.Layer.fetch`),
         fills the local cache and is returned as a local read returns it."""
+        from sgcc.cache.entry import Entry
+
         layer = self.remote
         if layer is None:
-            return None, ""
+            return None
         try:
             keyring = self.keyring
-            got = layer.fetch(key, lambda raw: decode_entry(raw, keyring), MAX_ENTRY_BYTES)
+            got = layer.fetch(key, lambda raw: Entry.decode(raw, keyring, key=key), MAX_ENTRY_BYTES)
         finally:
             self._record_remote(layer)
         if got is None:
             if layer.refused:
                 self.untrusted = f"remote entry refused: {layer.refused}"
-            return None, ""
-        raw, data = got
-        self._fill(key, raw, bool(substitution(data)))
-        return data, raw[:raw.find(b"\n")].decode("ascii").split()[2]
+            return None
+        raw, entry = got
+        self._fill(key, raw, entry.has_winners)
+        return entry
 
     def _fill(self, key: str, raw: bytes, has_winners: bool) -> None:
         """Keep a validated remote entry locally, as it came (unless one appeared meanwhile)."""
@@ -278,6 +222,8 @@ class Store:
 
         Lets a repeated hit skip decoding the entry and splitting the assembly into units
         (json, re and the unit parser: tens of milliseconds on a large file)."""
+        from sgcc.cache import entry as entrymod
+
         entry = _read_capped(self.path(key))
         raw = _read_capped(self._joined_path(key))
         if entry is None or raw is None:
@@ -285,8 +231,8 @@ class Store:
         # The entry is checked as a full read checks it (not decoded): a corrupt or untrusted
         # entry is a miss, found by the full read that follows, memo or not.
         enl = entry.find(b"\n")
-        head = entry[:enl].decode("ascii", "replace").split() if enl > 0 else []
-        if len(head) != 4 or head[1] != str(SCHEMA) or keys.sha256(entry[enl + 1:]).hexdigest() != head[2]:
+        head = entrymod.header(entry)
+        if len(head) != 4 or head[1] != str(entrymod.SCHEMA) or keys.sha256(entry[enl + 1:]).hexdigest() != head[2]:
             return None
         # Made for this key (the top-level "key" line json.dumps(indent=1) writes; quotes inside
         # strings are escaped, so no value can fake it): else the full read refuses it.
@@ -356,24 +302,27 @@ class Store:
 
     # -- writing --------------------------------------------------------------------------
 
-    def update(self, key: str, change) -> dict:
+    def update(self, key: str, change: Callable[[Entry | None], Entry]) -> Entry:
         """Read-modify-write the entry for ``key`` under its lock: ``change(entry_or_None)``
-        returns the new entry (a dict). Written atomically; returns what was written.
-        Keeps the index of winners true (see the module docstring)."""
+        returns the new entry (the old one changed, or a new one). Written atomically, keyed
+        ``key``; returns what was written. Keeps the index of winners true (see the module
+        docstring). Only the local entry is read: a remote one is not built on."""
+        from sgcc.cache.entry import CacheError, Entry
+
         path = self.path(key)
         mark = self._mark_path(key)
         lock = self._locked(key)
         try:
+            old: Entry | None
             try:
                 with open(path, "rb") as fh:
-                    old = decode_entry(fh.read(), self.keyring)
+                    old = Entry.decode(fh.read(), self.keyring, key=key)
             except (OSError, CacheError):  # an untrusted old entry is replaced, never built on
                 old = None
             new = change(old)
-            new.setdefault("schema", SCHEMA)
-            new["key"] = key
-            data = encode_entry(new, self.keyring)
-            has_winners = bool(substitution(new))
+            new.key = key
+            data = new.encode(self.keyring)
+            has_winners = new.has_winners
             os.makedirs(os.path.dirname(mark), exist_ok=True)
             if has_winners:  # the mark first: a compile must never see winners without it
                 os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o666))
@@ -504,18 +453,3 @@ def _read_capped(path: str) -> bytes | None:
         return read_bounded(path, MAX_ENTRY_BYTES, what="cache entry")
     except SgccError:
         return None
-
-
-# -- what the drop-in substitutes ------------------------------------------------------------
-
-def substitution(entry: dict) -> dict[str, str] | None:
-    """The units to substitute from an entry: ``{function: text}`` (or ``{sgcc.asm.WHOLE_UNIT: text}``)."""
-    apply = entry.get("apply")
-    if not isinstance(apply, dict):
-        return None
-    units = apply.get("units")
-    if not isinstance(units, dict) or not units:
-        return None
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in units.items()):
-        return None
-    return units

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from sgcc.errors import SgccError
 
+if TYPE_CHECKING:
+    from sgcc.cache.store import Store
 
-def _store():
+
+def _store() -> Store:
     """The cache the effective configuration names (what compiles here would use)."""
     from sgcc import config as configmod
     from sgcc.cache import compose
@@ -137,25 +141,20 @@ def cache_group() -> None:
     """Inspect and manage the verdict cache (list, show, clear, trim, verify)."""
 
 
-def _entries(store):
-    from sgcc.cache import store as cache
-
-    for key in store.keys():
-        entry = store.read(key)
-        if entry is not None:
-            yield key, entry, cache.substitution(entry) or {}
-
-
 @cache_group.command(name="list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def cache_list(as_json: bool) -> None:
     """One line per entry: key, source, functions substituted, speedup, last update."""
     rows = []
-    for key, entry, units in _entries(_store()):
-        apply = entry.get("apply") or {}
-        rows.append({"key": key, "source": entry.get("source", "?"), "updated": entry.get("updated", "?"),
-                     "functions": sorted(entry.get("functions", {})), "applies": sorted(units),
-                     "speedup": apply.get("speedup")})
+    store = _store()
+    for key in store.keys():
+        entry = store.get(key)
+        if entry is None:
+            continue
+        applied = entry.applied
+        rows.append({"key": key, "source": entry.source or "?", "updated": entry.updated or "?",
+                     "functions": sorted(entry.functions), "applies": sorted(entry.substitution() or {}),
+                     "speedup": applied.speedup if applied is not None else None})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -165,7 +164,7 @@ def cache_list(as_json: bool) -> None:
                    f"[{', '.join(r['applies']) or 'no winner'}]")
 
 
-def _find(store, prefix: str) -> str:
+def _find(store: Store, prefix: str) -> str:
     matches = [k for k in store.keys() if k.startswith(prefix)]
     if not matches:
         raise SgccError(f"no cache entry starts with {prefix!r}", hint="`sgcc cache list` shows the keys")
@@ -180,10 +179,10 @@ def cache_show(key: str) -> None:
     """Print one entry (KEY may be a unique prefix) as JSON."""
     store = _store()
     full = _find(store, key)
-    entry = store.read(full)
+    entry = store.get(full)
     if entry is None:
         raise SgccError(f"cache entry {full} is corrupt and was removed")
-    click.echo(json.dumps(entry, indent=2, sort_keys=True))
+    click.echo(json.dumps(entry.to_dict(), indent=2, sort_keys=True))
 
 
 @cache_group.command(name="clear")

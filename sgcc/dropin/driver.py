@@ -16,6 +16,8 @@ Before any of that, sgcc decides whether the cache can hold anything to substitu
 compile (:func:`plan`): with the cache off, or no winner stored for this compile's context
 (compiler, code-shaping flags, ISA policy, CPU: one directory listing, see
 :mod:`sgcc.cache.store`), gcc runs the command as it is, in one exec, like a pass-through.
+What to substitute is the cache's answer (:class:`sgcc.cache.lookup.Lookup`: the key, the
+project overlay, the memo, the signed entry, the join); the driver asks, and assembles it.
 
 With nothing to substitute the result is byte-identical to gcc's. Diagnostics are buffered
 and printed once at the end; if any step fails, sgcc discards what it did and hands the
@@ -37,6 +39,9 @@ from sgcc.gcc import args as gccargs
 TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows this name
 if TYPE_CHECKING:
     from typing import NoReturn
+
+    from sgcc.cache.lookup import Lookup
+    from sgcc.cache.remote import Layer
 
 
 def warn(message: str) -> None:
@@ -60,15 +65,12 @@ class EligibleCompile:
     """Carries out one eligible invocation; see the module docstring for the steps."""
 
     def __init__(self, compiler: str, inv: gccargs.Invocation, tmpdir: str, settings: dict | None = None,
-                 ctx: dict | None = None, marks: frozenset[str] = frozenset(), remote=None):
+                 lookup: Lookup | None = None):
         self.compiler = compiler
         self.inv = inv
         self.tmpdir = tmpdir
         self.settings: dict = settings if settings is not None else {"cache": False}
-        self.ctx = ctx  # the cache context (see plan), computed once
-        self.marks = marks  # keys in that context with winners, listed before compiling
-        self.remote = remote  # the remote layer (sgcc.cache.remote), when remote_storage is set
-        self.counts: dict[str, int] = {}
+        self.lookup = lookup  # the cache as this compile sees it (see plan), made once
         self.env = compilermod.child_env(compiler)
         self.stdout: list[bytes] = []
         self.stderr: list[bytes] = []
@@ -84,11 +86,11 @@ class EligibleCompile:
         """``gcc <flags> -c -x assembler asm_path -o obj``, by running the ``as`` command that
         gcc would run (see :mod:`sgcc.dropin.assemble`) when it is known; else by gcc."""
         argv = None
-        if self.settings.get("cache") and self.ctx is not None:
+        if self.settings.get("cache") and self.lookup is not None:
             from sgcc.dropin import assemble
 
             try:
-                argv = assemble.template(self.compiler, self.ctx["compiler"], flags, self.env,
+                argv = assemble.template(self.compiler, self.lookup.ctx["compiler"], flags, self.env,
                                          self.settings["cache_dir"],
                                          lambda a: _spawn(a, self.env, self.tmpdir))
             except (OSError, ValueError):
@@ -134,91 +136,22 @@ class EligibleCompile:
         return 0
 
     def rewrite(self, asm: str, src: gccargs.Source) -> str | None:
-        """The assembly with cached winners substituted, or None when nothing changes.
-
-        ``SGCC_OVERLAY`` (set by ``sgcc optimize --project`` while it builds a candidate)
-        replaces a compile's whole assembly, named by the compile's cache key (its flags and
-        gcc's assembly: the PIC and the non-PIC compile of one source are two compiles).
-        Otherwise the verdict cache is asked for this translation unit (one file lookup; the
-        unit parser is imported only on a hit).
-        """
+        """The assembly to assemble instead of gcc's ``asm``, or None when nothing changes:
+        the cache's answer (:meth:`sgcc.cache.lookup.Lookup.get`). While ``sgcc optimize
+        --project`` records a build (``SGCC_RECORD``), each compile not served by its overlay
+        is written down with its key."""
+        if self.lookup is None:
+            return None
+        found = self.lookup.get(asm, src.path)
         recording = os.environ.get("SGCC_RECORD")
-        if self.ctx is None:
-            return None
-        from sgcc.cache import keys
-        from sgcc.cache import store as cache
-
-        key = keys.entry_key(self.ctx, keys.tu_digest(asm))
-        overlay = os.environ.get("SGCC_OVERLAY")
-        if overlay:
-            new = _overlay_for(overlay, key)
-            if new is not None:
-                self._count("overlay")
-                _note_used(os.environ.get("SGCC_OVERLAY_USED"), key)
-                return new
-        if recording:
-            _record(recording, key, self.ctx, asm, src, self.inv)
-        if not self.settings.get("cache"):
-            return None
-        store = cache.Store(self.settings["cache_dir"], signing_key=self.settings.get("signing_key", ""),
-                            trusted_keys=self.settings.get("trusted_keys", ""), remote=self.remote,
-                            record_remote=False)  # main() records the remote's counters with the compile's
-        self._count("tu_lookups")
-        if key not in self.marks:  # no winner (the index is exact for entries with winners)
-            self._count("tu_hits_no_winner" if store.exists(key) else "tu_misses")
-            return None
-        first = asm.partition("\n")[0] if asm.startswith('\t.file\t"') else ""
-        memo = store.read_joined(key)
-        if memo is not None:  # a repeated hit: what the last one substituted, for this version
-            joined, functions = memo
-            store.touch(key)
-            self._count("tu_hits")
-            self._count("units_substituted", len(functions))
-            log(f"cache hit {key[:16]} (memoized): substituted {', '.join(sorted(functions))} in {src.path}")
-            return f"{first}\n{joined}" if first else joined
-        entry, entry_sum = store.read_checked(key, touch=True)
-        if entry is None:
-            if store.untrusted:  # counted by the store; said once here
-                log(f"cache entry {key[:16]} ignored: {store.untrusted}")
-            else:
-                self._count("tu_misses")
-            return None
-        units = cache.substitution(entry)
-        if not units:
-            self._count("tu_hits_no_winner")  # a search found nothing faster: gcc's code it is
-            return None
-        from sgcc.asm import WHOLE_UNIT
-
-        if WHOLE_UNIT in units:
-            new = units[WHOLE_UNIT]
-        else:
-            from sgcc.asm.units import AsmFile
-
-            try:
-                new = AsmFile.parse(asm).join(units)
-            except KeyError:
-                self._count("tu_hits_unusable")
-                return None
-            if first and new.startswith(first + "\n"):
-                store.write_joined(key, entry_sum, new[len(first) + 1:], sorted(units))
-            elif not first:
-                store.write_joined(key, entry_sum, new, sorted(units))
-        self._count("tu_hits")
-        self._count("units_substituted", len(units))
-        log(f"cache hit {key[:16]}: substituted {', '.join(sorted(units))} in {src.path}")
-        return new
-
-    def _count(self, name: str, n: int = 1) -> None:
-        self.counts[name] = self.counts.get(name, 0) + n
+        if recording and found.how != "overlay":
+            _record(recording, found.key, self.lookup.ctx, asm, src, self.inv)
+        return found.text
 
 
 def _given(args: list[str], *names: str) -> bool:
     """Whether one of the options ``names`` is on the command line, separate or joined."""
     return any(a.startswith(names) for a in args)
-
-
-#: Largest ``SGCC_OVERLAY`` file read (the assembly of the units a project build replaces).
-MAX_OVERLAY = 256 << 20
 
 
 def _prefix_map() -> list[str]:
@@ -229,36 +162,6 @@ def _prefix_map() -> list[str]:
     ``-S`` step gets it; the cache key's flags are the user's."""
     mapping = os.environ.get("SGCC_PREFIX_MAP")
     return [f"-ffile-prefix-map={mapping}"] if mapping and "=" in mapping else []
-
-
-def _note_used(path: str | None, key: str) -> None:
-    """Append ``key`` to ``SGCC_OVERLAY_USED``: the project search checks that the build used
-    every compile of its overlay (a candidate it did not use would be timed as gcc's build)."""
-    if not path:
-        return
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, (key + "\n").encode())  # one short write with O_APPEND: whole lines under make -j
-        finally:
-            os.close(fd)
-    except OSError:
-        pass  # the search then finds the key missing and refuses the candidate: safe
-
-
-def _overlay_for(path: str, key: str) -> str | None:
-    """The overlay's assembly for the compile with cache key ``key``, if it names it."""
-    import json
-
-    from sgcc.fsutil import read_bounded
-
-    try:
-        # Bounded and regular only: an overlay naming /dev/zero or a FIFO is ignored, not read.
-        overlay = json.loads(read_bounded(path, MAX_OVERLAY, what="overlay").decode("utf-8", "surrogateescape"))
-    except (SgccError, ValueError):
-        return None
-    text = overlay.get(key) if isinstance(overlay, dict) else None
-    return text if isinstance(text, str) else None
 
 
 def _record(path: str, key: str, ctx: dict, asm: str, src: gccargs.Source, inv: gccargs.Invocation) -> None:
@@ -373,12 +276,12 @@ def main(argv: list[str]) -> int:
     remote = None
     try:
         remote = _remote_layer(settings)
-        ctx, marks = plan(invoked.compiler, inv, settings, remote)
+        lookup = plan(invoked.compiler, inv, settings, remote)
     except Exception as exc:  # noqa: BLE001 - sgcc's own failure must never break the build
         warn(f"internal error ({type(exc).__name__}: {exc}); compiling with plain gcc")
         _stats(settings, {"eligible": 1, "internal_errors": 1, **_remote_counts(remote)})
         exec_compiler(invoked.compiler, invoked.args)
-    if ctx is None:
+    if lookup is None:
         log(f"eligible, nothing to substitute: {invoked.mode} {invoked.compiler} {inv.mode} "
             f"{' '.join(s.path for s in inv.sources)}")
         _stats(settings, {"eligible": 1, "direct": 1, **_remote_counts(remote)})
@@ -390,7 +293,7 @@ def main(argv: list[str]) -> int:
         log("no private temporary directory; compiling with plain gcc")
         _stats(settings, {"eligible": 1, "fallbacks": 1, **_remote_counts(remote)})
         exec_compiler(invoked.compiler, invoked.args)
-    job = EligibleCompile(invoked.compiler, inv, tmpdir, settings, ctx, marks, remote)
+    job = EligibleCompile(invoked.compiler, inv, tmpdir, settings, lookup)
     try:
         status = job.run()
     except KeyboardInterrupt:  # make's ^C: stop as gcc would, leaving nothing of sgcc's behind
@@ -409,11 +312,11 @@ def main(argv: list[str]) -> int:
         _cleanup(tmpdir, keep)
         exec_compiler(invoked.compiler, invoked.args)
     _cleanup(tmpdir, keep)
-    _stats(settings, {"eligible": 1, **job.counts, **_remote_counts(remote)})
+    _stats(settings, {"eligible": 1, **lookup.counts, **_remote_counts(remote)})
     return status
 
 
-def _remote_layer(settings: dict):
+def _remote_layer(settings: dict) -> Layer | None:
     """The remote cache layer when ``remote_storage`` is set (and the cache is on), else None:
     only then is :mod:`sgcc.cache.compose` (and the remote layer) imported. The drop-in holds
     the settings, so it builds the storage and hands it to the store (ccache's layering)."""
@@ -424,38 +327,38 @@ def _remote_layer(settings: dict):
     return compose.remote_layer(settings["cache_dir"], settings["remote_storage"], settings.get("remote_timeout", 150))
 
 
-def _remote_counts(remote) -> dict:
+def _remote_counts(remote: Layer | None) -> dict:
     return remote.counts if remote is not None else {}
 
 
-def plan(compiler: str, inv: gccargs.Invocation, settings: dict,
-         remote=None) -> tuple[dict | None, frozenset[str]]:
+def plan(compiler: str, inv: gccargs.Invocation, settings: dict, remote: Layer | None = None) -> Lookup | None:
     """Whether this eligible compile has anything to substitute, decided before running gcc.
 
-    Returns ``(None, {})`` when it cannot: the cache is off (and no ``sgcc optimize --project``
-    is recording or overlaying), or the cache holds no winner in this compile's context.
-    Otherwise the context and the keys with winners in it, listed now (see
-    :mod:`sgcc.cache.store` for why a key missing from that list has nothing to substitute).
-    With a ``remote`` layer (``remote_storage``), the keys its server lists for the context
-    join them: one round trip, within ``remote_timeout``, skipped while the server is marked
-    down; a remote key's entry is fetched and validated only if the local cache misses it.
+    Returns None when it cannot: the cache is off (and no ``sgcc optimize --project`` is
+    recording or overlaying), or the cache holds no winner in this compile's context.
+    Otherwise the cache's :class:`~sgcc.cache.lookup.Lookup` for the compile, with the keys
+    that have winners in its context listed now (see :mod:`sgcc.cache.store` for why a key
+    missing from that list has nothing to substitute). With a ``remote`` layer
+    (``remote_storage``), the keys its server lists for the context join them: one round
+    trip, within ``remote_timeout``, skipped while the server is marked down; a remote key's
+    entry is fetched and validated only if the local cache misses it.
     """
-    overlay_or_record = os.environ.get("SGCC_OVERLAY") or os.environ.get("SGCC_RECORD")
+    overlay = os.environ.get("SGCC_OVERLAY") or ""
+    overlay_or_record = overlay or os.environ.get("SGCC_RECORD")
     if not settings.get("cache") and not overlay_or_record:
-        return None, frozenset()
-    from sgcc.cache import keys
-    from sgcc.cache import store as cache
+        return None
+    from sgcc.cache.lookup import Lookup
 
-    ctx = keys.context(compiler, inv.flags_without_inputs(drop_dependency_flags=True), settings.get("isa", "flags"))
-    marks = cache.winners(settings["cache_dir"], keys.context_id(ctx)) if settings.get("cache") else frozenset()
-    if remote is not None:
-        marks |= remote.winners(keys.context_id(ctx))
-    if not marks and not overlay_or_record:
-        return None, frozenset()
+    lookup = Lookup.plan(compiler, inv.flags_without_inputs(drop_dependency_flags=True), settings.get("isa", "flags"),
+                         root=settings["cache_dir"] if settings.get("cache") else None,
+                         signing_key=settings.get("signing_key", ""), trusted_keys=settings.get("trusted_keys", ""),
+                         remote=remote, overlay=overlay, overlay_used=os.environ.get("SGCC_OVERLAY_USED") or "")
+    if not lookup.marks and not overlay_or_record:
+        return None
     # Checked only now, when sgcc would take its own path (one stat, off the common path).
     if inv.mode != "link" and not all(_plain_output(inv.output_for(s)) for s in inv.sources):
-        return None, frozenset()  # -o /dev/null, /dev/stdout, a FIFO: gcc writes those its own way
-    return ctx, marks
+        return None  # -o /dev/null, /dev/stdout, a FIFO: gcc writes those its own way
+    return lookup
 
 
 def _plain_output(path: str) -> bool:

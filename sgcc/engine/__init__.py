@@ -26,10 +26,12 @@ The public API, which the command line, :mod:`sgcc.project` and the research har
   attribution uses) and :mod:`sgcc.engine.explain` (what a candidate changed in machine code).
 
 The stages a candidate goes through are named by :class:`sgcc.stages.Stage`. Modules, in
-pipeline order: ``request``, ``baseline``, ``pipeline``, ``budget``, ``search``,
-``verdicts`` (the cache as the search uses it), ``select`` (confirm, combine, ship),
-``figures``, ``report``, ``explain``, ``profile``, ``driver`` (:class:`Engine`, :func:`optimize`),
-and ``sources`` (:func:`sgcc.engine.sources.optimize_sources`: a program of several sources).
+pipeline order: ``request``, ``baseline``, ``pipeline`` (with ``proof``: held-out and
+generated tests), ``budget``, ``rank``, ``search``, ``funcproof`` (the function-level proof of
+what timing accepted), ``verdicts`` (the cache as the search uses it), ``select`` (confirm,
+combine, ship), ``figures``, ``report``, ``explain``, ``profile``, ``driver`` (:class:`Engine`,
+:func:`optimize`), and ``sources`` (:func:`sgcc.engine.sources.optimize_sources`: a program of
+several sources).
 The engine never imports :mod:`sgcc.lab`.
 """
 

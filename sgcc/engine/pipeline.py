@@ -1,6 +1,9 @@
 """One candidate through the stages: ``check`` (text screen), ``assemble``, ``check``
-(object checks, instruction set, registers callers rely on), ``link``, ``test`` (the
-sandbox) and ``time`` (paired, interleaved rounds against the baseline).
+(object checks, instruction set), ``control`` (the control-flow proof, with the
+information-flow rule for untrusted units), ``check`` (registers callers rely on), ``link``,
+``test`` (the sandbox), ``time`` (paired, interleaved rounds against the baseline), then
+:meth:`Pipeline.prove`, the function-level proof of what timing accepted
+(:mod:`sgcc.engine.funcproof`).
 
 Building and testing are safe to run in parallel; timing takes the machine-wide lock
 (:mod:`sgcc.verify.timing.rounds`), so one measurement runs at a time.

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 class Linker(Protocol):
     """How a candidate's assembly becomes the program to test, where the engine's own link
-    would not do (a whole project: :mod:`sgcc.project.optimize` relinks its binaries):
+    would not do (a whole project: :mod:`sgcc.project.search` relinks its binaries):
     ``link(asm_text, obj, where, replacements) -> (binary or None, why not)``. ``obj`` is
     the candidate's object, ``where`` a directory of its own, ``replacements`` the units it
     replaces (``{function: text}``)."""
@@ -96,7 +96,7 @@ class Program:
     target: Target  # the instruction set candidates may use
     asm_flags: list[str] = field(default_factory=list)  # flags that assemble any variant of it
     weights: dict[str, float] | None = None  # function -> share of the tests' instructions
-    # Whole projects (sgcc.project.optimize): how a candidate's assembly becomes the program to test,
+    # Whole projects (sgcc.project.search): how a candidate's assembly becomes the program to test,
     # ``link(asm_text, obj, where, replacements) -> (binary or None, error)``, and the cache key the
     # project's own compile of this unit has (recorded by the drop-in).
     link: Linker | None = None

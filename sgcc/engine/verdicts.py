@@ -53,34 +53,29 @@ class Verdicts:
             return []
         store = self.req.cache_store()
         report.cache = {"key": self.entry_key, "search": self.search_key, "dir": store.root}
-        entry = store.read(self.entry_key, touch=True)
+        entry = store.get(self.entry_key, touch=True)
         if entry is None:
             report.cache["found"] = False
             return []
         report.cache["found"] = True
         seeded: list[Candidate] = []
         texts: set[tuple[str, str]] = set()
-        for fn, record in entry.get("functions", {}).items():
-            verdicts = record.get("verdicts", {}) if isinstance(record, dict) else {}
+        for fn, verdicts in entry.functions.items():
             for skey, verdict in verdicts.items():
-                if not isinstance(verdict, dict):
-                    continue
-                winner = verdict.get("winner")
-                if skey == self.search_key and not self.req.refresh and verdict.get("complete"):
+                winner = verdict.winner
+                if skey == self.search_key and not self.req.refresh and verdict.complete:
                     if winner:
                         self.settled.add(fn)  # its cached winner is re-validated, nothing else searched
                     else:
                         report.skipped_functions.setdefault(
-                            fn, f"cached verdict from {verdict.get('date', '?')}: no candidate proven faster "
+                            fn, f"cached verdict from {verdict.date or '?'}: no candidate proven faster "
                                 "(--refresh searches again)")
-                if isinstance(winner, str) and (fn, winner) not in texts:
+                if winner is not None and (fn, winner) not in texts:
                     texts.add((fn, winner))
-                    also: dict = verdict["also"] if isinstance(verdict.get("also"), dict) else {}
-                    seeded.append(Candidate(fn, "cache", winner, also={k: v for k, v in also.items()
-                                                                       if isinstance(k, str) and isinstance(v, str)},
-                                            origin=f"cache {self.entry_key[:12]} ({verdict.get('generator', '?')})",
-                                            meta={"cached_speedup": verdict.get("speedup"),
-                                                  "cached_from": verdict.get("generator", "?")}))
+                    seeded.append(Candidate(fn, "cache", winner, also=dict(verdict.also),
+                                            origin=f"cache {self.entry_key[:12]} ({verdict.generator or '?'})",
+                                            meta={"cached_speedup": verdict.speedup,
+                                                  "cached_from": verdict.generator or "?"}))
         return seeded
 
     def store(self, report: Report, shipped: list, confirmed: dict[str, Candidate],
@@ -88,6 +83,8 @@ class Verdicts:
         """Record this search's verdicts and what to substitute (the validated combination).
         ``searched`` says per function whether its search was complete (a function cut short
         by the budget or a failing generator gets no "nothing faster" verdict)."""
+        from sgcc.cache.entry import Applied, Entry, Verdict
+
         if not self.req.cache_dir or self.entry_key is None:
             return
         store = self.req.cache_store()
@@ -95,36 +92,35 @@ class Verdicts:
         shipped_fns = {r.function for r in shipped}
         by_fn = {r.function: r for r in shipped}
 
-        def change(old):
-            entry = old or {"functions": {}}
-            entry["source"] = str(self.req.source)
-            entry["updated"] = now
-            functions = entry.setdefault("functions", {})
+        def change(old: Entry | None) -> Entry:
+            entry = old or Entry()
+            entry.source = str(self.req.source)
+            entry.updated = now
             for fn in sorted(set(searched) | shipped_fns):
                 complete = searched.get(fn, True)
                 if fn in shipped_fns:
                     res = by_fn[fn]
                     cached = res.generator == "cache"
                     generator = res.meta.get("cached_from", res.generator) if cached else res.generator
-                    verdict = {"winner": confirmed[fn].text, "also": dict(confirmed[fn].also or {}),
-                               "generator": generator, "speedup": res.speedup,
-                               "low": res.ci_low, "high": res.ci_high, "complete": complete}
+                    verdict = Verdict(confirmed[fn].text, also=dict(confirmed[fn].also or {}), generator=generator,
+                                      speedup=res.speedup, low=res.ci_low, high=res.ci_high)
                 else:
-                    verdict = {"winner": None, "complete": complete}
-                verdict.update({"date": now, "min_gain": self.req.min_gain, "generators": self.req.generator_config})
-                functions.setdefault(fn, {}).setdefault("verdicts", {})[self.search_key] = verdict
+                    verdict = Verdict(None)
+                verdict.complete, verdict.date = complete, now
+                verdict.min_gain, verdict.generators = self.req.min_gain, self.req.generator_config
+                entry.record(fn, self.search_key, verdict)
             if shipped:
                 # A winner may replace its callers too (Candidate.also): apply all of it.
                 units = {k: v for fn in shipped_fns for k, v in confirmed[fn].replacements().items()}
-                entry["apply"] = {"units": units, "search": self.search_key,
-                                  "date": now, **{k: report.final.get(k) for k in ("speedup", "low", "high")},
-                                  # What `sgcc cache verify` needs to re-prove exactly what builds
-                                  # substitute: gcc's assembly (its digest is in the key) and the
-                                  # context the key was made in.
-                                  "baseline": self.program.asm_text, "context": self.context,
-                                  "asm_flags": list(self.program.asm_flags)}
+                final = report.final or {}
+                # What `sgcc cache verify` needs to re-prove exactly what builds substitute:
+                # gcc's assembly (its digest is in the key) and the context the key was made in.
+                entry.applied = Applied(units, search=self.search_key, date=now, speedup=final.get("speedup"),
+                                        low=final.get("low"), high=final.get("high"),
+                                        baseline=self.program.asm_text, context=self.context,
+                                        asm_flags=list(self.program.asm_flags))
             else:
-                entry.pop("apply", None)  # the latest search decides: nothing proven, nothing applied
+                entry.applied = None  # the latest search decides: nothing proven, nothing applied
             return entry
 
         store.update(self.entry_key, change)

@@ -13,6 +13,10 @@ its time to the next ones, and the hottest are searched first.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sgcc.project.plan import Target
 
 #: Default budget: a base and a per-source part, and the most it may be (seconds).
 BASE, PER_SOURCE, MOST = 300.0, 120.0, 1800.0
@@ -29,7 +33,8 @@ class ProjectBudget:
         self.started = time.monotonic()
 
     @classmethod
-    def choose(cls, given: float | None, plan: list, build_seconds: float, test_seconds: float) -> ProjectBudget:
+    def choose(cls, given: float | None, plan: list[Target], build_seconds: float,
+               test_seconds: float) -> ProjectBudget:
         """The budget ``given`` (``--budget``), or the default for this plan."""
         if given:
             total, rule = float(given), "--budget"
@@ -39,7 +44,7 @@ class ProjectBudget:
         # Kept back: the final rebuild and its tests, the PGO-everywhere reference's build
         # (gcc alone, about half a recording build) and the timing of both.
         reserve = 2.5 * build_seconds + 2 * test_seconds + 90.0
-        return cls(total, rule, reserve, sum(p[1] for p in plan))
+        return cls(total, rule, reserve, sum(t.weight for t in plan))
 
     def start(self, started: float) -> None:
         """Count from ``started`` (a ``time.monotonic()`` value: the run's beginning)."""

@@ -22,8 +22,12 @@ import shlex
 import shutil
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc.project import workload
+
+if TYPE_CHECKING:
+    from sgcc.project.state import ProjectRun
 
 #: Flags of the instrumented build (both compiles and links: the link pulls in libgcov).
 GENERATE = ["-fprofile-update=prefer-atomic"]
@@ -185,3 +189,27 @@ def gcc_assembly(argv: list[str], cwd: Path, out: Path) -> tuple[str | None, str
         lines = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error" in ln.lower()]
         return None, "gcc failed: " + ("; ".join(lines[:2])[:300] or f"exit {r.returncode}")
     return out.read_text(encoding="utf-8", errors="surrogateescape"), ""
+
+
+def profile_project(run: ProjectRun, for_reference: bool = False) -> None:
+    """``run.profile``: the whole project's profile for the pgo generator and the
+    PGO-everywhere reference (:func:`train`), reported in ``run.report``."""
+    report = run.report
+    run.note("profile-guided: building the whole project instrumented and running the workload once"
+             + (" (for the PGO-everywhere reference)" if for_reference else ""))
+    run.tick(True)
+    try:
+        inputs = run.base / ".sgcc-inputs"  # stdin tests as a workload
+        profile = train(run.builder, run.spec, run.tmpl.compiler, run.root, run.compiles, run.sandbox, run.commands,
+                        run.workdir, run.spec.test_timeout * 5, inputs=inputs if inputs.is_dir() else None)
+    finally:
+        run.tick(False)
+    run.profile = profile
+    report.pgo = {"seconds": round(profile.seconds, 1), "profiles": len(profile.gcda), "error": profile.error}
+    report.phases["pgo_profile"] = round(profile.seconds, 1)
+    if profile.error:
+        report.notes.append(f"no whole-project profile: {profile.error}")
+    elif profile.build_error:
+        report.notes.append(f"whole-project profile: {profile.build_error}; the workload ran on what "
+                            "was built before the failure")
+        report.pgo["build_error"] = profile.build_error

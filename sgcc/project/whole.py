@@ -21,8 +21,8 @@ tests. The field then races on the workload against gcc's build
 search's baseline when it is significantly faster than gcc's build. The best flag set, and
 PGO everywhere, are also the references printed beside sgcc's result.
 
-This module holds the field and the compiles; :class:`sgcc.project.optimize.Project` builds,
-tests and races them.
+This module holds the field and the compiles; :mod:`sgcc.project.adopt` builds, tests and
+races them.
 """
 
 from __future__ import annotations

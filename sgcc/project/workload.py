@@ -71,3 +71,10 @@ def run_tests(sandbox, tree: Path, command: str, timeout: float) -> tuple[bool, 
         return True, ""
     tail = (r.stdout + r.stderr).decode(errors="replace").strip().splitlines()[-6:]
     return False, f"the test command {command!r} failed: {r.describe()}" + ("\n" + "\n".join(tail) if tail else "")
+
+
+def expose(binary: Path) -> list[Path]:
+    """What the sandbox shows a run of ``binary``: the tree a launcher works in (and only that
+    one); nothing for a plain binary."""
+    tree = tree_of(binary)
+    return [tree] if tree is not None and tree.is_dir() else []

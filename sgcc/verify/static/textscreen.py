@@ -36,9 +36,9 @@ class _Refusal(Exception):
 # Text screening
 
 
-_IDENT = r"[A-Za-z_.$][\w.$]*"
-_LABEL = re.compile(rf"({_IDENT}|\d+)[ \t]*:(?!:)")
-_ASSIGN = re.compile(rf"({_IDENT})[ \t]*=(?!=)[ \t]*(.*)$")
+# Symbols, labels and assignments are read by the one lexer (gas's reading): a name the
+# screen read otherwise than gas could be defined without the screen seeing it.
+_IDENT = lex.SYMBOL
 _DIRECTIVE = re.compile(r"\.([A-Za-z_][\w.]*)")
 _SYMBOL = re.compile(rf"^{_IDENT}$")
 _INT = re.compile(r"^(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)$")
@@ -179,22 +179,19 @@ class _TextScreen:
     # -- statements -----------------------------------------------------------------------
 
     def statement(self, stmt: str, lineno: int) -> None:
-        s = stmt.strip()
-        while s:
-            m = _LABEL.match(s)
-            if not m:
-                break
-            if not m.group(1).isdigit():
-                self.define(m.group(1), lineno)
-            s = s[m.end():].strip()
+        labels, s = lex.split_labels(stmt.strip())
+        for label in labels:
+            if not (label.isascii() and label.isdigit()):  # 1: is a local label, not a name
+                self.define(label, lineno)
+        s = s.strip()
         if not s:
             return
         bare = lex.blank_strings(s)  # the statement with string contents blanked out
         if _BIGNUM.search(bare):
             raise _Refusal(f"line {lineno}: number literal too long")
-        m = _ASSIGN.match(s)
+        m = lex.ASSIGN_RE.match(s)
         if m:
-            self.assignment(m.group(1), m.group(2), lineno)
+            self.assignment(m.group(1), s[m.end():], lineno)
             return
         if "=" in bare:
             raise _Refusal(f"line {lineno}: '=' is only accepted in a simple symbol assignment")

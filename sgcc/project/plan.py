@@ -1,0 +1,142 @@
+"""What to search: the workload (and the test command) profiled, each function charged to a
+compile, and the sources holding the hottest functions chosen.
+
+The workload (the ``bench`` commands, or the binary on its stdin tests) runs under callgrind
+in a copy of gcc's built tree, every child process followed; each executed function is
+charged to the *compile* whose object file is linked into the program or library that ran
+it (:mod:`sgcc.project.attribute`). With a test command, the test command is profiled too: a
+function is searched only when both ran it. The hottest functions covering ``coverage``
+(90%) of the project's executed instructions are searched, grouped by source, hottest source
+first (:func:`choose`). Each profile may take :func:`profile_cap`; what ran by then is used.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sgcc.errors import SgccError
+from sgcc.project import attribute, workload
+
+if TYPE_CHECKING:
+    from sgcc.project.attribute import Attribution
+    from sgcc.project.record import Compile
+    from sgcc.project.state import ProjectRun
+
+
+@dataclass
+class Target:
+    """One source to search: its ``weight`` (share of the project's instructions) and its
+    functions' ``weights``; its compiles (``group``: one per mode, static and PIC say), the one
+    the workload ran (``searched``), and the programs or libraries that ran it (``binaries``)."""
+
+    source: str
+    weight: float
+    weights: dict[str, float]
+    group: list[Compile]
+    searched: Compile
+    binaries: set[str] = field(default_factory=set)
+
+
+def profile_cap(budget_seconds: float | None) -> float:
+    """Most seconds one callgrind profile may take: a fifth of the budget (of the default
+    for two sources when none is given), at least a minute; what ran by then is used."""
+    from sgcc.project.budget import BASE, PER_SOURCE
+
+    return max(60.0, 0.2 * (budget_seconds or BASE + 2 * PER_SOURCE))
+
+
+def profile(run: ProjectRun) -> tuple[Attribution, Attribution | None]:
+    """The workload's attribution, and the test command's (None without a test command)."""
+    spec, report = run.spec, run.report
+    cap = profile_cap(run.tmpl.budget_seconds)
+    run.note(f"profiling the workload under callgrind (at most {cap:.0f} s): {'; '.join(run.commands)}")
+    run.tick(True)
+    try:
+        t0 = time.monotonic()
+        costs = attribute.profile(run.sandbox, run.base_launcher, run.base, run.workdir / "prof-bench", timeout=cap,
+                                  partial=True)
+        report.phases["profile_workload"] = round(time.monotonic() - t0, 1)
+        if costs is None:
+            raise SgccError("the workload could not be profiled (valgrind missing, or the workload failed "
+                            "under it)", hint="sgcc searches only code the workload runs; install valgrind")
+        if attribute.was_partial(costs):
+            report.notes.append(f"the workload's profile was cut at {cap:.0f} s: its hottest functions are "
+                                "those of the part that ran by then")
+        found = attribute.attribute(costs, run.base, run.compiles, run.root)
+        ran_tests = _profile_tests(run, cap) if spec.command_mode else None
+    finally:
+        run.tick(False)
+    ph = report.phases
+    took = ph.get("profile_workload", 0) + ph.get("profile_tests", 0)
+    run.say(f"profiled in {took:.0f} s (workload {ph.get('profile_workload', 0):.0f} s"
+            + (f", tests {ph['profile_tests']:.0f} s" if "profile_tests" in ph else "") + ")")
+    return found, ran_tests
+
+
+def _profile_tests(run: ProjectRun, cap: float) -> Attribution:
+    """The test command under callgrind: which functions the tests run."""
+    spec, report = run.spec, run.report
+    # Callgrind runs a program some 20-50x slower: say what to expect, and cap it.
+    run.note(f"profiling the test command under callgrind (natively {run.test_seconds:.0f} s; "
+             f"at most {cap:.0f} s): {spec.test}")
+    test_tree = workload.copy_tree(run.built_tree, run.workdir / "base-test")
+    t0 = time.monotonic()
+    tcosts = attribute.profile(run.sandbox, workload.launcher(test_tree, "test", [spec.test]), test_tree,
+                               run.workdir / "prof-test", timeout=cap, partial=True)
+    report.phases["profile_tests"] = round(time.monotonic() - t0, 1)
+    if tcosts is None:
+        raise SgccError("the test command could not be profiled (it failed under valgrind)",
+                        hint="sgcc searches only code the tests run; a smaller test command "
+                             "(a subset of the suite) may do")
+    if attribute.was_partial(tcosts):
+        # Sound: every function in the cut profile did run under the tests.
+        report.notes.append(f"the test command's profile was cut at {cap:.0f} s: only functions "
+                            "its tests had run by then are searched")
+    return attribute.attribute(tcosts, test_tree, run.compiles, run.root)
+
+
+def choose(run: ProjectRun, found: Attribution, ran_tests: Attribution | None) -> list[Target]:
+    """The sources to search, hottest first, covering ``coverage`` of the workload."""
+    report = run.report
+    total = max(1, found.project)
+    report.project_share = found.project / max(1, found.total)
+    items = []
+    untested: list[tuple[int, str]] = []
+    for source, fns in found.by_source.items():
+        for fn, ir in fns.items():
+            if ran_tests is not None and not ran_tests.executed(source, fn):
+                untested.append((ir, f"{Path(source).name}:{fn}"))
+                continue
+            items.append((ir, source, fn))
+    items.sort(reverse=True)
+    if untested:
+        untested.sort(reverse=True)
+        share = sum(ir for ir, _ in untested) / total
+        report.notes.append(f"{len(untested)} function(s) the workload runs and the tests do not are not searched "
+                            f"({share:.1%} of the workload): " + ", ".join(n for _, n in untested[:5]))
+    chosen: dict[str, dict[str, float]] = {}
+    covered = 0
+    for ir, source, fn in items:
+        if covered >= run.spec.coverage * total:
+            break
+        chosen.setdefault(source, {})[fn] = ir / total
+        covered += ir
+    report.coverage = covered / total
+    if found.ambiguous:
+        report.notes.append(f"{len(found.ambiguous)} function(s) could have come from more than one source "
+                            "and were not searched: " + ", ".join(sorted(found.ambiguous)[:5]))
+    targets = []
+    for source, weights in chosen.items():
+        group = [c for c in run.compiles if str(c.source) == source]
+        seen = found.seen_in.get(source, {})
+        searched = max((c for c in group if c.key in seen), key=lambda c: len(seen[c.key]))
+        binaries: set[str] = set().union(*seen.values())
+        targets.append(Target(source, sum(weights.values()), weights, group, searched, binaries))
+    targets.sort(key=lambda t: -t.weight)
+    if not targets:
+        report.notes.append("no executed code could be charged to the project's compiles: the workload "
+                            "runs none of them, or its programs are stripped (build with symbols)")
+    return targets

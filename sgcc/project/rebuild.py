@@ -1,0 +1,59 @@
+"""The real tree rebuilt from the cache, tested, and its workload timed against gcc's build.
+
+The project's own tree is cleaned and rebuilt with ``CC=sgcc``, which substitutes the winners
+from the cache (``make CC=sgcc`` later rebuilds the same bytes). When anything shipped, the
+result is tested (the test command, or the stdin tests against gcc's outputs) and its workload
+timed against gcc's build (interleaved, CPU of the whole process tree). If it failed a test,
+the winners are withdrawn (:func:`sgcc.project.store.withdraw`) and the tree rebuilt plainly.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sgcc.project import store, workload
+
+if TYPE_CHECKING:
+    from sgcc.project.state import ProjectRun
+
+
+def rebuild_and_check(run: ProjectRun) -> dict | None:
+    """The rebuilt project's timing against gcc's build (``report.final``), or None when
+    nothing shipped or it failed its tests (then withdrawn and rebuilt with gcc's code)."""
+    from sgcc.engine import estimate_dict
+    from sgcc.verify.timing import rounds as timing
+
+    spec, report, sb, builder = run.spec, run.report, run.sandbox, run.builder
+    shipped = [u for u in report.units if u["honest"].get("functions")] or bool(run.adopted and run.adopted.texts)
+    run.note("rebuilding the project with the cache")
+    builder.run(spec.clean, run.root, builder.env(), "clean")
+    builder.run(spec.build, run.root, builder.env(SGCC_CACHE="1"), "build")
+    final = workload.copy_tree(run.root, run.workdir / "final", writable=False)
+    if not shipped:
+        return None
+    if spec.command_mode:
+        run.note(f"running the project's tests on the rebuilt tree: {spec.test}")
+        tests_passed, why = workload.run_tests(sb, workload.copy_tree(run.root, run.workdir / "final-test"),
+                                               spec.test, spec.test_timeout)
+    case, base_run, run_of = run.workload_runs()
+    runs = (base_run, run_of(final))
+    if not spec.command_mode:
+        outcome = sb.check(final / spec.binary, case)
+        tests_passed, why = outcome.first_failure is None, str(outcome.first_failure)
+    if not tests_passed:
+        # Cannot happen when every candidate build passed them, but never leave a wrong tree.
+        store.withdraw(run)
+        builder.run(spec.clean, run.root, builder.env(), "clean")
+        builder.run(spec.build, run.root, builder.env(SGCC_CACHE="0"), "build")
+        report.notes.append(f"the rebuilt project failed its tests ({why}); its winners were withdrawn and "
+                            "the project rebuilt with gcc's code")
+        return None
+    run.note("timing the rebuilt project's workload against gcc's build (interleaved)")
+    tmpl = run.tmpl
+    est = timing.measure(*runs, rounds=tmpl.timing_rounds, min_sample_seconds=tmpl.min_sample,
+                         seed=tmpl.seed, worlds=len(sb.worlds))
+    result = {**estimate_dict(est), "tests_passed": True, "significant": timing.decide(est, tmpl.min_gain)}
+    if not result["significant"]:
+        report.notes.append("the rebuilt project's workload is not significantly faster as a whole "
+                            "(each function's gain was proven on its own)")
+    return result

@@ -1,0 +1,83 @@
+"""What the user could have had instead, printed beside sgcc's result in every report.
+
+Timed on the same workload, interleaved with gcc's build: the whole project built with gcc's
+own profile-guided optimization from the same workload (PGO everywhere, :mod:`sgcc.project.pgo`;
+the adopted whole-project candidate's tree and timing when that was it), sgcc's result against
+it, and the best whole-project flag set the whole-project candidates timed. Also when nothing
+shipped; a reference never fails the run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sgcc.project import pgo, workload
+
+if TYPE_CHECKING:
+    from sgcc.project.report import ProjectReport
+    from sgcc.project.state import ProjectRun
+
+
+def references(run: ProjectRun) -> None:
+    """``run.report.references``: gcc's build, the best flag set, PGO everywhere, and sgcc's
+    result against PGO everywhere."""
+    from sgcc.engine import estimate_dict
+    from sgcc.verify.timing import rounds as timing
+
+    report, tmpl = run.report, run.tmpl
+    refs: dict = {"build": {"speedup": 1.0, "low": 1.0, "high": 1.0, "what": "gcc's build (the one replaced)"}}
+    report.references = refs
+    refs["flag_set"] = flag_set_reference(report, run.generator_names())
+    if run.profile is None:
+        pgo.profile_project(run, for_reference=True)
+    run.note("building the PGO-everywhere reference (the whole project with -fprofile-use)")
+    run.tick(True)
+    try:
+        if run.pgo_tree is not None:  # built as a whole-project candidate
+            tree, why = run.pgo_tree, ""
+        else:
+            assert run.profile is not None
+            tree, why = pgo.pgo_everywhere(run.builder, run.spec, tmpl.compiler, run.profile, run.workdir)
+    finally:
+        run.tick(False)
+    if tree is None:
+        refs["pgo_everywhere"] = {"error": why}
+        return
+    ref_tree = workload.copy_tree(tree, run.workdir / "pgo-reference", writable=False)
+    _, base_run, run_of = run.workload_runs()
+    pgo_run = run_of(ref_tree)
+    final_run = run_of(run.workdir / "final") if report.final else None
+    try:
+        if run.pgo_confirmed is not None:
+            # Timed already, interleaved with gcc's build, as the confirmed whole-project candidate.
+            refs["pgo_everywhere"] = {**run.pgo_confirmed, "what": "the whole project with -fprofile-use from "
+                                                                   "the same workload (timed as a candidate)"}
+        else:
+            run.note("timing the PGO-everywhere reference against gcc's build (interleaved)")
+            est = timing.measure(base_run, pgo_run, rounds=tmpl.timing_rounds, min_sample_seconds=tmpl.min_sample,
+                                 seed=tmpl.seed)
+            refs["pgo_everywhere"] = {**estimate_dict(est), "what": "the whole project with -fprofile-use "
+                                                                    "from the same workload"}
+        if final_run is not None:
+            run.note("timing sgcc's result against the PGO-everywhere reference (interleaved)")
+            est = timing.measure(pgo_run, final_run, rounds=tmpl.timing_rounds, min_sample_seconds=tmpl.min_sample,
+                                 seed=tmpl.seed)
+            refs["sgcc_vs_pgo_everywhere"] = estimate_dict(est)
+    except timing.TimingRunFailed as exc:
+        refs["pgo_everywhere"] = {"error": f"the PGO build's workload did not behave as gcc's: {exc}"}
+
+
+def flag_set_reference(report: ProjectReport, generators: set[str]) -> dict:
+    """The best whole-project flag set the whole-project candidates timed (confirmed, or
+    its race estimate: the best of a race errs high, so it flatters the reference, not
+    sgcc), or why there is none."""
+    field = (report.whole_project or {}).get("field") or []
+    flag_sets = [e for e in field if not e.get("profile")]
+    if not flag_sets:
+        return {"error": "not tried (the flags generator is off)" if "flags" not in generators else "not tried"}
+    timed = [(e.get("timing") or e.get("race"), e) for e in flag_sets if e.get("timing") or e.get("race")]
+    if not timed:
+        return {"error": "; ".join(f"{e['name']}: {e.get('why', 'not timed')}" for e in flag_sets)}
+    est, e = max(timed, key=lambda te: te[0]["speedup"])
+    how = "confirmed" if e.get("timing") else f"race estimate, {est.get('rounds', '?')} rounds"
+    return {**est, "what": f"{e['name']} ({how})", "flags": e["flags"]}
