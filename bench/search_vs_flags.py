@@ -24,10 +24,11 @@ Every phase keeps its results in ``--work`` (default ``bench-out/search_vs_flags
 that was cut short continues where it stopped; ``--phases`` picks phases
 (prepare,flags,before,search,time,report).
 
-PolyBench: each kernel is preprocessed with ``utilities/polybench.c`` into one C file
-(``-D<DATASET>_DATASET -DPOLYBENCH_DUMP_ARRAYS -DNDEBUG``, the arrays dumped to stdout
-instead of stderr), its one test is an empty stdin, its expected output what ``-O3`` prints.
-``-DNDEBUG`` drops the one ``assert`` of the harness (in ``polybench_flush_cache``, which these
+PolyBench: each kernel and ``utilities/polybench.c`` with their own headers make one C file
+(``#define <DATASET>_DATASET``, ``POLYBENCH_DUMP_ARRAYS`` and ``NDEBUG`` at its top, the
+arrays dumped to stdout instead of stderr; the system headers stay ``#include`` lines, so
+clang compiles the file too), its one test is an empty stdin, its expected output what ``-O3``
+prints. ``NDEBUG`` drops the one ``assert`` of the harness (in ``polybench_flush_cache``, which these
 runs never call): with it, gcc splits that function into a ``.part.0`` ending in
 ``__assert_fail``, and sgcc's control-flow check refuses every candidate of the file
 ("falls off its end after calling ... which returns"), a false refusal to fix there.
@@ -83,20 +84,32 @@ RESAMPLES = 4000
 
 
 def polybench_program(root: Path, kernel: str, dataset: str, work: Path) -> dict:
-    """One kernel as a single preprocessed C file and an empty-stdin test."""
+    """One kernel as a single C file and an empty-stdin test: ``utilities/polybench.c``, the
+    kernel and their own headers included textually (the system headers stay ``#include``
+    lines, so that any C compiler, clang included, can compile the file as it is)."""
     matches = [p for p in root.rglob(f"{kernel}.c") if p.parent.name == kernel]
     if not matches:
         raise SystemExit(f"no PolyBench kernel {kernel} under {root}")
     src = matches[0]
     d = work / "programs" / kernel
     (d / "tests").mkdir(parents=True, exist_ok=True)
-    wrapper = d / "wrapper.c"
-    wrapper.write_text(f'#include "{root / "utilities" / "polybench.c"}"\n#include "{src}"\n')
-    r = subprocess.run(["gcc", "-E", "-P", f"-I{root / 'utilities'}", f"-I{src.parent}", f"-D{dataset}_DATASET",
-                        "-DPOLYBENCH_DUMP_ARRAYS", "-DNDEBUG", str(wrapper)], capture_output=True, text=True,
-                       check=True)
+    dirs = [src.parent, root / "utilities"]
+
+    def inline(path: Path, depth: int = 0) -> str:
+        # Every inclusion is expanded where it stands (the headers' own guards apply, and
+        # polybench.c includes polybench.h in both branches of an #if).
+        out = []
+        for line in path.read_text().splitlines(keepends=True):
+            m = re.match(r'\s*#\s*include\s*[<"]([^>"]+)[>"]', line)
+            found = next((dd / m.group(1) for dd in dirs if m and (dd / m.group(1)).is_file()), None)
+            out.append(line if found is None or depth > 8 else inline(found, depth + 1))
+        return "".join(out)
+
+    head = "".join(f"#define {m} 1\n" for m in (f"{dataset}_DATASET", "POLYBENCH_DUMP_ARRAYS", "NDEBUG"))
+    text = head + inline(root / "utilities" / "polybench.c") + inline(src)
     # The dump goes to stdout, where sgcc's tests look (errors, which never happen, go there too).
-    text = re.sub(r"\bfprintf\s*\(\s*stderr\b", "fprintf(stdout", r.stdout)
+    text = text.replace("#define POLYBENCH_DUMP_TARGET stderr", "#define POLYBENCH_DUMP_TARGET stdout")
+    text = re.sub(r"\bfprintf\s*\(\s*stderr\b", "fprintf(stdout", text)
     out = d / f"{kernel}.c"
     out.write_text(text)
     (d / "tests" / "run.in").write_bytes(b"")

@@ -90,6 +90,12 @@ class Engine:
 
         isolation = isolation_report()
         report.isolation = {"level": isolation.describe(), **isolation.to_dict()}
+        left_out = [g for g in req.generators if not g.trusted and g.optional]
+        if left_out and not isolation.complete and not req.accept_isolation_risk:
+            # 'auto' chose them: the run goes on with gcc's own generators, and says why.
+            req.generators = [g for g in req.generators if g not in left_out]
+            report.notes.append(f"{', '.join(g.name for g in left_out)}: left out: test runs here lack "
+                                f"{', '.join(isolation.missing)} (--accept-isolation-risk runs them)")
         untrusted = sorted({g.name for g in req.generators if not g.trusted})
         if untrusted:
             require_isolation(f"{', '.join(untrusted)} candidates", accept_risk=req.accept_isolation_risk,

@@ -160,6 +160,41 @@ def _clean(v) -> bool:
     return v is None or v[0] == "imm"
 
 
+#: The high bytes of the first four registers (bits 8-15): never part of a "low" value.
+_HIGH_BYTES = frozenset({"ah", "bh", "ch", "dh"})
+
+
+def _low_bits(name: str) -> int:
+    """How many low bits of its 64-bit register a register name spells: 8 (``cl``, ``sil``,
+    ``r8b``), 16 (``cx``, ``r8w``), 32 (``ecx``, ``r8d``) or 64; 0 for a high byte (``ch``)."""
+    if name in _HIGH_BYTES:
+        return 0
+    if name.startswith("r") and name[1:].isdigit():
+        return 64
+    if name.startswith("r") and name[-1] in "bwd" and name[1:-1].isdigit():
+        return {"b": 8, "w": 16, "d": 32}[name[-1]]
+    if name.startswith("r"):
+        return 64
+    if name.startswith("e"):
+        return 32
+    return 8 if name.endswith(("l", "b")) else 16
+
+
+def _clean_as(v, bits: int) -> bool:
+    """Whether the low ``bits`` bits of a register holding ``v`` are clean: clean data, or a
+    register whose low 8 or 16 bits the function wrote itself over something else (``setl
+    %cl`` keeps the caller's upper 56 bits of %rcx, or a stack address's; ``movzbl %cl`` and
+    ``or %al, %cl`` read only its own bits): ``("low", upper, bits)``, where ``upper`` is
+    what the register held before, which the rest of it still holds."""
+    return _clean(v) or (v[0] == "low" and 0 < bits <= v[2])
+
+
+def _whole(v):
+    """What a register holding ``v`` is when read whole: a "low" value is what its upper bits
+    still hold (the caller's register, a stack address...)."""
+    return v[1] if v is not None and v[0] == "low" else v
+
+
 def _stack(v) -> bool:
     return v is not None and (v[0] == "entry" or v[0].startswith("aligned@") or v[0] == "dirty")
 
@@ -226,6 +261,15 @@ class Flow:
                         exempt.add(R.gpr[reg])
                 self._memory(frame, insn, op, refuse)
         read = {R.gpr[r] for r in reads if r in R.gpr} | _kept(insn, R)
+        # Registers read only in their low bits, as wide as each read goes (a full read, or
+        # a high byte, counts as 64: beyond any "low" value's clean part).
+        narrow: dict[int, int] = {}
+        for r in reads:
+            if r in R.gpr:
+                bits = 64 if r in R.full else (_low_bits(insn.reg_name(r)) or 64)
+                narrow[R.gpr[r]] = max(narrow.get(R.gpr[r], 0), bits)
+        for g in _kept(insn, R):
+            narrow[g] = 64
         written = {R.gpr[r] for r in writes if r in R.gpr}
         if m in _PUSH or m in _POP or m.startswith(("call", "ret", "leave")):
             exempt.add(RSP)
@@ -277,13 +321,14 @@ class Flow:
         if _canary_check(frame, insn, R):
             exempt.add(R.gpr[ops[0].reg])
         for g in sorted(read - exempt):
-            self._data_use(g, frame.regs[g], refuse)
+            if not _clean_as(frame.regs[g], narrow.get(g, 64)):
+                self._data_use(g, frame.regs[g], refuse)
         if m.startswith("lea") and len(ops) == 2 and not full(ops[0]) and ops[1].mem.base in R.gpr \
                 and not _clean(frame.regs[R.gpr[ops[1].mem.base]]):
             refuse("stack-address", "keeps part of a stack address as data")
         if stored is not None:
             src, dest = stored
-            v = frame.regs[src]
+            v = _whole(frame.regs[src])
             if not _clean(v):
                 ok = self._own_frame(frame, dest) if dest is not None else _stack(frame.regs[RSP]) \
                     and frame.regs[RSP][0] != "dirty"
@@ -301,7 +346,8 @@ class Flow:
         if loads and m not in _POP and m not in _PUSH and not m.startswith("leave"):
             if RSP in written:
                 refuse("stack-pointer", "loads the stack pointer from memory")
-            elif RBP in written and any(self._stack_based(frame, op) for op in loads) and not (
+            elif RBP in written and any(self._stack_based(frame, op) and not self._clean_slot(frame, op)
+                                        for op in loads) and not (
                     ops and ops[0].type == X.X86_OP_REG and ops[0].reg in R.gpr and ops[0].reg not in R.full):
                 # %rbp loaded from clean memory is clean data (gcc uses it as any register): it
                 # can then satisfy neither `leave` nor the rule that %rbp is back at `ret`. From
@@ -341,6 +387,9 @@ class Flow:
     def _data_use(self, g: int, v, refuse) -> None:
         if _clean(v):
             return
+        v = _whole(v)  # a "low" value read beyond its own low bits: what the rest holds
+        if _clean(v):
+            return
         kind = v[0]
         name = "%" + _GPR64[g]
         if kind == "junk":
@@ -361,7 +410,7 @@ class Flow:
     def arguments(self, frame: Frame, refuse) -> None:
         """At a call or tail jump: what the argument registers may carry to the callee."""
         for g in ARGUMENTS:
-            v = frame.regs[g]
+            v = _whole(frame.regs[g])
             if _clean(v) or v[0] == "junk":
                 continue
             if v[0] == "cs":
@@ -391,7 +440,7 @@ class Flow:
             self.arguments(frame, lambda rule, what: add(rule, f"`{text}` at {where} {what}"))
             return
         for r in RETURNS:
-            v = frame.regs[r]
+            v = _whole(frame.regs[r])
             if v is not None and v[0] == "canary":
                 add("segment", f"`{text}` at {where} returns the stack protector's canary in %{_GPR64[r]}")
             elif not _clean(v) and v[0] != "junk":
@@ -420,12 +469,14 @@ class Flow:
         v = frame.regs[R.gpr[mem.base]] if mem.base in R.gpr else None
         iv = frame.regs[R.gpr[mem.index]] if mem.index in R.gpr else None
         if mem.index in R.gpr and not _clean(iv):
-            self._address_use(mem.index, iv, refuse, index=True)
+            self._address_use(mem.index, DIRTY if iv[0] == "low" and _stack(iv[1]) else _whole(iv), refuse,
+                              index=True)
             return
         if mem.base not in R.gpr or v is None or _clean(v):
             return
-        if v[0] in ("cs", "junk", "ret"):
-            self._address_use(mem.base, v, refuse, index=False)
+        if v[0] in ("cs", "junk", "low", "ret"):
+            # An address whose low bits the function overwrote is no place the model knows.
+            self._address_use(mem.base, DIRTY if v[0] == "low" and _stack(v[1]) else _whole(v), refuse, index=False)
             return
         if mem.index != 0:
             self._indexed(frame, insn, op, v, refuse)
@@ -578,6 +629,20 @@ class Flow:
         elif not whole and any(b == base and a < hi and lo < c for b, a, c in st.tainted):
             refuse("stack-slot", "reads part of a slot that holds a stack address or a caller's register")
 
+    def _clean_slot(self, frame: Frame, op) -> bool:
+        """Whether memory operand ``op`` is a place of its own frame that it wrote on every
+        path with clean data only (no stack address, no caller's register: those stores
+        taint it): what it loads from there is clean data, so it can be no frame pointer
+        (clang keeps values in %rbp as in any register and reloads its spills whole)."""
+        if not self._own_frame(frame, op):
+            return False
+        v = frame.regs[self.R.gpr[op.mem.base]]
+        base, lo = v[0], v[1] + op.mem.disp
+        hi = lo + (op.size or 8)
+        st = frame.flow
+        return st is not None and _covered(st.written, base, lo, hi) and \
+            not any(b == base and a < hi and lo < c for b, a, c in st.tainted)
+
     def _stack_based(self, frame: Frame, op) -> bool:
         v = frame.regs[self.R.gpr[op.mem.base]] if op.mem.base in self.R.gpr else None
         return not _clean(v)
@@ -633,7 +698,7 @@ class Flow:
                     above = [a for b, a, _c in written if b == v[0] and a > v[1]]
                     written.add((v[0], v[1], min([top, *above])))
             for g in CALLER_SAVED:
-                if not _clean(frame.regs[g]) and frame.regs[g][0] != "junk":
+                if not _clean(frame.regs[g]) and _whole(frame.regs[g])[0] != "junk":
                     regs[g] = DIRTY
         else:
             count = self._string_count(frame, insn) if self._is_string(insn) else 1
@@ -646,6 +711,13 @@ class Flow:
                     if src is not None and src.type == X.X86_OP_REG and src.reg in R.gpr \
                             and not _clean(frame.regs[R.gpr[src.reg]]):
                         tainted.add((v[0], lo, lo + (op.size or 8)))
+                    elif m in _PLAIN_STORES and src is not None and count == 1 and (
+                            src.type == X.X86_OP_IMM or src.type == X.X86_OP_REG and src.reg in R.gpr):
+                        # A plain store of clean data (a constant, a clean register) replaces
+                        # the bytes it covers: what a push of the caller's register left
+                        # there is gone (clang's `push %rax` reserves a slot, `movq $0,(%rsp)`
+                        # then initializes it).
+                        tainted = _subtract(tainted, v[0], lo, lo + (op.size or 8))
         # A whole slot read back where the model lost what it holds (two paths stored different
         # values) is not clean: it may be a stack address or a caller's register.
         loaded = None
@@ -677,8 +749,15 @@ class Flow:
             if part is None or reg_id in R.full or part == RSP:
                 continue
             name = insn.reg_name(reg_id)
-            if not (name.startswith("e") or name.endswith("d")) and not _clean(frame.regs[part]):
-                regs[part] = frame.regs[part] if frame.regs[part][0] == "junk" else DIRTY
+            before = frame.regs[part]
+            bits = _low_bits(name)
+            if bits >= 32 or _clean(before):
+                continue
+            if bits:
+                # Its own low 8 or 16 bits over what was there: readable at that width only.
+                regs[part] = ("low", _whole(before), max(bits, before[2] if before[0] == "low" else 0))
+            else:
+                regs[part] = before if before[0] in ("junk", "low") else DIRTY
         slots = new.slots
         for op in ops:
             if op.type == X.X86_OP_MEM and op.access & 2 and op.mem.index != 0 and op.mem.base in R.gpr:
@@ -850,7 +929,8 @@ def _flags_after(frame: Frame, insn, m: str, R) -> frozenset:
         o.mem.index for o in insn.operands if o.type == X.X86_OP_MEM}
     direct = {o.reg for o in insn.operands if o.type == X.X86_OP_REG}
     inputs = [r for r in reads if r in R.gpr and (r not in address or r in direct)]
-    dirty = any(not _clean(frame.regs[R.gpr[r]]) for r in inputs)
+    dirty = any(not _clean_as(frame.regs[R.gpr[r]], 64 if r in R.full else (_low_bits(insn.reg_name(r)) or 64))
+                for r in inputs)
     if dirty:
         return st.flags | defined | undefined
     if keep:
@@ -914,6 +994,24 @@ def _vectors_after(vectors: frozenset, insn, m: str) -> frozenset:
         return vectors | frozenset(n + UPPER for n in range(16))
     _r, w = _vector_access(insn)
     return vectors | w if w else vectors
+
+
+#: Stores whose memory operand receives the source operand whole and nothing else.
+_PLAIN_STORES = frozenset({"mov", "movb", "movw", "movl", "movq", "movabs"})
+
+
+def _subtract(ranges, base: str, lo: int, hi: int) -> set:
+    """``ranges`` (``(base, lo, hi)`` triples) less the bytes ``[lo, hi)`` of ``base``."""
+    out = set()
+    for b, a, c in ranges:
+        if b != base or c <= lo or a >= hi:
+            out.add((b, a, c))
+            continue
+        if a < lo:
+            out.add((b, a, lo))
+        if c > hi:
+            out.add((b, hi, c))
+    return out
 
 
 def _covered(ranges, base: str, lo: int, hi: int) -> bool:

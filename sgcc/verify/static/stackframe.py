@@ -125,17 +125,29 @@ class Frame:
 def _merge_untrusted(a, b):
     """Two different values of one register where paths meet, in untrusted code: clean data
     (None, or a constant) stays clean; clean data and what the caller left stays the caller's
-    ("junk", not to be read); anything else may be a stack address or the caller's state."""
+    ("junk", not to be read), or its own low bits over it where either is ("low": readable only
+    as narrow as both); anything else may be a stack address or the caller's state."""
     kinds = {v[0] if v is not None else None for v in (a, b)}
     if kinds <= {None, "imm"}:
         return UNKNOWN
+    if "low" in kinds and kinds <= {None, "imm", "low"}:
+        # Clean on one path, its own low bits over something else on the other (or both):
+        # readable at the narrower width; the rest is what both had above, merged.
+        lows = [v for v in (a, b) if v is not None and v[0] == "low"]
+        upper = lows[0][1] if len(lows) == 1 or lows[0][1] == lows[1][1] else _merge_untrusted(lows[0][1], lows[1][1])
+        return ("low", upper if upper is not None else DIRTY, min(v[2] for v in lows))
+    if "low" in kinds:  # with the caller's register or a stack address on the other path
+        a, b = (v[1] if v is not None and v[0] == "low" else v for v in (a, b))
+        return a if a == b else _merge_untrusted(a, b)
     if kinds <= {None, "imm", "junk"}:
         return a if a is not None and a[0] == "junk" else b
     return DIRTY
 
 
 def _add(value, delta):
-    return UNKNOWN if value is UNKNOWN else (value[0], value[1] + delta)
+    if value is UNKNOWN or not isinstance(value[1], int):
+        return value  # a "low" value (untrusted code's walk) stays what it was: not clean
+    return (value[0], value[1] + delta)
 
 
 def _address(frame: Frame, op, X):
