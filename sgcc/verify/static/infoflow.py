@@ -125,15 +125,23 @@ class FlowState:
     #: The vector registers (xmm/ymm/zmm numbers) that hold its own data: on entry the ones
     #: gcc's function reads as arguments; after a call the return registers.
     vectors: frozenset = frozenset()
+    #: The tainted ranges that hold only what a caller-saved register held on entry or after
+    #: a call (clang's ``push %rax`` reserves a slot that way): like a slot it never wrote,
+    #: such bytes count as written by a callee they are passed to (scanf's ``&n``).
+    junk: frozenset = frozenset()
 
     def merge(self, other: FlowState) -> FlowState:
         """Where paths meet (``self`` the state seen there before): ranges join, widened so
         loops converge; a compare survives only if both paths made it."""
         limits = self.limits | other.limits
-        return FlowState(self.written & other.written, self.tainted | other.tainted,
+        tainted = self.tainted | other.tainted
+        # Junk on one path only stays junk only where the other did not taint it otherwise.
+        junk = {j for j in self.junk | other.junk
+                if not _overlaps_any((self.tainted - self.junk) | (other.tainted - other.junk), j)}
+        return FlowState(self.written & other.written, tainted,
                          bounds.join(self.bounds, other.bounds, limits),
                          self.compared if self.compared == other.compared else None, limits,
-                         self.flags | other.flags, self.vectors & other.vectors)
+                         self.flags | other.flags, self.vectors & other.vectors, frozenset(junk))
 
 
 @dataclass
@@ -665,10 +673,20 @@ class Flow:
         """``new`` (what :func:`stackframe._step` made of ``frame``) with the flow state on."""
         R, X = self.R, self.R.X
         st = frame.flow
-        written, tainted = set(st.written), set(st.tainted)
+        written, tainted, junk = set(st.written), set(st.tainted), set(st.junk)
+        slots = new.slots
         regs = list(new.regs)
         m = insn.mnemonic
         ops = insn.operands
+
+        def taint(base: str, lo: int, hi: int, value) -> None:
+            nonlocal junk
+            tainted.add((base, lo, hi))
+            if _whole(value) is not None and _whole(value)[0] == "junk":
+                junk.add((base, lo, hi))
+            else:
+                junk = _subtract(junk, base, lo, hi)
+
         if m in _PUSH:
             top = new.regs[RSP]
             if _stack(top) and top[0] != "dirty":
@@ -676,7 +694,9 @@ class Flow:
                 written.add((top[0], top[1], top[1] + size))
                 value = dict(new.slots).get(top)
                 if ops and ops[0].type == X.X86_OP_MEM or not _clean(value):
-                    tainted.add((top[0], top[1], top[1] + size))
+                    pushed = frame.regs[R.gpr[ops[0].reg]] if ops and ops[0].type == X.X86_OP_REG \
+                        and ops[0].reg in R.full else DIRTY
+                    taint(top[0], top[1], top[1] + size, pushed)
         elif m.startswith("call"):
             sp = new.regs[RSP]
             # The callee's frame lies below the stack pointer: what was written there is its.
@@ -696,9 +716,27 @@ class Flow:
                 if v is not None and (v[0] == "entry" and v[1] < 0 or v[0].startswith("aligned@")):
                     top = 0 if v[0] == "entry" else v[1] + 64
                     above = [a for b, a, _c in written if b == v[0] and a > v[1]]
-                    written.add((v[0], v[1], min([top, *above])))
+                    hi = min([top, *above])
+                    written.add((v[0], v[1], hi))
+                    # Bytes that held only a caller-saved register's value (a reserved
+                    # slot) are the callee's result there, as unwritten ones are.
+                    for b, a, c in [j for j in junk if j[0] == v[0] and j[1] < hi and v[1] < j[2]]:
+                        lo2, hi2 = max(a, v[1]), min(c, hi)
+                        tainted = _subtract(tainted, b, lo2, hi2)
+                        junk = _subtract(junk, b, lo2, hi2)
+                        slots = frozenset(sl for sl in slots if not (sl[0][0] == b and sl[0][1] < hi2
+                                                                      and lo2 < sl[0][1] + 8))
             for g in CALLER_SAVED:
-                if not _clean(frame.regs[g]) and _whole(frame.regs[g])[0] != "junk":
+                v = frame.regs[g]
+                if _clean(v) or _whole(v)[0] == "junk":
+                    continue
+                if v[0] == "entry" and v[1] < 0 or v[0].startswith("aligned@"):
+                    # A place of its own frame the call was given (scanf's &n in %rdx): after
+                    # the call the register holds that place again, the callee's result or
+                    # what the call left there. Junk: no data, no address, only what may be
+                    # passed on to a call, which that place already was (rule call-argument).
+                    regs[g] = ("junk", g)
+                else:
                     regs[g] = DIRTY
         else:
             count = self._string_count(frame, insn) if self._is_string(insn) else 1
@@ -710,7 +748,7 @@ class Flow:
                     src = ops[1] if len(ops) == 2 else None
                     if src is not None and src.type == X.X86_OP_REG and src.reg in R.gpr \
                             and not _clean(frame.regs[R.gpr[src.reg]]):
-                        tainted.add((v[0], lo, lo + (op.size or 8)))
+                        taint(v[0], lo, lo + (op.size or 8), frame.regs[R.gpr[src.reg]])
                     elif m in _PLAIN_STORES and src is not None and count == 1 and (
                             src.type == X.X86_OP_IMM or src.type == X.X86_OP_REG and src.reg in R.gpr):
                         # A plain store of clean data (a constant, a clean register) replaces
@@ -718,6 +756,7 @@ class Flow:
                         # there is gone (clang's `push %rax` reserves a slot, `movq $0,(%rsp)`
                         # then initializes it).
                         tainted = _subtract(tainted, v[0], lo, lo + (op.size or 8))
+                        junk = _subtract(junk, v[0], lo, lo + (op.size or 8))
         # A whole slot read back where the model lost what it holds (two paths stored different
         # values) is not clean: it may be a stack address or a caller's register.
         loaded = None
@@ -758,7 +797,6 @@ class Flow:
                 regs[part] = ("low", _whole(before), max(bits, before[2] if before[0] == "low" else 0))
             else:
                 regs[part] = before if before[0] in ("junk", "low") else DIRTY
-        slots = new.slots
         for op in ops:
             if op.type == X.X86_OP_MEM and op.access & 2 and op.mem.index != 0 and op.mem.base in R.gpr:
                 v = frame.regs[R.gpr[op.mem.base]]
@@ -785,7 +823,7 @@ class Flow:
             if compared is not None and compared is not st.compared and 0 < compared[1] <= bounds.MAX_INDEX:
                 limits = limits | {compared[1] - 1, compared[1]}
         return Frame(tuple(regs), slots, FlowState(frozenset(written), frozenset(tainted), rng, compared, limits,
-                                                   flags, vectors))
+                                                   flags, vectors, frozenset(junk & tainted)))
 
     def branch(self, frame: Frame, insn, taken: bool) -> Frame:
         """The state along one edge of a conditional branch: what its compare proves there."""
@@ -796,7 +834,7 @@ class Flow:
         if rng == st.bounds:
             return frame
         return Frame(frame.regs, frame.slots, FlowState(st.written, st.tainted, rng, st.compared, st.limits,
-                                                        st.flags, st.vectors))
+                                                        st.flags, st.vectors, st.junk))
 
     def after_external_call(self, frame: Frame, before: Frame | None = None, name: str | None = None) -> Frame:
         """After a call into the C library: the registers it does not return in hold what it
@@ -815,6 +853,7 @@ class Flow:
         if before is not None and (name is None or name in RETURNS_AN_ARGUMENT) \
                 and any(_stack(before.regs[g]) for g in ARGUMENTS):
             regs[0] = DIRTY
+
         return Frame(tuple(regs), frame.slots, frame.flow)
 
 
@@ -998,6 +1037,10 @@ def _vectors_after(vectors: frozenset, insn, m: str) -> frozenset:
 
 #: Stores whose memory operand receives the source operand whole and nothing else.
 _PLAIN_STORES = frozenset({"mov", "movb", "movw", "movl", "movq", "movabs"})
+
+
+def _overlaps_any(ranges, r) -> bool:
+    return any(b == r[0] and a < r[2] and r[1] < c for b, a, c in ranges)
 
 
 def _subtract(ranges, base: str, lo: int, hi: int) -> set:
