@@ -42,7 +42,7 @@ from sgcc.candidates.transplant.asmtext import compiler_made, normalized  # noqa
 from sgcc.candidates.transplant.build import transplant  # noqa: E402
 from sgcc.candidates.transplant.generator import Variant, tag_for  # noqa: E402
 from sgcc.candidates.transplant.side import Side  # noqa: E402
-from sgcc.verify.static import clobbers, controlflow, isa, objcheck, textscreen  # noqa: E402
+from sgcc.verify.static import controlflow, isa  # noqa: E402
 from tests import screen_corpus  # noqa: E402
 
 #: Transplant reasons, grouped (first match wins).

@@ -7,7 +7,9 @@ checkout of PolyBench/C 4.2.1, which is never copied into this repository):
 1. build it with each flag set applied everywhere (``-O2``, ``-O3``, ``-O3 -funroll-loops``,
    ``-Ofast``, ``-O3 -march=native``, ``-O3 -march=native -funroll-loops``, ``-Ofast
    -march=native``, the two native ones with ``-ffp-contract=off`` (no FMA), PGO portable and
-   native), plus an identical copy of the ``-O3`` binary as the noise control; a set whose
+   native), clang's whole program (``-O3``, and ``-O3 -march=native``; the ziglang wheel's clang
+   as the clang generator runs it), plus an identical copy of the ``-O3`` binary as the noise
+   control; a set whose
    output differs from ``-O3``'s is timed but marked (sgcc may never ship that), and the best
    set is reported among all and among the output-preserving ones;
 2. run ``sgcc optimize`` on it (``--budget``, default generators without the llm), portable
@@ -18,7 +20,10 @@ checkout of PolyBench/C 4.2.1, which is never copied into this repository):
    system, ``wait4``) per run; the ratio to ``-O3`` of the same round, per round, then a
    20%-trimmed mean of the log ratios
    and a percentile bootstrap interval (95%), per program and as a geometric mean over the
-   programs (rounds resampled per program).
+   programs (rounds resampled per program); sgcc against the best output-preserving flag set
+   and against clang's whole program, per mode, the same way (per round, both timed in it);
+   per sgcc run and generator, the candidates offered, built, passed, timed and accepted, and
+   where the others stopped.
 
 Every phase keeps its results in ``--work`` (default ``bench-out/search_vs_flags``), so a run
 that was cut short continues where it stopped; ``--phases`` picks phases
@@ -35,7 +40,7 @@ runs never call): with it, gcc splits that function into a ``.part.0`` ending in
 
 Usage:
   python bench/search_vs_flags.py [--polybench DIR] [--kernels gemm,lu,...] [--dataset MEDIUM]
-      [--examples matmul,lcs] [--budget 120s] [--rounds 20] [--modes portable,native]
+      [--examples matmul,lcs] [--heldout crc32,levenshtein] [--budget 120s] [--rounds 20] [--modes portable,native]
       [--before-sgcc /work/main/.venv/bin/sgcc] [--before-modes portable] [--work DIR] [--json FILE]
 """
 
@@ -58,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 from sgcc import proc  # noqa: E402
 
 PROGRAMS = ROOT / "examples" / "programs"
+HELDOUT = ROOT / "bench" / "heldout"
 #: Flag sets applied to the whole program (name -> (flags, isa: "portable" or "native")).
 FLAG_SETS = {
     "O2": (["-O2"], "portable"),
@@ -73,6 +79,9 @@ FLAG_SETS = {
     "O3-native-unroll-nofma": (["-O3", "-march=native", "-funroll-loops", "-ffp-contract=off"], "native"),
 }
 PGO_SETS = {"PGO": (["-O3"], "portable"), "PGO-native": (["-O3", "-march=native"], "native")}
+#: clang's whole program (the ziglang wheel's clang, as the clang generator runs it: gcc's
+#: defaults for position independence and the like, -ffp-contract=off), linked by gcc.
+CLANG_SETS = {"clang-O3": (["-O3"], "portable"), "clang-O3-native": (["-O3", "-march=native"], "native")}
 DEFAULT_KERNELS = "gemm,correlation,jacobi-2d,lu"
 TRIM = 0.2
 #: CPU seconds of -O3 a timing sample lasts at least (short programs run several times).
@@ -116,12 +125,12 @@ def polybench_program(root: Path, kernel: str, dataset: str, work: Path) -> dict
     return {"name": kernel, "source": str(out), "tests": str(d / "tests"), "libs": ["-lm"], "suite": "polybench"}
 
 
-def example_program(name: str) -> dict:
-    d = PROGRAMS / name
+def example_program(name: str, root: Path = PROGRAMS, suite: str = "examples") -> dict:
+    d = root / name
     if not (d / f"{name}.c").is_file():
-        raise SystemExit(f"no bundled program {name} in {PROGRAMS}")
+        raise SystemExit(f"no program {name} in {root}")
     return {"name": name, "source": str(d / f"{name}.c"), "tests": str(d / "tests"), "libs": ["-lm"],
-            "suite": "examples"}
+            "suite": suite}
 
 
 def test_inputs(tests: str) -> list[tuple[str, bytes]]:
@@ -166,6 +175,19 @@ def build_flags(prog: dict, work: Path) -> dict:
             run_once(str(gen), stdin)
         gcc(flags, d / name, [f"-fprofile-use={prof}", "-fprofile-correction", "-Wno-missing-profile"])
         built[name] = str(d / name)
+    from sgcc.candidates import clang
+
+    command, why = clang.locate()
+    for name, (flags, isa) in CLANG_SETS.items():
+        if command is None:
+            print(f"  {name}: clang {why}", flush=True)
+            continue
+        opts = clang.gcc_defaults("gcc", flags) + clang.clang_flags(flags, isa="native" if isa == "native" else "flags")
+        obj = d / f"{name}.o"
+        subprocess.run([*command, "-target", "x86_64-linux-gnu", *opts, *flags, "-w", "-c", prog["source"], "-o",
+                        str(obj)], check=True, capture_output=True)
+        subprocess.run(["gcc", str(obj), "-o", str(d / name), *prog["libs"]], check=True, capture_output=True)
+        built[name] = str(d / name)
     reference = outputs(built["O3"], tests)
     # Timed all the same (the issue's table has them), but marked: sgcc may never do this.
     differs = [name for name in built if name != "O3" and outputs(built[name], tests) != reference]
@@ -192,8 +214,35 @@ def run_sgcc(sgcc: str, prog: dict, mode: str, budget: str, work: Path, tag: str
         result.update(binary=str(out), timed=sum(c.get("speedup") is not None for c in cands),
                       offered=len(cands), honest=rep.get("honest"), ranking=rep.get("ranking"),
                       cut=(rep.get("budget") or {}).get("cut"), selection=rep.get("selection"),
-                      shipped=rep.get("shipped"), notes=rep.get("notes"))
+                      shipped=rep.get("shipped"), notes=rep.get("notes"), per_generator=per_generator(cands))
     return result
+
+
+def per_generator(cands: list[dict]) -> dict:
+    """Per generator: candidates offered (not skipped), built (assembled, linked: tested),
+    passed the tests, timed, accepted; and where the others stopped (stage: reason's kind)."""
+    out: dict = {}
+    for c in cands:
+        if c.get("id") == "-":
+            continue
+        g = out.setdefault(c["generator"], {"offered": 0, "built": 0, "passed": 0, "timed": 0, "accepted": 0,
+                                            "stopped": {}})
+        stage = c.get("stage")
+        if stage == "skipped":
+            continue
+        g["offered"] += 1
+        g["built"] += stage in ("test", "time", "accepted")
+        g["passed"] += stage in ("time", "accepted")
+        g["timed"] += c.get("speedup") is not None
+        g["accepted"] += stage == "accepted"
+        if stage in ("check", "assemble", "control", "link", "test"):
+            reason = c.get("reason", "")
+            kind = reason.split(":", 1)[0] if stage == "control" else \
+                "function-level test" if "gcc's function" in reason or "function-level" in reason else \
+                "held-out or generated inputs" if "held" in reason or "generated" in reason else "tests"
+            key = f"{stage}: {kind}" if stage in ("control", "test") else stage
+            g["stopped"][key] = g["stopped"].get(key, 0) + 1
+    return out
 
 
 def time_all(binaries: dict[str, str], tests, rounds: int, seed: int) -> tuple[dict[str, list[float]], int]:
@@ -260,6 +309,7 @@ def main() -> int:
     ap.add_argument("--kernels", default=DEFAULT_KERNELS)
     ap.add_argument("--dataset", default="MEDIUM")
     ap.add_argument("--examples", default="matmul,lcs", help="bundled programs ('' for none)")
+    ap.add_argument("--heldout", default="", help="programs of bench/heldout (crc32,levenshtein...)")
     ap.add_argument("--budget", default="120s")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
@@ -280,6 +330,7 @@ def main() -> int:
 
     if "prepare" in phases or "programs" not in state:
         progs = [example_program(n) for n in args.examples.split(",") if n]
+        progs += [example_program(n, HELDOUT, "heldout") for n in args.heldout.split(",") if n]
         if args.polybench:
             progs += [polybench_program(args.polybench.resolve(), k, args.dataset, work)
                       for k in args.kernels.split(",") if k]
@@ -382,7 +433,7 @@ def report(state: dict) -> dict:
     if differs:
         print(f"  (changes the output on some program, which sgcc never may: {', '.join(sorted(differs))})")
     out["output_changing"] = sorted(differs)
-    flag_names = [n for n in out["geomean"] if not n.startswith("sgcc") and n not in ("O3", "O3-copy")]
+    flag_names = [n for n in out["geomean"] if not n.startswith(("sgcc", "clang")) and n not in ("O3", "O3-copy")]
     portable = [n for n in flag_names if (FLAG_SETS.get(n) or PGO_SETS.get(n) or ("", "portable"))[1] == "portable"]
     pools = (("portable", portable), ("portable, output-preserving", [n for n in portable if n not in differs]),
              ("any", flag_names), ("any, output-preserving", [n for n in flag_names if n not in differs]))
@@ -394,6 +445,21 @@ def report(state: dict) -> dict:
             hind = math.exp(sum(math.log(max(out["per_program"][p][n] for n in pool)) for p in progs) / len(progs))
             print(f"best flag set per program, picked after the fact ({label}): {hind:.3f}")
             out[f"hindsight_{label}"] = hind
+    for mode, best_pool, clang_name in (("portable", "portable, output-preserving", "clang-O3"),
+                                        ("native", "any, output-preserving", "clang-O3-native")):
+        me = f"sgcc-after-{mode}"
+        best = out.get(f"best_flag_set_{best_pool}")
+        for label, other in (("the best single flag set " + (f"({best})" if best else ""), best),
+                             (f"clang's whole program ({clang_name})", clang_name)):
+            if other is None or me not in per or other not in per or any(p not in per[other] or p not in per[me]
+                                                                        for p in progs):
+                continue
+            # Per round, sgcc against the other binary: both timed in the same shuffled rounds.
+            diffs = [[b - a for a, b in zip(per[other][p], per[me][p])] for p in progs]
+            g, lo, hi = interval(diffs, rng)
+            out.setdefault("sgcc_against", {})[f"{mode}:{other}"] = {"ratio": g, "low": lo, "high": hi}
+            print(f"sgcc ({mode}) against {label}: {g:.3f} [{lo:.3f}, {hi:.3f}] geo-mean "
+                  f"({'meets' if lo >= 1.03 else 'point estimate meets' if g >= 1.03 else 'misses'} the 3% bar)")
     print("\nsgcc runs (candidates timed per minute of budget; wall time)")
     budget_s = _seconds(state["config"]["budget"])
     rates: dict[str, list[float]] = {}
@@ -410,6 +476,10 @@ def report(state: dict) -> dict:
               f"per budget-minute {per_min if per_min is None else round(per_min, 2)}  per wall-minute "
               f"{per_wall if per_wall is None else round(per_wall, 2)}  shipped {h.get('speedup', 1.0):.3f}  "
               f"rho {rho}  cut {s.get('cut')}")
+    for key, s in sorted(state.get("searches", {}).items()):
+        for gen, t in sorted((s.get("per_generator") or {}).items()):
+            print(f"    {key:32} {gen:9} offered {t['offered']:3}  built {t['built']:3}  passed {t['passed']:3}  "
+                  f"timed {t['timed']:3}  accepted {t['accepted']:3}  stopped {t['stopped']}")
     for k, v in rates.items():
         out["candidates_per_minute"][k] = sum(v) / len(v)
         print(f"  mean candidates timed per budget-minute, {k}: {sum(v) / len(v):.2f}")

@@ -48,7 +48,7 @@ from sgcc.candidates.transplant.generator import TransplantGenerator, Variant, t
 from sgcc.candidates.transplant.side import Side
 
 NAME = "clang"
-INSTALL_HINT = "pip install ziglang"
+INSTALL_HINT = "pip install 'sgcc[clang]', which brings the ziglang wheel's clang"
 
 #: Settings searched for the portable target: (name, clang options after the user's).
 PORTABLE: list[tuple[str, list[str]]] = [
@@ -263,8 +263,8 @@ def gcc_shaped(text: str) -> str:
     ``.size f, .-f``, which the splitter of :mod:`sgcc.asm` needs; clang writes
     ``.Lfunc_endN: .size f, .Lfunc_endN-f .cfi_endproc``) and without the address-significance
     table (``.addrsig``: a linker hint for identical-code folding), registers in CFI directives
-    by their DWARF numbers as gcc writes them, and a filled ``.zero N,V`` as ``.space N, V``. The end label stays where anything else refers
-    to it."""
+    by their DWARF numbers as gcc writes them, and a filled ``.zero N,V`` as ``.space N, V``.
+    The end label stays where anything else refers to it."""
     lines = lex.split_lines(text)
     used: dict[str, int] = {}
     for line in lines:
@@ -336,6 +336,9 @@ class ClangGenerator(TransplantGenerator):
         self.setting = setting
         self.sets = sets  # None: the built-in lists for the run's --isa
         self._missing_said = False
+        self.command: list[str] | None = None  # the clang driver, once prepared
+        self.base_flags: list[str] = []  # the user's flags in clang's words, gcc's defaults first
+        self.why_not = ""  # why prepare found nothing to run
 
     def chosen(self, isa: str) -> list[tuple[str, list[str]]]:
         if self.sets is not None:
@@ -351,9 +354,10 @@ class ClangGenerator(TransplantGenerator):
 
     def _prepare(self, context) -> None:
         self._setup_base(context.program)
+        self.command, self.why_not = None, ""
         command, why = locate(self.setting)
         if command is None:
-            self.base, self.variants = None, []
+            self.base, self.variants, self.why_not = None, [], why
             if not self._missing_said:  # once per run, not once per source of a project
                 self._missing_said = True
                 self.notes.append(f"clang: {why}")
@@ -361,13 +365,37 @@ class ClangGenerator(TransplantGenerator):
         try:
             flags = clang_flags(context.program.flags, isa=context.isa)
         except Untranslatable as exc:
-            self.base, self.variants = None, []
+            self.base, self.variants, self.why_not = None, [], str(exc)
             self.notes.append(f"clang: {exc}")
             return
         flags = gcc_defaults(context.compiler, context.program.flags) + flags
+        self.command, self.base_flags, self._isa = command, flags, context.isa
         variants = [Variant(n, list(f), shown=["clang", *f]) for n, f in self.chosen(context.isa)]
         directory = Path(context.workdir) / "clang"
         self.defer(context, variants, lambda v: compile_clang(context, command, flags, v, directory))
+
+
+    def whole_program(self, program, compiler: str, directory: Path, *,
+                      timeout: float = 300) -> tuple[Path | None, str]:
+        """clang's whole program, the reference a report shows beside sgcc's result: the
+        source under the first setting searched (``-O3``, with ``-march=native`` under
+        ``--isa native``), linked by gcc with the user's flags. (path, "") or (None, why)."""
+        from sgcc.gcc import args as gccargs
+
+        if self.command is None:
+            return None, self.why_not or "clang did not run"
+        opts = self.chosen(getattr(self, "_isa", "flags"))[0][1]
+        directory.mkdir(parents=True, exist_ok=True)
+        obj, out = directory / "clang-whole.o", directory / "clang-whole"
+        source = getattr(program, "source_arg", None) or str(program.source)
+        r = proc.run([*self.command, "-target", "x86_64-linux-gnu", *self.base_flags, *opts, "-w", "-c",
+                      "-o", str(obj.resolve()), source], timeout=timeout, cwd=getattr(program, "compile_cwd", None))
+        if not r.ok:
+            return None, "clang failed: " + r.stderr.decode(errors="replace").strip()[-300:]
+        r = proc.run(gccargs.link_argv(compiler, program.flags, [str(obj)], str(out)), timeout=timeout)
+        if not r.ok:
+            return None, "gcc could not link clang's object: " + r.stderr.decode(errors="replace").strip()[-300:]
+        return out, " ".join(["clang", *opts])
 
 
 def parse_sets(text: str) -> list[tuple[str, list[str]]]:

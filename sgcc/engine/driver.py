@@ -158,6 +158,12 @@ class Engine:
             by_result = {id(r): c for ranked in winners.values() for r, _, c in ranked}
             verdicts.store(report, shipped, {r.function: by_result[id(r)] for r in shipped}, search.searched)
             select.ship(final_binary, req.output)
+            from sgcc.engine.references import clang_whole_program
+
+            clang_ref = clang_whole_program(self.pipeline, program, sandbox, tests, all_tests, req.generators,
+                                            self.workdir, req.compiler, self.note)
+            if clang_ref is not None:
+                report.references["clang_whole_program"] = clang_ref
         report.seconds = time.perf_counter() - started
         return report
 
