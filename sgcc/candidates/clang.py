@@ -214,9 +214,10 @@ def clang_flags(flags: list[str], *, isa: str = "flags") -> list[str]:
             level = a[2:]
             out += ["-O3", "-ffast-math"] if level == "fast" else [a]  # clang 22 deprecates -Ofast
             contract = contract or level == "fast"
-        elif a in ("-c", "-S", "-w", "-pedantic", "-pedantic-errors", "-pipe", "-v") or \
-                a.startswith(("-W", "-l", "-L", "-o", "-x", "-M", "-g", "-s", "-pie", "-no-pie", "-static",
-                              "-shared", "-rdynamic", "--param", "-Xlinker", "-Xassembler", "-u")):
+        elif a in ("-c", "-S", "-s", "-w", "-pedantic", "-pedantic-errors", "-pipe", "-v", "-pie", "-no-pie",
+                   "-rdynamic") or \
+                a.startswith(("-W", "-l", "-L", "-o", "-x", "-M", "-g", "-static", "-shared", "--param",
+                              "-Xlinker", "-Xassembler")):
             continue
         elif a in _PASS_EXACT or a.startswith(_PASS_PREFIX):
             if a.startswith("-march=native") and isa != "native":

@@ -476,7 +476,7 @@ class Flow:
             return
         v = frame.regs[R.gpr[mem.base]] if mem.base in R.gpr else None
         iv = frame.regs[R.gpr[mem.index]] if mem.index in R.gpr else None
-        if mem.index in R.gpr and not _clean(iv):
+        if iv is not None and mem.index in R.gpr and not _clean(iv):
             self._address_use(mem.index, DIRTY if iv[0] == "low" and _stack(iv[1]) else _whole(iv), refuse,
                               index=True)
             return
