@@ -16,7 +16,7 @@ from sgcc.errors import SgccError
 #: Generators ``auto`` means when no model is configured (the llm joins when one is). clang's
 #: candidates are untrusted: where the isolated runner is incomplete, ``auto`` leaves it out
 #: (the engine says so) instead of refusing the run (see :attr:`Generator.optional`).
-AUTO = ("variants", "flags", "pgo", "layout", "clang")
+AUTO = ("clang", "variants", "flags", "pgo", "layout")
 
 #: Generator name -> the module holding it (and its ``from_config`` factory).
 MODULES = {
