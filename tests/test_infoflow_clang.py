@@ -165,3 +165,28 @@ def test_a_call_gcc_s_function_does_not_reach_is_still_refused(reach):
     calls getenv is refused, though another function of the unit calls it."""
     body = "\tsubq\t$8, %rsp\n\txorl\t%edi, %edi\n\tcall\tgetenv@PLT\n\taddq\t$8, %rsp\n\tret\n"
     assert "call" in _reach_rules(reach, "grab", body, "grab_getenv")
+
+
+# --------------------------------------------------------------------------- scalars in vector registers
+
+
+@pytest.mark.parametrize("name,body", [
+    # legacy: cvtsi2sd keeps %xmm0's upper lanes (the caller's), writes the low one
+    ("legacy", "\tcvtsi2sd\t%esi, %xmm0\n\tmulsd\t%xmm0, %xmm0\n\tcvttsd2si\t%xmm0, %edx\n"),
+    # VEX: clang takes the upper lanes of a register it never wrote (%xmm15)
+    ("vex", "\tvcvtsi2sd\t%esi, %xmm15, %xmm0\n\tvaddsd\t%xmm0, %xmm0, %xmm1\n\tvmovq\t%xmm1, %rdx\n"),
+    ("copy_store", "\tcvtsi2sd\t%esi, %xmm0\n\tmovapd\t%xmm0, %xmm1\n\tmovsd\t%xmm1, -8(%rsp)\n"),
+])
+def test_a_scalar_over_the_caller_s_lanes_passes(program, name, body):
+    assert _rules(program, body + COUNT, f"scalar_{name}") == set()
+
+
+@pytest.mark.parametrize("name,body", [
+    ("extract_upper", "\tvcvtsi2sd\t%esi, %xmm15, %xmm0\n\tvpextrq\t$1, %xmm0, %rdx\n"),
+    ("unpack_high", "\tvcvtsi2sd\t%esi, %xmm15, %xmm0\n\tvunpckhpd\t%xmm0, %xmm0, %xmm1\n\tvmovq\t%xmm1, %rdx\n"),
+    ("packed", "\tcvtsi2sd\t%esi, %xmm0\n\tmovapd\t%xmm0, %xmm1\n\taddpd\t%xmm1, %xmm1\n\tmovq\t%xmm1, %rdx\n"),
+    ("unpack_junk_low", "\tcvtsi2sd\t%esi, %xmm0\n\tunpcklpd\t%xmm2, %xmm0\n\tmovhpd\t%xmm0, -8(%rsp)\n"),
+    ("scalar_of_junk", "\tmulsd\t%xmm3, %xmm3\n\tcvttsd2si\t%xmm3, %edx\n"),
+])
+def test_the_caller_s_lanes_stay_unread(program, name, body):
+    assert "entry-register" in _rules(program, body + COUNT, f"lanes_{name}")

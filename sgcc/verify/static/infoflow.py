@@ -129,6 +129,11 @@ class FlowState:
     #: a call (clang's ``push %rax`` reserves a slot that way): like a slot it never wrote,
     #: such bytes count as written by a callee they are passed to (scanf's ``&n``).
     junk: frozenset = frozenset()
+    #: xmm registers whose low 64 bits hold its own data and whose other lanes do not: a
+    #: scalar merged into what the caller left (clang's `vcvtsi2sd %edi, %xmm15, %xmm0` takes
+    #: the upper lanes of a register it never wrote; `cvtsi2sd %edi, %xmm0` keeps %xmm0's).
+    #: Scalar instructions may read such a register (:func:`_lanes`), a packed one may not.
+    scalar: frozenset = frozenset()
 
     def merge(self, other: FlowState) -> FlowState:
         """Where paths meet (``self`` the state seen there before): ranges join, widened so
@@ -138,10 +143,12 @@ class FlowState:
         # Junk on one path only stays junk only where the other did not taint it otherwise.
         junk = {j for j in self.junk | other.junk
                 if not _overlaps_any((self.tainted - self.junk) | (other.tainted - other.junk), j)}
+        vectors = self.vectors & other.vectors
+        scalar = ((self.vectors | self.scalar) & (other.vectors | other.scalar)) - vectors
         return FlowState(self.written & other.written, tainted,
                          bounds.join(self.bounds, other.bounds, limits),
                          self.compared if self.compared == other.compared else None, limits,
-                         self.flags | other.flags, self.vectors & other.vectors, frozenset(junk))
+                         self.flags | other.flags, vectors, frozenset(junk), frozenset(scalar))
 
 
 @dataclass
@@ -383,7 +390,10 @@ class Flow:
         if frame.flow is None:
             return
         reads, _writes = _vector_access(insn)
+        lanes = None if self.record else _lanes(insn)
         for n in sorted(reads - frame.flow.vectors):
+            if lanes is not None and _lane_read_ok(n, lanes, frame.flow.scalar):
+                continue
             if self.record:
                 self.facts.vector_live_in.add(n)
             else:
@@ -809,6 +819,9 @@ class Flow:
                     slots = frozenset(s for s in slots if s == (("entry", 0), ("ret", 0))
                                       or s[0][0] == span[0] and not (s[0][1] < span[2] and span[1] < s[0][1] + 8))
         flags, vectors = _flags_after(frame, insn, m, self.R), _vectors_after(st.vectors, insn, m)
+        scalar = st.scalar
+        if not self.record:
+            vectors, scalar = _scalar_after(st.vectors, st.scalar, vectors, insn, m)
         # What an instruction loads from the canary's place is the canary: it may be saved in
         # the frame and checked (`sub %fs:40, reg`: then the register is clean), nothing else.
         if _canary_check(frame, insn, R):
@@ -823,7 +836,7 @@ class Flow:
             if compared is not None and compared is not st.compared and 0 < compared[1] <= bounds.MAX_INDEX:
                 limits = limits | {compared[1] - 1, compared[1]}
         return Frame(tuple(regs), slots, FlowState(frozenset(written), frozenset(tainted), rng, compared, limits,
-                                                   flags, vectors, frozenset(junk & tainted)))
+                                                   flags, vectors, frozenset(junk & tainted), scalar))
 
     def branch(self, frame: Frame, insn, taken: bool) -> Frame:
         """The state along one edge of a conditional branch: what its compare proves there."""
@@ -834,7 +847,7 @@ class Flow:
         if rng == st.bounds:
             return frame
         return Frame(frame.regs, frame.slots, FlowState(st.written, st.tainted, rng, st.compared, st.limits,
-                                                        st.flags, st.vectors, st.junk))
+                                                        st.flags, st.vectors, st.junk, st.scalar))
 
     def after_external_call(self, frame: Frame, before: Frame | None = None, name: str | None = None) -> Frame:
         """After a call into the C library: the registers it does not return in hold what it
@@ -849,7 +862,8 @@ class Flow:
             from dataclasses import replace
 
             frame = Frame(frame.regs, frame.slots, replace(bounds.forget(frame.flow, CALLER_SAVED), flags=ALL_FLAGS,
-                                                           vectors=frame.flow.vectors & _RETURN_VECTORS))
+                                                           vectors=frame.flow.vectors & _RETURN_VECTORS,
+                                                           scalar=frozenset()))
         if before is not None and (name is None or name in RETURNS_AN_ARGUMENT) \
                 and any(_stack(before.regs[g]) for g in ARGUMENTS):
             regs[0] = DIRTY
@@ -1033,6 +1047,107 @@ def _vectors_after(vectors: frozenset, insn, m: str) -> frozenset:
         return vectors | frozenset(n + UPPER for n in range(16))
     _r, w = _vector_access(insn)
     return vectors | w if w else vectors
+
+
+#: Scalar instructions whose low lane comes from their last source alone and whose upper lanes
+#: come from the destination (legacy encoding) or the first source (VEX): that register's low
+#: lane is not an input.
+_SCALAR_CONVERT = frozenset("cvtsi2sd cvtsi2ss cvtss2sd cvtsd2ss sqrtsd sqrtss roundsd roundss rcpss rsqrtss".split())
+#: Scalar arithmetic: the low lanes of both sources are inputs, the upper lanes as above.
+_SCALAR_ARITH = frozenset("addsd subsd mulsd divsd minsd maxsd addss subss mulss divss minss maxss".split())
+_FMA_SCALAR = __import__("re").compile(r"^vfn?m(?:add|sub)(?:132|213|231)s[sd]$")
+#: Read only the low 64 bits of their vector sources (a compare, a conversion to a general
+#: register, a broadcast of the low lane).
+_LOW_READERS = frozenset("ucomisd ucomiss comisd comiss cvttsd2si cvtsd2si cvttss2si cvtss2si movddup "
+                         "unpcklpd unpcklps".split())
+_LOW_MOVES = frozenset("movsd movss movq movd".split())
+_WHOLE_COPIES = frozenset("movaps movapd movdqa movdqu movups movupd".split())
+_XMM = __import__("re").compile(r"^xmm(\d+)$")
+
+
+def _lanes(insn) -> tuple[set, set, int | None] | None:
+    """For a scalar instruction on xmm registers: (the registers whose low lane is an input,
+    those that only give the destination its upper lanes, the source of a whole register
+    copy); None for every other instruction (its vector reads are whole)."""
+    m = insn.mnemonic
+    base = m[1:] if m.startswith("v") and m[1:] in (_SCALAR_CONVERT | _SCALAR_ARITH | _LOW_READERS | _LOW_MOVES
+                                                      | _WHOLE_COPIES) else m
+    vex = base != m
+    ops = insn.operands
+
+    def xmm(op) -> int | None:
+        if op.type != 1:  # X86_OP_REG
+            return None
+        hit = _XMM.match(insn.reg_name(op.reg) or "")
+        return int(hit.group(1)) if hit else None
+
+    if not ops:
+        return None
+    if base in _SCALAR_CONVERT or base in _SCALAR_ARITH or _FMA_SCALAR.match(m):
+        dest = xmm(ops[0])
+        if dest is None:
+            return None
+        fma = bool(_FMA_SCALAR.match(m))
+        provider, rest = (xmm(ops[1]), ops[2:]) if vex and not fma and len(ops) == 3 else (dest, ops[1:])
+        if provider is None:
+            return None
+        low = {n for n in (xmm(o) for o in rest) if n is not None}
+        if base in _SCALAR_ARITH or fma:
+            low.add(provider)
+        return low, {provider}, None
+    if base in _LOW_READERS:
+        # A compare reads both operands; a legacy unpack reads its destination's low lane too.
+        both = base.startswith(("ucomis", "comis")) or (base.startswith("unpckl") and not vex)
+        srcs = ops if both else ops[1:]
+        return {n for n in (xmm(o) for o in srcs) if n is not None}, set(), None
+    if base in _LOW_MOVES:
+        regs = [xmm(o) for o in ops]
+        if len(ops) == 3 and None not in regs:  # vmovsd %xmm2, %xmm1, %xmm0: upper from the first source
+            return {regs[2]}, {regs[1]}, None
+        if len(ops) == 2 and regs[1] is not None:
+            if regs[0] is not None and base in ("movsd", "movss"):
+                return {regs[1]}, {regs[0]}, None  # legacy register form: the upper lanes stay
+            return {regs[1]}, set(), None  # a store, to a general register, movq's zero extension
+        return None
+    if base in _WHOLE_COPIES and len(ops) == 2:
+        dst, src = xmm(ops[0]), xmm(ops[1])
+        if dst is not None and src is not None:
+            return set(), set(), src
+    return None
+
+
+def _lane_read_ok(n: int, lanes, scalar: frozenset) -> bool:
+    """Whether reading vector register ``n`` (not wholly its own data) is allowed to a scalar
+    instruction: only its upper lanes, carried to the destination's; its low lane where that
+    is its own data; a whole copy of such a register (the copy is then as it is)."""
+    low, upper, copy = lanes
+    if n >= UPPER:
+        return False
+    if n in low:
+        return n in scalar
+    return n in upper or (copy == n and n in scalar)
+
+
+def _scalar_after(old_vectors: frozenset, old_scalar: frozenset, vectors: frozenset, insn,
+                  m: str) -> tuple[frozenset, frozenset]:
+    """The vector registers wholly its own and those only low-lane its own after ``insn``."""
+    if m.startswith("call") or m == "vzeroupper":
+        return vectors, old_scalar
+    if m == "vzeroall":
+        return vectors, frozenset()
+    _r, w = _vector_access(insn)
+    written = {n for n in w if n < UPPER}
+    if not written:
+        return vectors, old_scalar
+    scalar = set(old_scalar) - written
+    lanes = _lanes(insn)
+    if lanes is not None:
+        low, upper, copy = lanes
+        partial = (copy is not None and copy not in old_vectors) or any(p not in old_vectors for p in upper)
+        if partial:
+            scalar |= written
+            vectors = vectors - written
+    return vectors, frozenset(scalar)
 
 
 #: Stores whose memory operand receives the source operand whole and nothing else.
