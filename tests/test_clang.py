@@ -68,6 +68,12 @@ def test_clang_s_assembly_in_gcc_s_shape(tmp_path, command):
     assert "%r" not in "".join(ln for ln in shaped.splitlines() if ".cfi_" in ln)
     (tmp_path / "shaped.s").write_text(shaped)
     proc.run(["gcc", "-c", str(tmp_path / "shaped.s"), "-o", str(tmp_path / "shaped.o")], check=True)
+    # A switch's jump table, which clang writes after the function, travels in its unit.
+    table = clang.gcc_shaped(_compile(command, ROOT / "tests" / "asm_corpus" / "switch_table.c", tmp_path / "sw.s"))
+    unit = AsmFile.parse(table).unit("dispatch")
+    assert ".LJTI0_0:" in unit.text and ".long\t.LBB0_3-.LJTI0_0" in unit.text
+    (tmp_path / "sw2.s").write_text(table)
+    proc.run(["gcc", "-c", str(tmp_path / "sw2.s"), "-o", str(tmp_path / "sw2.o")], check=True)
 
 
 def test_gcc_s_flags_in_clang_s_words():

@@ -244,6 +244,26 @@ _SIZE_END_RE = re.compile(r"^\s*\.size\s+([^\s,]+)\s*,\s*(\.Lfunc_end\d+)\s*-\s*
 _CFI_END_RE = re.compile(r"^\s*\.cfi_endproc\s*$")
 _ADDRSIG_RE = re.compile(r"^\s*\.addrsig(?:_sym\s.*)?\s*$")
 _ZERO_FILL_RE = re.compile(r"^(\s*)\.zero(\s+[^,#]+,)")
+_FUNC_TYPE_RE = re.compile(r"^\s*\.type\s+([^\s,]+)\s*,\s*@function", re.M)
+_SECTION_RE = re.compile(r"^\s*(?:\.text|\.data|\.bss|\.section)\b")
+_TABLE_LINE_RE = re.compile(r"^\s*(?:\.p2align\b.*|\.LJTI\d+_\d+:\s*|\.(?:long|quad)\s+\.LBB\d+_\d+-\.LJTI\d+_\d+\s*)$")
+
+
+def _jump_tables(lines: list[str], i: int) -> tuple[list[str], int]:
+    """The jump tables clang wrote right after a function (a read-only section switch, then
+    only alignment, ``.LJTI`` labels and ``.long .LBBx-.LJTIy`` entries), and where they end;
+    ``([], i)`` when none follows."""
+    if i >= len(lines) or not re.match(r"^\s*\.section\s+\.rodata", lines[i]):
+        return [], i
+    j = i + 1
+    while j < len(lines) and _TABLE_LINE_RE.match(lines[j].rstrip("\n")):
+        j += 1
+    block = lines[i:j]
+    if not any(".LJTI" in ln and ln.rstrip().endswith(":") for ln in block):
+        return [], i
+    return [ln if ln.endswith("\n") else ln + "\n" for ln in block], j
+
+
 _CFI_REG_RE = re.compile(r"^(\s*\.cfi_\w+\s)(.*)$", re.S)
 #: DWARF register numbers of x86-64, as gcc writes them in CFI directives (``.cfi_offset 3,
 #: -16``; clang writes ``%rbx``, which the text screen does not read).
@@ -273,9 +293,16 @@ def gcc_shaped(text: str) -> str:
             for tok in re.findall(r"\.Lfunc_end\d+", line):
                 used[tok] = used.get(tok, 0) + 1
     out: list[str] = []
+    section = "\t.text\n"  # the directive in force, and the one in force where a function began
+    in_function = section
+    functions = {m.group(1) for m in _FUNC_TYPE_RE.finditer(text)}
     i = 0
     while i < len(lines):
         line = lines[i]
+        if _SECTION_RE.match(line):
+            section = line if line.endswith("\n") else line + "\n"
+        elif line.split(":", 1)[0] in functions and line.split(":", 1)[0] + ":" == line.split("#", 1)[0].strip():
+            in_function = section
         m = _FUNC_END_RE.match(line)
         size = _SIZE_END_RE.match(lines[i + 1]) if m and i + 1 < len(lines) else None
         if m and size and size.group(2) == m.group(1) and size.group(1) == size.group(3):
@@ -283,10 +310,17 @@ def gcc_shaped(text: str) -> str:
             if used.get(label, 0) > 2:  # the label, the .size, and something else
                 out.append(line)
             i += 2
+            end = []
             if i < len(lines) and _CFI_END_RE.match(lines[i]):
-                out.append(lines[i])
+                end.append(lines[i])
                 i += 1
-            out.append(f"\t.size\t{fname}, .-{fname}\n")
+            # Jump tables clang writes after the function move into it, where gcc writes
+            # them: a unit of the splitter brings its own table (its entries are its labels).
+            table, j = _jump_tables(lines, i)
+            if table:
+                out += table + [in_function]
+                i = j
+            out += end + [f"\t.size\t{fname}, .-{fname}\n"]
             continue
         if not _ADDRSIG_RE.match(line):
             line = _cfi_numbers(line) if ".cfi_" in line else line
