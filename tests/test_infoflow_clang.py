@@ -190,3 +190,9 @@ def test_a_scalar_over_the_caller_s_lanes_passes(program, name, body):
 ])
 def test_the_caller_s_lanes_stay_unread(program, name, body):
     assert "entry-register" in _rules(program, body + COUNT, f"lanes_{name}")
+
+
+def test_a_single_precision_scalar_over_the_caller_s_lanes_is_not_its_own(program):
+    """cvtsi2ss writes 32 bits: the 32 above it in the low lane are still the caller's."""
+    body = "\tcvtsi2ss\t%esi, %xmm0\n\tmovsd\t%xmm0, -8(%rsp)\n"
+    assert "entry-register" in _rules(program, body + COUNT, "lanes_single")

@@ -1145,8 +1145,12 @@ def _scalar_after(old_vectors: frozenset, old_scalar: frozenset, vectors: frozen
         low, upper, copy = lanes
         partial = (copy is not None and copy not in old_vectors) or any(p not in old_vectors for p in upper)
         if partial:
-            scalar |= written
             vectors = vectors - written
+            # A single-precision scalar writes 32 bits: the 32 above it in the low lane are
+            # still not its own, so such a register is not followed as a scalar at all.
+            base = m[1:] if m.startswith("v") else m
+            if copy is not None and copy in old_scalar or upper and not base.endswith("ss"):
+                scalar |= written
     return vectors, frozenset(scalar)
 
 
