@@ -71,16 +71,21 @@ def test_a_slot_still_holding_a_register_s_bytes_is_refused(program, name, body)
     assert "stack-slot" in _rules(program, body + COUNT, f"reserved_{name}")
 
 
+def _replaced_rules(d: Path, function: str, body: str, name: str) -> set[str]:
+    """The rules gcc's ``function`` (in ``d``'s base.s) replaced by ``body`` breaks as
+    untrusted, after the control: the trusted rules let it through."""
+    text = (d / "base.s").read_text()
+    pattern = re.compile(rf"(^{function}:\n)(.*?)(^\t\.size\t{function}, )", re.S | re.M)
+    (d / f"{name}.s").write_text(pattern.sub(lambda m: m.group(1) + body + m.group(3), text, count=1))
+    proc.run(["gcc", "-c", f"{name}.s", "-o", f"{name}.o"], cwd=d, check=True)
+    obj = d / f"{name}.o"
+    assert controlflow.check(obj, d / "base.o") == [], "control: the trusted rules refuse it already"
+    return {p.rule for p in controlflow.check(obj, d / "base.o", frozenset({function}))}
+
+
 def _main_rules(program: Path, body: str, name: str) -> set[str]:
-    """The rules gcc's popcount ``main`` replaced by ``body`` breaks as untrusted (gcc's main
-    passes stack addresses to scanf, so a candidate may too)."""
-    text = (program / "base.s").read_text()
-    pattern = re.compile(r"(^main:\n)(.*?)(^\t\.size\tmain, )", re.S | re.M)
-    (program / f"{name}.s").write_text(pattern.sub(lambda m: m.group(1) + body + m.group(3), text, count=1))
-    proc.run(["gcc", "-c", f"{name}.s", "-o", f"{name}.o"], cwd=program, check=True)
-    obj = program / f"{name}.o"
-    assert controlflow.check(obj, program / "base.o") == [], "control: the trusted rules refuse it already"
-    return {p.rule for p in controlflow.check(obj, program / "base.o", frozenset({"main"}))}
+    """popcount's ``main`` replaced (gcc's passes stack addresses to scanf, so a candidate may too)."""
+    return _replaced_rules(program, "main", body, name)
 
 
 SCANF = "\tleaq\t.LC0(%rip), %rdi\n\txorl\t%eax, %eax\n\tcall\t__isoc99_scanf@PLT\n"
@@ -141,15 +146,6 @@ def reach(tmp_path_factory):
     return d
 
 
-def _reach_rules(d: Path, function: str, body: str, name: str) -> set[str]:
-    text = (d / "base.s").read_text()
-    pattern = re.compile(rf"(^{function}:\n)(.*?)(^\t\.size\t{function}, )", re.S | re.M)
-    (d / f"{name}.s").write_text(pattern.sub(lambda m: m.group(1) + body + m.group(3), text, count=1))
-    proc.run(["gcc", "-c", f"{name}.s", "-o", f"{name}.o"], cwd=d, check=True)
-    assert controlflow.check(d / f"{name}.o", d / "base.o") == []
-    return {p.rule for p in controlflow.check(d / f"{name}.o", d / "base.o", frozenset({function}))}
-
-
 MEMALIGN = ("\tsubq\t$24, %rsp\n\tmovq\t$0, 8(%rsp)\n\tleaq\t8(%rsp), %rdi\n\tmovl\t$64, %esi\n"
             "\tmovl\t$64, %edx\n\tcall\tposix_memalign@PLT\n\tmovq\t8(%rsp), %rax\n\taddq\t$24, %rsp\n\tret\n")
 
@@ -157,14 +153,14 @@ MEMALIGN = ("\tsubq\t$24, %rsp\n\tmovq\t$0, 8(%rsp)\n\tleaq\t8(%rsp), %rdi\n\tmo
 def test_main_may_call_what_gcc_s_main_reaches_through_its_callees(reach):
     """gcc's main calls grab, which calls posix_memalign with its own frame's address: a
     candidate main that inlined grab does the same."""
-    assert _reach_rules(reach, "main", MEMALIGN, "inlined_grab") == set()
+    assert _replaced_rules(reach, "main", MEMALIGN, "inlined_grab") == set()
 
 
 def test_a_call_gcc_s_function_does_not_reach_is_still_refused(reach):
     """grab reaches posix_memalign, not getenv (peek's): a candidate grab that
     calls getenv is refused, though another function of the unit calls it."""
     body = "\tsubq\t$8, %rsp\n\txorl\t%edi, %edi\n\tcall\tgetenv@PLT\n\taddq\t$8, %rsp\n\tret\n"
-    assert "call" in _reach_rules(reach, "grab", body, "grab_getenv")
+    assert "call" in _replaced_rules(reach, "grab", body, "grab_getenv")
 
 
 # --------------------------------------------------------------------------- scalars in vector registers

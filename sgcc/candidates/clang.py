@@ -380,13 +380,6 @@ class ClangGenerator(TransplantGenerator):
             return [(n, f) for n, f in self.sets if isa == "native" or "-march=native" not in f]
         return NATIVE + PORTABLE[:2] if isa == "native" else PORTABLE
 
-    def prepare(self, context) -> None:
-        try:
-            self._prepare(context)
-        except Exception as exc:  # noqa: BLE001 - offer nothing, say why; the run goes on
-            self.base, self.variants = None, []
-            self.notes.append(f"clang: {type(exc).__name__}: {exc}")
-
     def _prepare(self, context) -> None:
         self._setup_base(context.program)
         self.command, self.why_not = None, ""
