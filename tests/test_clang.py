@@ -168,3 +168,30 @@ def test_clang_candidates_in_a_run(tmp_path, sgcc_exe):
     said = [c["reason"] for c in data["candidates"] if c["generator"] == "clang"]
     assert len(said) == 1 and said[0].startswith("clang: not installed"), said
     assert "clang_whole_program" in data["references"] and "error" in data["references"]["clang_whole_program"]
+
+
+def test_the_bench_table_has_clang_s_column():
+    """`sgcc bench` (and bench/examples.py --clang) shows clang's whole program beside what
+    sgcc shipped, and its geometric mean; without the clang generator, no column."""
+    from sgcc.lab.bench import render
+
+    def row(name, clang_ref):
+        return {"name": name, "honest": {"speedup": 1.2, "ci_low": 1.1, "ci_high": 1.3, "functions": ["f"]},
+                "candidates": 3, "built": 3, "compiled": True, "passed": True, "speedup": 1.2, "seconds": 9.0,
+                "outcome": "shipped f", "clang": clang_ref}
+
+    result = {"problems": [row("crc32", {"what": "clang -O3", "speedup": 1.69, "low": 1.66, "high": 1.70}),
+                           row("lcs", {"what": "clang -O3", "error": "its output differs"})],
+              "paper": {"problems": 2, "compile_pass": 100.0, "test_pass": 100.0, "p25": 1.2, "p50": 1.2,
+                        "p75": 1.2, "average": 1.2},
+              "honest": {"shipped": 2, "problems": 2, "geomean": 1.2, "ci_low": 1.1, "ci_high": 1.3,
+                         "significant": 2, "significant_share": 100.0},
+              "search_seconds": 18.0}
+    text = render(result)
+    header = text.splitlines()[0]
+    assert header.split()[8] == "clang", header  # after "95% CI"
+    assert " 1.690 " in text.splitlines()[1] and " - " in text.splitlines()[2]
+    assert "clang's whole program against gcc's: geometric mean 1.690x over the 1 problems" in text
+    for r in result["problems"]:
+        r["clang"] = None
+    assert "clang" not in render(result).splitlines()[0]
