@@ -195,3 +195,16 @@ def test_the_bench_table_has_clang_s_column():
     for r in result["problems"]:
         r["clang"] = None
     assert "clang" not in render(result).splitlines()[0]
+
+
+def test_the_search_key_names_which_clang(tmp_path, monkeypatch):
+    """A verdict found without clang (or with another) is not this clang's: the generators'
+    description, part of the cache's search key, says which clang would run."""
+    from sgcc import config
+    from sgcc.candidates import registry
+
+    monkeypatch.setenv("SGCC_CONFIG", str(tmp_path / "none.toml"))
+    with_clang = registry.describe(config.load({"generators": "clang"}))
+    assert f"clang={clang.locate()[0][0]}:" in with_clang
+    missing = registry.describe(config.load({"generators": "clang", "clang": str(tmp_path / "none")}))
+    assert "clang=none|" in missing and missing != with_clang
