@@ -208,3 +208,24 @@ def test_the_search_key_names_which_clang(tmp_path, monkeypatch):
     assert f"clang={clang.locate()[0][0]}:" in with_clang
     missing = registry.describe(config.load({"generators": "clang", "clang": str(tmp_path / "none")}))
     assert "clang=none|" in missing and missing != with_clang
+
+
+def test_clang_s_call_where_gcc_inlined_brings_clang_s_callee(tmp_path, command):
+    """gcc inlined dispatch into main; clang's main calls it. An untrusted main may call only
+    what gcc's main reaches, so clang's dispatch comes along as a private copy (not gcc's),
+    and the information-flow rule lets the candidate through."""
+    from sgcc.verify.static import controlflow
+
+    src = ROOT / "tests" / "asm_corpus" / "switch_table.c"
+    proc.run(["gcc", "-O3", "-S", str(src), "-o", str(tmp_path / "base.s")], check=True)
+    proc.run(["gcc", "-c", str(tmp_path / "base.s"), "-o", str(tmp_path / "base.o")], check=True)
+    base = Side((tmp_path / "base.s").read_text(), obj=tmp_path / "base.o")
+    assert "dispatch" in base.units and "dispatch" not in base.reaches("main")
+    ctx = SimpleNamespace(program=SimpleNamespace(source=src, flags=["-O3"], asm_flags=[]), compiler="gcc")
+    v = clang.compile_clang(ctx, command, clang.gcc_defaults("gcc", ["-O3"]) + clang.clang_flags(["-O3"]),
+                            Variant("O3", ["-O3"]), tmp_path / "clang")
+    t = transplant(base, v.side, "main", "t")
+    assert t.text is not None and "dispatch" in t.copied, (t.reason, t.copied, t.kept)
+    (tmp_path / "cand.s").write_text(base.asm.join({"main": t.text, **t.also}))
+    proc.run(["gcc", "-c", str(tmp_path / "cand.s"), "-o", str(tmp_path / "cand.o")], check=True)
+    assert controlflow.check(tmp_path / "cand.o", tmp_path / "base.o", frozenset({"main", *t.also})) == []

@@ -149,6 +149,12 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
                         and sym not in tails)
                 if keep and sym in calls:
                     keep = _compatible_callee(base, var, unit_name, ipa_ra)
+                if keep and var.local_abi and name in base.units and sym in calls | tails \
+                        and unit_name not in base.reaches(name):
+                    # An untrusted unit (clang's) may call only what gcc's same function
+                    # reaches (the information-flow rule's `call`): where gcc inlined the
+                    # callee, clang's own copy comes along instead.
+                    keep = False
                 if keep:
                     kept.add(unit_name)
                     continue

@@ -156,6 +156,27 @@ class Side:
             self._address_taken = taken
         return self._address_taken
 
+    def reaches(self, name: str) -> set[str]:
+        """The functions of this compilation unit ``name`` calls or tail-jumps to, directly or
+        through the ones it reaches (by the text: calls through pointers are not followed)."""
+        if not hasattr(self, "_reaches"):
+            self._reaches: dict[str, set[str]] = {}
+        if name not in self._reaches:
+            seen: set[str] = set()
+            todo = [name]
+            while todo:
+                unit = self.units.get(todo.pop())
+                if unit is None:
+                    continue
+                _refs, calls, tails = references(unit.text)
+                for callee in (calls | tails) - seen:
+                    parent = re.sub(r"\.cold(?:\.\d+)?$", "", callee)
+                    if parent in self.units:
+                        seen.add(parent)
+                        todo.append(parent)
+            self._reaches[name] = seen
+        return self._reaches[name]
+
     def defines(self, name: str) -> bool:
         return name in self.functions or name in self.data or name in self.commons or name in self.aliases
 
