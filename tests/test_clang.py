@@ -229,3 +229,18 @@ def test_clang_s_call_where_gcc_inlined_brings_clang_s_callee(tmp_path, command)
     (tmp_path / "cand.s").write_text(base.asm.join({"main": t.text, **t.also}))
     proc.run(["gcc", "-c", str(tmp_path / "cand.s"), "-o", str(tmp_path / "cand.o")], check=True)
     assert controlflow.check(tmp_path / "cand.o", tmp_path / "base.o", frozenset({"main", *t.also})) == []
+
+
+def test_auto_may_leave_clang_out_where_runs_are_not_boxed(tmp_path, monkeypatch):
+    """Chosen by `auto`, clang is optional (the engine leaves it out, with a note, where the
+    isolated runner is incomplete); named, it is asked for (the run then needs isolation or
+    --accept-isolation-risk, as for any untrusted generator)."""
+    from sgcc import config
+    from sgcc.candidates import registry
+
+    monkeypatch.setenv("SGCC_CONFIG", str(tmp_path / "none.toml"))
+    by_name = {g.name: g for g in registry.build(config.load({"generators": "auto"}))}
+    assert by_name["clang"].optional and not by_name["clang"].trusted
+    assert not any(g.optional for n, g in by_name.items() if n != "clang")
+    [named] = registry.build(config.load({"generators": "clang"}))
+    assert not named.optional

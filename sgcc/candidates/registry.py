@@ -18,6 +18,10 @@ from sgcc.errors import SgccError
 #: (the engine says so) instead of refusing the run (see :attr:`Generator.optional`).
 AUTO = ("clang", "variants", "flags", "pgo", "layout")
 
+#: Untrusted generators ``auto`` leaves out (with a note) where the isolated runner is
+#: incomplete, rather than refusing the run.
+LEFT_OUT_UNBOXED = frozenset({"clang"})
+
 #: Generator name -> the module holding it (and its ``from_config`` factory).
 MODULES = {
     "llm": "sgcc.candidates.llm",
@@ -77,7 +81,9 @@ def build(cfg, *, replay_dirs=(), names: list[str] | None = None) -> list[Genera
             raise SgccError(f"the {name} generator is not available ({exc})", cause=exc,
                             hint=f"leave it out: --generators auto,-{name}") from exc
         gen = module.from_config(cfg)
-        gen.optional = name not in named  # chosen by 'auto', not by name
+        # Chosen by 'auto', not by name (the llm is asked for by configuring a model: it keeps
+        # refusing the run where untrusted code may not run).
+        gen.optional = name in LEFT_OUT_UNBOXED and name not in named
         generators.append(gen)
     return generators
 
