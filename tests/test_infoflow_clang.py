@@ -192,3 +192,23 @@ def test_a_single_precision_scalar_over_the_caller_s_lanes_is_not_its_own(progra
     """cvtsi2ss writes 32 bits: the 32 above it in the low lane are still the caller's."""
     body = "\tcvtsi2ss\t%esi, %xmm0\n\tmovsd\t%xmm0, -8(%rsp)\n"
     assert "entry-register" in _rules(program, body + COUNT, "lanes_single")
+
+
+# --------------------------------------------------------------------------- vector stores
+
+
+def test_a_vector_spill_is_a_write(program):
+    """capstone reports `vmovsd %xmm0, -8(%rsp)` as reading its memory operand: the model took
+    clang's spill for nothing written and refused reading it back."""
+    body = ("\tvpxor\t%xmm0, %xmm0, %xmm0\n\tvmovsd\t%xmm0, -8(%rsp)\n\tvmovsd\t-8(%rsp), %xmm1\n"
+            "\tvmovq\t%xmm1, %rdx\n")
+    assert _rules(program, body + COUNT, "vector_spill") == set()
+
+
+@pytest.mark.parametrize("store", ["vmovq\t%xmm0, (%rsp)", "vmovsd\t%xmm0, (%rsp)", "vmovlps\t%xmm0, (%rsp)",
+                                   "movq\t%xmm0, (%rsp)", "vpextrq\t$0, %xmm0, (%rsp)"])
+def test_a_vector_store_over_a_saved_register_is_seen(program, store):
+    """The same stores over the slot that holds the caller's %rbx: popped back, %rbx is no
+    longer the caller's (the model kept the slot as saved, and let the return through)."""
+    body = f"\tpushq\t%rbx\n\tvpxor\t%xmm0, %xmm0, %xmm0\n\t{store}\n\tpopq\t%rbx\n"
+    assert "callee-saved" in _rules(program, body + COUNT, "vstore_" + store.split()[0])

@@ -49,7 +49,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sgcc.verify.static import bounds
-from sgcc.verify.static.stackframe import _GPR64, _POP, _PUSH, DIRTY, RSP, Frame, registers, stack_size
+from sgcc.verify.static.stackframe import (
+    _GPR64,
+    _POP,
+    _PUSH,
+    DIRTY,
+    RSP,
+    Frame,
+    mem_access,
+    registers,
+    stack_size,
+)
 
 CALLEE_SAVED = (3, 5, 12, 13, 14, 15)  # rbx rbp r12 r13 r14 r15
 CALLER_SAVED = (0, 1, 2, 6, 7, 8, 9, 10, 11)  # rax rcx rdx rsi rdi r8-r11
@@ -357,7 +367,8 @@ class Flow:
                     refuse(rule, f"stores {what} outside its own frame")
         if m == "std":
             refuse("direction", "reverses string instructions, which the model follows upwards only")
-        loads = [op for op in ops if op.type == X.X86_OP_MEM and op.access & 1 and not m.startswith("lea")]
+        loads = [op for k, op in enumerate(ops) if op.type == X.X86_OP_MEM and mem_access(insn, k) & 1
+                 and not m.startswith("lea")]
         if loads and m not in _POP and m not in _PUSH and not m.startswith("leave"):
             if RSP in written:
                 refuse("stack-pointer", "loads the stack pointer from memory")
@@ -555,13 +566,16 @@ class Flow:
 
     def _reads(self, insn, op) -> bool:
         """Whether ``insn`` reads memory operand ``op``. capstone marks the destination of some
-        vector stores (``vmovdqa %ymm0,(%rsp)``) as read too; a move only writes it."""
+        vector stores (``vmovdqa %ymm0,(%rsp)``) as read too, or as read only
+        (:func:`stackframe.mem_access`); a move only writes it."""
         m = insn.mnemonic
-        if op is insn.operands[0] or (insn.operands and insn.operands[0].type == op.type
-                                      and insn.operands[0].mem.disp == op.mem.disp
-                                      and insn.operands[0].mem.base == op.mem.base):
+        first = op is insn.operands[0] or (insn.operands and insn.operands[0].type == op.type
+                                          and insn.operands[0].mem.disp == op.mem.disp
+                                          and insn.operands[0].mem.base == op.mem.base)
+        if first:
             if m.startswith(("mov", "vmov")) and not self._is_string(insn) and len(insn.operands) == 2:
                 return False
+            return bool(mem_access(insn, 0) & 1)
         return bool(op.access & 1)
 
     def _is_string(self, insn) -> bool:
@@ -750,8 +764,9 @@ class Flow:
                     regs[g] = DIRTY
         else:
             count = self._string_count(frame, insn) if self._is_string(insn) else 1
-            for op in ops:
-                if op.type == X.X86_OP_MEM and op.access & 2 and self._own_frame(frame, op) and count is not None:
+            for k, op in enumerate(ops):
+                if op.type == X.X86_OP_MEM and mem_access(insn, k) & 2 and self._own_frame(frame, op) \
+                        and count is not None and not _PARTIAL_STORE.match(m) and "{k" not in insn.op_str:
                     v = frame.regs[R.gpr[op.mem.base]]
                     lo = v[1] + op.mem.disp
                     written.add((v[0], lo, lo + (op.size or 8) * count))
@@ -807,8 +822,8 @@ class Flow:
                 regs[part] = ("low", _whole(before), max(bits, before[2] if before[0] == "low" else 0))
             else:
                 regs[part] = before if before[0] in ("junk", "low") else DIRTY
-        for op in ops:
-            if op.type == X.X86_OP_MEM and op.access & 2 and op.mem.index != 0 and op.mem.base in R.gpr:
+        for k, op in enumerate(ops):
+            if op.type == X.X86_OP_MEM and mem_access(insn, k) & 2 and op.mem.index != 0 and op.mem.base in R.gpr:
                 v = frame.regs[R.gpr[op.mem.base]]
                 span = self._indexed_span(frame, insn, op, v) if _stack(v) else None
                 if span is not None:
@@ -1153,6 +1168,10 @@ def _scalar_after(old_vectors: frozenset, old_scalar: frozenset, vectors: frozen
                 scalar |= written
     return vectors, frozenset(scalar)
 
+
+#: Stores that write only some of the bytes their memory operand spans (a mask picks them):
+#: they overwrite what the model knew there, but do not make it written.
+_PARTIAL_STORE = __import__("re").compile(r"^v?(?:maskmov|compress|scatter|pscatter)")
 
 #: Stores whose memory operand receives the source operand whole and nothing else.
 _PLAIN_STORES = frozenset({"mov", "movb", "movw", "movl", "movq", "movabs"})

@@ -170,6 +170,22 @@ _PUSH = frozenset({"push", "pushq", "pushw", "pushf", "pushfq", "pushfw"})
 _POP = frozenset({"pop", "popq", "popw", "popf", "popfq", "popfw"})  # not popcnt
 
 
+_VECTOR_STORE = __import__("re").compile(r"^v?(?:mov|extract|pextr|maskmov|cvtps2ph|pmov|compress|scatter|pscatter)")
+
+
+def mem_access(insn, k: int) -> int:
+    """The access flags of ``insn``'s operand ``k`` (a memory operand), as capstone reports
+    them but for stores it gets wrong: it marks the memory destination of VEX and EVEX vector
+    stores (`vmovsd %xmm0, 8(%rsp)`, `vmovups`, `vextractf128`...) and of some legacy ones
+    (`movq %xmm0, (m)`, `movlps`, `pextrq`) as read only. A store's destination (the first
+    operand, of a move or extract into memory) is written, not read: missed, the model kept a
+    saved register's slot as saved across such a store (and took clang's spills for unwritten)."""
+    op = insn.operands[k]
+    if k == 0 and not op.access & 2 and len(insn.operands) >= 2 and _VECTOR_STORE.match(insn.mnemonic):
+        return 2
+    return op.access
+
+
 def stack_size(insn) -> int:
     """Bytes a push or pop moves: 2 with the operand-size prefix (0x66), else 8 (64-bit mode
     has no 32-bit push). From the encoding, not the spelling: capstone writes ``pop cx`` and
@@ -217,13 +233,13 @@ def _step(frame: Frame, insn, where: str, add) -> Frame:
 
     # Memory operands: reading or writing the return-address slot other than by push/pop.
     if not (m in _PUSH or m in _POP or m.startswith(("lea", "nop", "call", "ret"))):
-        for op in ops:
+        for k, op in enumerate(ops):
             if op.type != X.X86_OP_MEM:
                 continue
             addr = _address(frame, op, X)
             if addr is UNKNOWN:
                 continue
-            if op.access & 2:  # CS_AC_WRITE
+            if mem_access(insn, k) & 2:  # CS_AC_WRITE
                 store(addr, op.size, value_of(ops[1]) if len(ops) == 2 and m in ("mov", "movq") else UNKNOWN)
             elif _overlaps(addr, op.size, ENTRY) and (ENTRY, RETURN_ADDRESS) in frame.slots:
                 add("return-slot", f"`{m} {insn.op_str}` at {where} reads the return address")
