@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -426,16 +425,8 @@ class ClangGenerator(TransplantGenerator):
         return out, " ".join(["clang", *opts])
 
 
-def parse_sets(text: str) -> list[tuple[str, list[str]]]:
-    """``"-O3; -O2 -fno-vectorize"`` -> [(name, options), ...] (the ``clang_variants`` setting)."""
-    out = []
-    for part in text.split(";"):
-        opts = shlex.split(part)
-        if opts:
-            out.append(("_".join(o.lstrip("-") for o in opts)[:40], opts))
-    return out
-
-
 def from_config(cfg) -> ClangGenerator:
+    from sgcc.candidates.variants import parse_variants  # the same ';'-separated option sets
+
     text = getattr(cfg, "clang_variants", "") or ""
-    return ClangGenerator(getattr(cfg, "clang", "") or "", parse_sets(text) if text.strip() else None)
+    return ClangGenerator(getattr(cfg, "clang", "") or "", parse_variants(text) if text.strip() else None)
