@@ -245,11 +245,25 @@ def per_generator(cands: list[dict]) -> dict:
     return out
 
 
-def time_all(binaries: dict[str, str], tests, rounds: int, seed: int) -> tuple[dict[str, list[float]], int]:
+def time_all(binaries: dict[str, str], tests, rounds: int, seed: int,
+             where: Path | None = None) -> tuple[dict[str, list[float]], int]:
     """CPU seconds per round for each binary (all tests summed, ``reps`` times, so that a
-    sample lasts at least MIN_SAMPLE seconds of -O3), shuffled order each round."""
+    sample lasts at least MIN_SAMPLE seconds of -O3), shuffled order each round.
+
+    Every binary runs from one directory under a name of the same length (``where``/``b07``):
+    the path is ``argv[0]``, whose length moves the stack, and a program sensitive to the
+    stack's alignment ran 10% slower from sgcc's longer output path than a byte-identical
+    copy of gcc's program did from its own (levenshtein, issue 38's first run)."""
     from sgcc.verify.timing.rounds import timing_lock
 
+    if where is not None:
+        shutil.rmtree(where, ignore_errors=True)
+        where.mkdir(parents=True)
+        copies = {}
+        for k, (n, b) in enumerate(sorted(binaries.items())):
+            copies[n] = str(where / f"b{k:02d}")
+            shutil.copy2(b, copies[n])
+        binaries = copies
     rng = random.Random(seed)
     names = list(binaries)
     samples = {n: [] for n in names}
@@ -383,7 +397,7 @@ def main() -> int:
             wrong = [n for n, b in binaries.items() if outputs(b, tests) != reference]
             if any(n.startswith("sgcc") for n in wrong):
                 log(f"  WRONG OUTPUT from {wrong}")
-            samples, reps = time_all(binaries, tests, args.rounds, args.seed)
+            samples, reps = time_all(binaries, tests, args.rounds, args.seed, where=work / "run")
             timings[p["name"]] = {"samples": samples, "reps": reps, "wrong": wrong}
             save(state_path, state)
 
