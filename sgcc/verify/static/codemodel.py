@@ -192,6 +192,43 @@ class Baseline:
                             self.noreturn.add(unit.code_name((shndx, imm)))
 
 
+    def reached(self, group: str) -> set[str]:
+        """The function groups of gcc's unit that ``group`` reaches through the unit's functions
+        it calls or tail-jumps to, transitively, itself included: gcc's function as a call
+        graph, whatever it inlined. What gcc's function may call, and whether it passes stack
+        addresses to calls, is what any of these does (an untrusted candidate that inlined
+        gcc's ``xmalloc`` calls ``posix_memalign`` with its own frame's address, as gcc's
+        ``xmalloc`` does for gcc's ``main``)."""
+        if not hasattr(self, "_reached"):
+            self._reached: dict[str, set[str]] = {}
+        if group not in self._reached:
+            unit = self.unit
+            seen, todo = {group}, [group]
+            while todo:
+                for name in self.group_local_calls.get(todo.pop(), ()):
+                    if name in unit.functions:
+                        g = unit.group_of(name)
+                        if g not in seen:
+                            seen.add(g)
+                            todo.append(g)
+            self._reached[group] = seen
+        return self._reached[group]
+
+    def reached_calls(self, group: str) -> set[tuple[str, str]]:
+        """The externals (name, form) gcc's ``group`` calls, itself or through the unit's
+        functions it reaches (:meth:`reached`)."""
+        out: set[tuple[str, str]] = set()
+        for g in self.reached(group):
+            out |= self.group_calls.get(g, set())
+        return out
+
+    def reached_local_calls(self, group: str) -> set[str]:
+        """The unit's functions gcc's ``group`` calls, itself or through those it reaches."""
+        out: set[str] = set()
+        for g in self.reached(group):
+            out |= self.group_local_calls.get(g, set())
+        return out
+
     def flow_facts(self) -> dict:
         """Per function group of gcc's unit, what it reads (:class:`sgcc.verify.static.infoflow.Flow`
         after a walk in record mode): the bound the information-flow rule holds an untrusted
@@ -201,6 +238,11 @@ class Baseline:
 
             record: dict = {}
             validate(self.unit, self, record=record)
+            # A stack address passed to a call by a function gcc's reaches counts as gcc's.
+            passes = {g for g, flow in record.items() if flow.facts.stack_to_calls}
+            for g, flow in record.items():
+                if passes & self.reached(g):
+                    flow.facts.stack_to_calls = True
             self._flow_facts = record
         return self._flow_facts
 

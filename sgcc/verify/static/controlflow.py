@@ -466,12 +466,11 @@ class Walk:
             form = "plt" if reloc.type == R_PLT32 else "direct"
             # gcc itself may call the block and string routines where its -O3 code did not (a
             # memset instead of inline stores): the same ones the object check lets a candidate import.
-            # An untrusted candidate may call only what gcc's *same* function calls.
+            # An untrusted candidate may call only what gcc's *same* function calls, itself or
+            # through the unit's functions it calls (codemodel.Baseline.reached).
             calls = baseline.calls
-            if self.flow is not None and self.group in baseline.group_calls:
-                calls = baseline.group_calls[self.group]
-            elif self.flow is not None and self.group in self.base_names:
-                calls = set()
+            if self.flow is not None and self.group in self.base_names:
+                calls = baseline.reached_calls(self.group)
             if (what, form) not in calls and what not in DEFAULT_ALLOWED_EXTERNALS:
                 mine = " function" if calls is not baseline.calls else ""
                 add("call", f"`{text}` at {where} reaches {what} ({form}), which gcc's{mine} code does not call so")
@@ -494,12 +493,12 @@ class Walk:
             return
         callee = self.entries.get(what)
         if callee is not None and self.flow is not None and not self.inside(what):
-            # Untrusted code calls only the unit's functions gcc's same function calls (and
+            # Untrusted code calls only the unit's functions gcc's same function reaches (and
             # private copies it brought, which are walked and held to the rule themselves).
             target = unit.group_of(callee)
             names = unit.aliases(callee)
             if names & self.base_names and self.group in self.base_names \
-                    and not names & baseline.group_local_calls.get(self.group, set()):
+                    and not names & baseline.reached_local_calls(self.group):
                 add("call", f"`{text}` at {where} reaches {target}, which gcc's function does not call")
         if kind == "call" and callee is not None:
             if callee not in baseline.noreturn and not _never_returns(unit, baseline, callee):

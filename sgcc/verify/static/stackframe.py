@@ -125,17 +125,29 @@ class Frame:
 def _merge_untrusted(a, b):
     """Two different values of one register where paths meet, in untrusted code: clean data
     (None, or a constant) stays clean; clean data and what the caller left stays the caller's
-    ("junk", not to be read); anything else may be a stack address or the caller's state."""
+    ("junk", not to be read), or its own low bits over it where either is ("low": readable only
+    as narrow as both); anything else may be a stack address or the caller's state."""
     kinds = {v[0] if v is not None else None for v in (a, b)}
     if kinds <= {None, "imm"}:
         return UNKNOWN
+    if "low" in kinds and kinds <= {None, "imm", "low"}:
+        # Clean on one path, its own low bits over something else on the other (or both):
+        # readable at the narrower width; the rest is what both had above, merged.
+        lows = [v for v in (a, b) if v is not None and v[0] == "low"]
+        upper = lows[0][1] if len(lows) == 1 or lows[0][1] == lows[1][1] else _merge_untrusted(lows[0][1], lows[1][1])
+        return ("low", upper if upper is not None else DIRTY, min(v[2] for v in lows))
+    if "low" in kinds:  # with the caller's register or a stack address on the other path
+        a, b = (v[1] if v is not None and v[0] == "low" else v for v in (a, b))
+        return a if a == b else _merge_untrusted(a, b)
     if kinds <= {None, "imm", "junk"}:
         return a if a is not None and a[0] == "junk" else b
     return DIRTY
 
 
 def _add(value, delta):
-    return UNKNOWN if value is UNKNOWN else (value[0], value[1] + delta)
+    if value is UNKNOWN or not isinstance(value[1], int):
+        return value  # a "low" value (untrusted code's walk) stays what it was: not clean
+    return (value[0], value[1] + delta)
 
 
 def _address(frame: Frame, op, X):
@@ -156,6 +168,22 @@ def _overlaps(a, size: int, b, bsize: int = 8) -> bool:
 
 _PUSH = frozenset({"push", "pushq", "pushw", "pushf", "pushfq", "pushfw"})
 _POP = frozenset({"pop", "popq", "popw", "popf", "popfq", "popfw"})  # not popcnt
+
+
+_VECTOR_STORE = __import__("re").compile(r"^v?(?:mov|extract|pextr|maskmov|cvtps2ph|pmov|compress|scatter|pscatter)")
+
+
+def mem_access(insn, k: int) -> int:
+    """The access flags of ``insn``'s operand ``k`` (a memory operand), as capstone reports
+    them but for stores it gets wrong: it marks the memory destination of VEX and EVEX vector
+    stores (`vmovsd %xmm0, 8(%rsp)`, `vmovups`, `vextractf128`...) and of some legacy ones
+    (`movq %xmm0, (m)`, `movlps`, `pextrq`) as read only. A store's destination (the first
+    operand, of a move or extract into memory) is written, not read: missed, the model kept a
+    saved register's slot as saved across such a store (and took clang's spills for unwritten)."""
+    op = insn.operands[k]
+    if k == 0 and not op.access & 2 and len(insn.operands) >= 2 and _VECTOR_STORE.match(insn.mnemonic):
+        return 2
+    return op.access
 
 
 def stack_size(insn) -> int:
@@ -205,13 +233,13 @@ def _step(frame: Frame, insn, where: str, add) -> Frame:
 
     # Memory operands: reading or writing the return-address slot other than by push/pop.
     if not (m in _PUSH or m in _POP or m.startswith(("lea", "nop", "call", "ret"))):
-        for op in ops:
+        for k, op in enumerate(ops):
             if op.type != X.X86_OP_MEM:
                 continue
             addr = _address(frame, op, X)
             if addr is UNKNOWN:
                 continue
-            if op.access & 2:  # CS_AC_WRITE
+            if mem_access(insn, k) & 2:  # CS_AC_WRITE
                 store(addr, op.size, value_of(ops[1]) if len(ops) == 2 and m in ("mov", "movq") else UNKNOWN)
             elif _overlaps(addr, op.size, ENTRY) and (ENTRY, RETURN_ADDRESS) in frame.slots:
                 add("return-slot", f"`{m} {insn.op_str}` at {where} reads the return address")
