@@ -33,13 +33,14 @@ import struct
 import time
 from dataclasses import dataclass, field
 
+from sgcc.asm import x86
 from sgcc.errors import SgccError
 from sgcc.verify.function.footprint import Footprint, Spans, Unavailable, Violation
 
 PAGE = 0x1000
 BLOCK = 0x1000  # granularity of the memory comparison
-ARG_REGS = ("rdi", "rsi", "rdx", "rcx", "r8", "r9")
-CALLEE_SAVED = ("rbx", "rbp", "r12", "r13", "r14", "r15")
+ARG_REGS = x86.ARGUMENT_REGS
+CALLEE_SAVED = x86.CALLEE_SAVED
 #: A candidate may take this many times gcc's emulated time on a state before it fails.
 SLOWDOWN = 20
 #: Instructions of a run's first slice (bounded by count: cheaper to start than a timer).

@@ -105,7 +105,8 @@ class Baseline:
         self.indirect_call: set[str] = set()
         self.label_taken: set[str] = set()  # groups that take addresses of their own labels
         self.group_calls: dict[str, set[tuple[str, str]]] = {}  # per function group: its external calls
-        self._flow_facts: dict | None = None
+        #: What gcc's groups read, once walked (sgcc.verify.static.controlflow.flow_facts).
+        self.flow_record: dict | None = None
         for shndx, code in unit.code.items():
             for insn in code.insns:
                 fn = unit.function_at(shndx, insn.address)
@@ -228,23 +229,6 @@ class Baseline:
         for g in self.reached(group):
             out |= self.group_local_calls.get(g, set())
         return out
-
-    def flow_facts(self) -> dict:
-        """Per function group of gcc's unit, what it reads (:class:`sgcc.verify.static.infoflow.Flow`
-        after a walk in record mode): the bound the information-flow rule holds an untrusted
-        candidate of the same name to. Walked once per baseline, on first need."""
-        if self._flow_facts is None:
-            from sgcc.verify.static.controlflow import validate
-
-            record: dict = {}
-            validate(self.unit, self, record=record)
-            # A stack address passed to a call by a function gcc's reaches counts as gcc's.
-            passes = {g for g, flow in record.items() if flow.facts.stack_to_calls}
-            for g, flow in record.items():
-                if passes & self.reached(g):
-                    flow.facts.stack_to_calls = True
-            self._flow_facts = record
-        return self._flow_facts
 
     def _resolved_references(self, unit: Unit, shndx: int, code) -> None:
         """Addresses gcc's code takes that need no relocation: ``lea f(%rip)`` to a static

@@ -183,7 +183,7 @@ def validate(candidate: Unit, baseline: Baseline, untrusted=frozenset(), *, reco
         if record is not None:
             flow = record[group] = Flow(None)
         elif untrusted is True or any(m in untrusted for m in members) or group in untrusted:
-            facts = baseline.flow_facts().get(group) if group in base_groups else None
+            facts = flow_facts(baseline).get(group) if group in base_groups else None
             flow = Flow(facts.facts if facts is not None else Facts.permissive())
         Walk(unit, baseline, group, members, entries, table_targets.get(group, set()), construct_in_base,
              add, flow).run()
@@ -566,6 +566,22 @@ def _is_function(base_unit: Unit, name: str, baseline: Baseline) -> bool:
 # --------------------------------------------------------------------------------- entry point
 
 _BASELINES: dict[tuple, Baseline] = {}
+
+
+def flow_facts(baseline: Baseline) -> dict:
+    """Per function group of gcc's unit, what it reads (:class:`sgcc.verify.static.infoflow.Flow`
+    after a walk in record mode): the bound the information-flow rule holds an untrusted
+    candidate of the same name to. Walked once per baseline, on first need (kept on it)."""
+    if baseline.flow_record is None:
+        record: dict = {}
+        validate(baseline.unit, baseline, record=record)
+        # A stack address passed to a call by a function gcc's reaches counts as gcc's.
+        passes = {g for g, flow in record.items() if flow.facts.stack_to_calls}
+        for g, flow in record.items():
+            if passes & baseline.reached(g):
+                flow.facts.stack_to_calls = True
+        baseline.flow_record = record
+    return baseline.flow_record
 
 
 def verdict(candidate_obj: Path, baseline_obj: Path, untrusted=frozenset()):

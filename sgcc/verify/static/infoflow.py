@@ -49,12 +49,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sgcc.asm import x86
+from sgcc.asm.x86 import GPR64
 from sgcc.verify.static import bounds
 from sgcc.verify.static.stackframe import (
-    _GPR64,
-    _POP,
-    _PUSH,
     DIRTY,
+    POP,
+    PUSH,
     RSP,
     Frame,
     mem_access,
@@ -62,13 +62,14 @@ from sgcc.verify.static.stackframe import (
     stack_size,
 )
 
-CALLEE_SAVED = (3, 5, 12, 13, 14, 15)  # rbx rbp r12 r13 r14 r15
-CALLER_SAVED = (0, 1, 2, 6, 7, 8, 9, 10, 11)  # rax rcx rdx rsi rdi r8-r11
-ARGUMENTS = (7, 6, 2, 1, 8, 9)  # rdi rsi rdx rcx r8 r9
-RETURNS = (0, 2)  # rax rdx
+# The ABI's register classes (sgcc.asm.x86), as the walk's register numbers.
+CALLEE_SAVED = tuple(x86.GPR64.index(r) for r in x86.CALLEE_SAVED)
+CALLER_SAVED = tuple(x86.GPR64.index(r) for r in x86.CALLER_SAVED)
+ARGUMENTS = tuple(x86.GPR64.index(r) for r in x86.ARGUMENT_REGS)
+RETURNS = tuple(x86.GPR64.index(r) for r in x86.RETURN_REGS)
 #: What an external call leaves in the caller-saved registers it does not return in.
-CLOBBERED = (1, 6, 7, 8, 9, 10, 11)
-RBP = 5
+CLOBBERED = tuple(g for g in CALLER_SAVED if g not in RETURNS)
+RBP = GPR64.index("rbp")
 #: C library routines that call a function they are handed, by the argument registers that
 #: carry it (rdi 7, rsi 6, rdx 2, rcx 1, r8 8). Whatever gcc's function does, a candidate must
 #: pass these a function's address it took itself (rule ``callback``): a code pointer computed
@@ -319,12 +320,12 @@ class Flow:
         for g in _kept(insn, R):
             narrow[g] = 64
         written = {R.gpr[r] for r in writes if r in R.gpr}
-        if m in _PUSH or m in _POP or m.startswith(("call", "ret", "leave")):
+        if m in PUSH or m in POP or m.startswith(("call", "ret", "leave")):
             exempt.add(RSP)
         if m.startswith("leave"):
             exempt.add(RBP)
             self._frame_read(frame, frame.regs[RBP], 0, 8, True, refuse)
-        if m in _POP and ops and ops[0].type == X.X86_OP_MEM:
+        if m in POP and ops and ops[0].type == X.X86_OP_MEM:
             # pop into memory carries the slot's value there whole: a stack address or the
             # caller's register only into its own frame (elsewhere it would read back clean).
             top = frame.regs[RSP]
@@ -333,11 +334,11 @@ class Flow:
                 b == top[0] and a < top[1] + 8 and top[1] < c for b, a, c in frame.flow.tainted)
             if (tainted or not _clean(value)) and not self._own_frame(frame, ops[0]):
                 if value is not None and value[0] == "cs":
-                    refuse("callee-saved", f"pops the caller's %{_GPR64[value[1]]} outside its own frame")
+                    refuse("callee-saved", f"pops the caller's %{GPR64[value[1]]} outside its own frame")
                 else:
                     refuse("stack-address", "pops a slot holding a stack address or a caller's register outside "
                                             "its own frame")
-        if m in _POP:
+        if m in POP:
             size = stack_size(insn)
             # Only all 8 bytes of a slot are a whole value: a 16-bit pop of a pushed stack
             # address takes its low bits as data.
@@ -383,7 +384,7 @@ class Flow:
                 if not ok and v[0] == "junk":
                     self._data_use(src, v, refuse)
                 elif not ok:
-                    rule, what = ("callee-saved", f"the caller's %{_GPR64[v[1]]}") if v[0] == "cs" else \
+                    rule, what = ("callee-saved", f"the caller's %{GPR64[v[1]]}") if v[0] == "cs" else \
                         ("return-slot", "the return address") if v[0] == "ret" else \
                         ("segment", "the stack protector's canary") if v[0] == "canary" else \
                         ("stack-address", "a stack address")
@@ -392,7 +393,7 @@ class Flow:
             refuse("direction", "reverses string instructions, which the model follows upwards only")
         loads = [op for k, op in enumerate(ops) if op.type == X.X86_OP_MEM and mem_access(insn, k) & 1
                  and not m.startswith("lea")]
-        if loads and m not in _POP and m not in _PUSH and not m.startswith("leave"):
+        if loads and m not in POP and m not in PUSH and not m.startswith("leave"):
             if RSP in written:
                 refuse("stack-pointer", "loads the stack pointer from memory")
             elif RBP in written and any(self._stack_based(frame, op) and not self._clean_slot(frame, op)
@@ -443,7 +444,7 @@ class Flow:
         if _clean(v):
             return
         kind = v[0]
-        name = "%" + _GPR64[g]
+        name = "%" + GPR64[g]
         if kind == "junk":
             if self.record:
                 self.facts.live_in.add(v[1])  # where the value came from (a copy of %rdi is %rdi's)
@@ -451,7 +452,7 @@ class Flow:
                 refuse("entry-register", f"reads {name}, which holds what its caller or a call left there, "
                                          "not an argument gcc's function reads")
         elif kind == "cs":
-            refuse("callee-saved", f"uses the caller's %{_GPR64[v[1]]} (a callee-saved register) as data")
+            refuse("callee-saved", f"uses the caller's %{GPR64[v[1]]} (a callee-saved register) as data")
         elif kind == "ret":
             refuse("return-slot", "uses the return address as data")
         elif kind == "canary":
@@ -472,7 +473,7 @@ class Flow:
         for g in sorted(set(CALLBACK_ARGS.get(name, ())) | self.facts.callbacks.get(name, set())):
             v = frame.regs[g]
             if v is None or not v[0].startswith("code:") or v[1] != 0:
-                refuse("callback", f"hands {name} a code pointer in %{_GPR64[g]} that is not the address of a "
+                refuse("callback", f"hands {name} a code pointer in %{GPR64[g]} that is not the address of a "
                                    "function it took (computed, or loaded from data)")
 
     def arguments(self, frame: Frame, refuse) -> None:
@@ -482,19 +483,19 @@ class Flow:
             if _clean(v) or v[0] == "junk":
                 continue
             if v[0] == "cs":
-                refuse("callee-saved", f"passes the caller's %{_GPR64[v[1]]} to a call")
+                refuse("callee-saved", f"passes the caller's %{GPR64[v[1]]} to a call")
             elif v[0] == "ret":
                 refuse("return-slot", "passes the return address to a call")
             elif v[0] == "canary":
-                refuse("segment", f"passes the stack protector's canary (%{_GPR64[g]}) to a call")
+                refuse("segment", f"passes the stack protector's canary (%{GPR64[g]}) to a call")
             elif self.record:
                 self.facts.stack_to_calls = True
             elif v[0] == "entry" and v[1] >= 0:
-                refuse("call-argument", f"passes its caller's part of the stack (%{_GPR64[g]}) to a call")
+                refuse("call-argument", f"passes its caller's part of the stack (%{GPR64[g]}) to a call")
             elif v[0] == "dirty":
-                refuse("call-argument", f"passes a stack address whose offset the model lost (%{_GPR64[g]}) to a call")
+                refuse("call-argument", f"passes a stack address whose offset the model lost (%{GPR64[g]}) to a call")
             elif not self.facts.stack_to_calls:
-                refuse("call-argument", f"passes a stack address in %{_GPR64[g]} to a call, which gcc's "
+                refuse("call-argument", f"passes a stack address in %{GPR64[g]} to a call, which gcc's "
                                         "function does not (the callee could read past its frame)")
 
     def at_exit(self, frame: Frame, text: str, where: str, add, tail: bool) -> None:
@@ -503,17 +504,17 @@ class Flow:
             return
         for r in CALLEE_SAVED:
             if frame.regs[r] != ("cs", r):
-                add("callee-saved", f"`{text}` at {where} leaves %{_GPR64[r]} other than its caller's value")
+                add("callee-saved", f"`{text}` at {where} leaves %{GPR64[r]} other than its caller's value")
         if tail:
             self.arguments(frame, lambda rule, what: add(rule, f"`{text}` at {where} {what}"))
             return
         for r in RETURNS:
             v = _whole(frame.regs[r])
             if v is not None and v[0] == "canary":
-                add("segment", f"`{text}` at {where} returns the stack protector's canary in %{_GPR64[r]}")
+                add("segment", f"`{text}` at {where} returns the stack protector's canary in %{GPR64[r]}")
             elif not _clean(v) and v[0] != "junk":
                 add("stack-address", f"`{text}` at {where} returns a stack address or a caller's register "
-                                     f"in %{_GPR64[r]}")
+                                     f"in %{GPR64[r]}")
 
     # -- memory ------------------------------------------------------------------------
 
@@ -631,9 +632,9 @@ class Flow:
         return rcx[1] if rcx is not None and rcx[0] == "imm" and 0 <= rcx[1] <= 1 << 20 else None
 
     def _address_use(self, reg_id: int, v, refuse, index: bool) -> None:
-        name = "%" + _GPR64[self.R.gpr[reg_id]]
+        name = "%" + GPR64[self.R.gpr[reg_id]]
         if v[0] == "cs":
-            refuse("callee-saved", f"uses the caller's %{_GPR64[v[1]]} (a callee-saved register) as an address")
+            refuse("callee-saved", f"uses the caller's %{GPR64[v[1]]} (a callee-saved register) as an address")
         elif v[0] == "junk":
             if self.record:
                 self.facts.live_in.add(v[1])
@@ -651,7 +652,7 @@ class Flow:
         if base == "entry":
             lo, hi = off, off + size
             if lo < 8 and hi > 0:
-                if not (m in _PUSH or m in _POP):
+                if not (m in PUSH or m in POP):
                     refuse("return-slot", "touches the return-address slot")
                 return
             if lo >= 8:
@@ -665,8 +666,8 @@ class Flow:
             refuse("unbounded", "reaches above its frame from a realigned stack pointer")
             return
         if is_read:
-            whole = size == 8 and (m in ("mov", "movq") or m in _PUSH) and len(insn.operands) >= 1 \
-                and (m in _PUSH or insn.operands[0].type == self.R.X.X86_OP_REG and insn.operands[0].reg in self.R.full)
+            whole = size == 8 and (m in ("mov", "movq") or m in PUSH) and len(insn.operands) >= 1 \
+                and (m in PUSH or insn.operands[0].type == self.R.X.X86_OP_REG and insn.operands[0].reg in self.R.full)
             self._frame_read(frame, (base, off), 0, size, whole, refuse)
 
     def _aligned_below(self, base: str, hi: int) -> bool:
@@ -750,7 +751,7 @@ class Flow:
             else:
                 junk = _subtract(junk, base, lo, hi)
 
-        if m in _PUSH:
+        if m in PUSH:
             top = new.regs[RSP]
             if _stack(top) and top[0] != "dirty":
                 size = stack_size(insn)
@@ -824,7 +825,7 @@ class Flow:
         # A whole slot read back where the model lost what it holds (two paths stored different
         # values) is not clean: it may be a stack address or a caller's register.
         loaded = None
-        if m in _POP and ops and ops[0].type == X.X86_OP_REG and ops[0].reg in R.gpr:
+        if m in POP and ops and ops[0].type == X.X86_OP_REG and ops[0].reg in R.gpr:
             loaded = (R.gpr[ops[0].reg], frame.regs[RSP])
         elif m.startswith("leave"):
             loaded = (RBP, frame.regs[RBP])

@@ -10,9 +10,8 @@ with a DRAP register) and reports accesses to the return-address slot. Used by
 
 from __future__ import annotations
 
-_GPR64 = ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13",
-          "r14", "r15")
-_CALLER_SAVED = ("rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11")
+from sgcc.asm.x86 import CALLER_SAVED, GPR64
+
 RSP, RBP = 4, 5
 
 #: The value a function finds at the top of its stack on entry, and where that is.
@@ -31,7 +30,7 @@ class _Regs:
         md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
         self.gpr: dict[int, int] = {}
         self.full: set[int] = set()  # the 64-bit names: only writes to these keep a value
-        names = {n: i for i, n in enumerate(_GPR64)}
+        names = {n: i for i, n in enumerate(GPR64)}
         aliases = {"eax": "rax", "ax": "rax", "al": "rax", "ah": "rax", "ecx": "rcx", "cx": "rcx", "cl": "rcx",
                    "ch": "rcx", "edx": "rdx", "dx": "rdx", "dl": "rdx", "dh": "rdx", "ebx": "rbx", "bx": "rbx",
                    "bl": "rbx", "bh": "rbx", "esp": "rsp", "sp": "rsp", "spl": "rsp", "ebp": "rbp", "bp": "rbp",
@@ -166,8 +165,8 @@ def _overlaps(a, size: int, b, bsize: int = 8) -> bool:
     return a[0] == b[0] and a[1] < b[1] + bsize and b[1] < a[1] + size
 
 
-_PUSH = frozenset({"push", "pushq", "pushw", "pushf", "pushfq", "pushfw"})
-_POP = frozenset({"pop", "popq", "popw", "popf", "popfq", "popfw"})  # not popcnt
+PUSH = frozenset({"push", "pushq", "pushw", "pushf", "pushfq", "pushfw"})
+POP = frozenset({"pop", "popq", "popw", "popf", "popfq", "popfw"})  # not popcnt
 
 
 _VECTOR_STORE = __import__("re").compile(r"^v?(?:mov|extract|pextr|maskmov|cvtps2ph|pmov|compress|scatter|pscatter)")
@@ -232,7 +231,7 @@ def _step(frame: Frame, insn, where: str, add) -> Frame:
             slots[addr] = value
 
     # Memory operands: reading or writing the return-address slot other than by push/pop.
-    if not (m in _PUSH or m in _POP or m.startswith(("lea", "nop", "call", "ret"))):
+    if not (m in PUSH or m in POP or m.startswith(("lea", "nop", "call", "ret"))):
         for k, op in enumerate(ops):
             if op.type != X.X86_OP_MEM:
                 continue
@@ -245,14 +244,14 @@ def _step(frame: Frame, insn, where: str, add) -> Frame:
                 add("return-slot", f"`{m} {insn.op_str}` at {where} reads the return address")
 
     _reads, writes = insn.regs_access()
-    if m in _PUSH:
+    if m in PUSH:
         size = stack_size(insn)
         value = value_of(ops[0]) if ops else UNKNOWN
         regs[RSP] = _add(regs[RSP], -size)
         if regs[RSP] is not UNKNOWN:
             store(regs[RSP], size, value)
         return Frame(tuple(regs), frozenset(slots.items()))
-    if m in _POP:
+    if m in POP:
         size = stack_size(insn)
         top = regs[RSP]
         value = slots.get(top, UNKNOWN) if top is not UNKNOWN and size == 8 else UNKNOWN
@@ -272,8 +271,8 @@ def _step(frame: Frame, insn, where: str, add) -> Frame:
         regs[RSP] = _add(top, 8)
         return Frame(tuple(regs), frozenset(slots.items()))
     if m in ("call", "callq"):
-        for name in _CALLER_SAVED:
-            regs[_GPR64.index(name)] = UNKNOWN
+        for name in CALLER_SAVED:
+            regs[GPR64.index(name)] = UNKNOWN
         # The callee's own frame lies below rsp: what was stored there is gone.
         sp = regs[RSP]
         if sp is UNKNOWN:
