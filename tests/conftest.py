@@ -2,15 +2,65 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+
+
+def _run_dir() -> Path | None:
+    """The directory every pytest-xdist worker of this run shares (None outside xdist).
+    xdist starts each worker with the run's id in PYTEST_XDIST_TESTRUNUID."""
+    uid = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not uid:
+        return None
+    d = Path(tempfile.gettempdir()) / f"sgcc-tests-{uid}"
+    d.mkdir(exist_ok=True)
+    return d
+
+
+@contextlib.contextmanager
+def _share_of_the_machine(alone: bool):
+    """A readers-writer lock over the parallel workers: a test marked ``alone`` runs with no
+    other test running (it waits for the running ones to end; none starts meanwhile), every
+    other test beside any other. The turnstile keeps an ``alone`` test from waiting forever
+    behind a stream of shared ones (flock grants shared locks while an exclusive one waits)."""
+    d = _run_dir()
+    if d is None:
+        yield
+        return
+    with open(d / "turnstile", "a+") as gate, open(d / "machine", "a+") as machine:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        if alone:
+            fcntl.flock(machine, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(machine, fcntl.LOCK_UN)
+                fcntl.flock(gate, fcntl.LOCK_UN)
+            return
+        fcntl.flock(gate, fcntl.LOCK_UN)
+        fcntl.flock(machine, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(machine, fcntl.LOCK_UN)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    # Setup, call and teardown together: a module fixture's build (set up by the first test
+    # that needs it) loads the machine as much as any test.
+    with _share_of_the_machine(item.get_closest_marker("alone") is not None):
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -47,12 +97,17 @@ def _private_sgcc_state(tmp_path_factory):
     """Every test run gets its own cache and configuration: the user's are never touched,
     and a developer's ~/.config/sgcc cannot change what the tests see. It also gets its own
     timing lock: the tests assert no timings that load could flip (only effects of several
-    times), and must not wait an hour behind a benchmark holding the machine-wide lock."""
+    times), and must not wait an hour behind a benchmark holding the machine-wide lock.
+
+    Under pytest-xdist the workers share one timing lock (in the run's common base directory),
+    as concurrent compiles of one `make -j` share the machine's: a worker never times while
+    another does, so parallel tests disturb each other's builds, never each other's timings."""
     state = tmp_path_factory.mktemp("sgcc-state")
+    run_dir = _run_dir() or state
     saved = {k: os.environ.get(k) for k in ("SGCC_CACHE_DIR", "SGCC_CONFIG", "SGCC_TIMING_LOCK")}
     os.environ["SGCC_CACHE_DIR"] = str(state / "cache")
     os.environ["SGCC_CONFIG"] = str(state / "no-user-config.toml")
-    os.environ["SGCC_TIMING_LOCK"] = str(state / "timing.lock")
+    os.environ["SGCC_TIMING_LOCK"] = str(run_dir / "timing.lock")
     yield
     for k, v in saved.items():
         if v is None:

@@ -213,6 +213,7 @@ def popcount(tmp_path_factory):
     return _captured(tmp_path_factory.mktemp("popcount_dodge"), "popcount", ["count_bits"])
 
 
+@pytest.mark.alone  # emulator time limits decide which large states are compared
 def test_a_candidate_cannot_hide_its_wrong_region_behind_an_emulator_limit(popcount):
     # narrow_over_4m is wrong only past 4,000,000 words; this one first asks memset for 2^29
     # bytes there, more than the emulator carries out. Before, that ended the whole function's
@@ -275,6 +276,7 @@ def test_a_state_where_gcc_s_function_reads_below_its_object_is_dropped_not_a_re
     assert verdict.dropped["knapsack"].get(reason) == 1, verdict.to_dict()
 
 
+@pytest.mark.alone  # emulator time limits decide which large states are compared
 def test_sizes_beyond_the_tests_move_off_a_state_with_no_room_past_its_buffer(popcount):
     # popcount's largest test calls count_bits twice; on the second call (one word) the buffer
     # lies just below another mapping, so gcc's own function faults on every size beyond the
