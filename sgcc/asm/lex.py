@@ -182,8 +182,7 @@ def analyze(line: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         m = ASSIGN_RE.match(s)
         if m:
             ops.append(("=", m.group(1)))
-        elif s[0] == ".":
-            m = _DIRECTIVE_RE.match(s)
+        elif s[0] == "." and (m := _DIRECTIVE_RE.match(s)):  # matches whenever s starts with "."
             ops.append((m.group(0).lower(), s[m.end() :].strip()))
         else:
             ops.append(("", s))

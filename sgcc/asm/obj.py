@@ -285,7 +285,7 @@ class ObjectFile:
     @cached_property
     def relocs(self) -> list[Reloc]:
         """Every relocation of a section that exists, decoded once (:class:`Reloc`)."""
-        out = []
+        out: list[Reloc] = []
         for target, relocs in self._raw_relocations:
             if not 0 < target < len(self.sections):
                 raise SgccError(f"{self.path.name}: relocation section for a missing section")

@@ -207,8 +207,8 @@ class Splitter:
                 holder = body_holding(line)
                 if _COLD_RE.search(fname):
                     parent = _COLD_RE.sub("", fname)
-                    owner = bodies[holder][2] if holder >= 0 else None
-                    if owner != parent and (owner is not None or any(b[2] == parent for b in bodies)):
+                    around = bodies[holder][2] if holder >= 0 else None
+                    if around != parent and (around is not None or any(b[2] == parent for b in bodies)):
                         raise Unsure(f"{fname} is not inside {parent}")
                 elif holder >= 0 and bodies[holder][2] != fname:
                     raise Unsure(f"{fname} is inside {bodies[holder][2]}")
@@ -423,7 +423,7 @@ class Splitter:
         def alignment(j: int) -> bool:
             # A named object's own .type/.size/.local lines come with it.
             return owner[j] == -1 and not labels[j] and len(ops[j]) == 1 and (
-                ops[j][0][0] in _ALIGN or (own and self._own_bookkeeping(j, own)))
+                ops[j][0][0] in _ALIGN or (bool(own) and self._own_bookkeeping(j, own)))
 
         start = i
         while start > 0 and alignment(start - 1):

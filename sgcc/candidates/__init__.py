@@ -27,6 +27,7 @@ from sgcc.stages import Stage
 
 if TYPE_CHECKING:
     from sgcc.asm.units import AsmFile, Unit
+    from sgcc.errors import SgccError
     from sgcc.verify.box.sandbox import Sandbox, TestCase
     from sgcc.verify.static.isa import Target
 
@@ -178,12 +179,15 @@ class Generator(abc.ABC):
         default none: only generators that read candidates from elsewhere have such."""
         return []
 
-    #: True when the generator could not do its part (a model that did not load, failed
-    #: requests): the engine then caches no "nothing faster" verdict for this search.
-    incomplete: bool = False
-    #: What kept the generator from running at all (an :class:`sgcc.errors.SgccError`), for
-    #: the caller to report after the run; ``None`` when it ran.
-    error = None
+    @property
+    def incomplete(self) -> bool:
+        """True when the generator could not do its part (a model that did not load, failed
+        requests): the engine then caches no "nothing faster" verdict for this search."""
+        return False
+
+    #: What kept the generator from running at all, for the caller to report after the run;
+    #: ``None`` when it ran.
+    error: SgccError | None = None
 
     def close(self) -> None:  # noqa: B027 - an optional hook: nothing by default
         """Called when the run ends, successful or not: release models, processes, files."""

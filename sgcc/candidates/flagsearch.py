@@ -244,7 +244,7 @@ class FlagSearchGenerator(TransplantGenerator):
         with self._lock:
             v = self._compiled.get(flags)
             fresh = v is None
-            if fresh:
+            if v is None:
                 # Named by its flags, not by when it was compiled: the names go into the
                 # candidates' text (fresh names of copies), which must not depend on thread timing.
                 v = Variant("flags-" + hashlib.sha1(" ".join(flags).encode()).hexdigest()[:8], list(flags))

@@ -150,7 +150,7 @@ class LLMGenerator(Generator):
 
         where = f"{function} round {round_no} sample {sample + 1}/{self.samples}"
         origin = f"round {round_no}, sample {sample + 1}/{self.samples}"
-        meta = {"round": round_no, "sample": sample + 1}
+        meta: dict[str, object] = {"round": round_no, "sample": sample + 1}
         if self.error is not None:  # another sample of this batch found the backend gone
             return Candidate(function, NAME, "", origin=origin, meta=meta,
                              skip=f"llm unavailable: {self.error.message}")
@@ -183,7 +183,7 @@ class LLMGenerator(Generator):
         self._answers[(function, round_no, sample)] = done.text
         self._transcript(function, round_no, sample, messages, done.text, "")
         parsed = prompt.parse_answer(done.text, done.finish_reason)
-        if parsed.ok:
+        if parsed.assembly is not None:
             return Candidate(function, NAME, parsed.assembly, origin=origin, meta=meta)
         return Candidate(function, NAME, done.text, origin=origin, meta=meta, invalid=parsed.problem)
 
@@ -198,6 +198,7 @@ class LLMGenerator(Generator):
         if self._error_reported:
             return []
         self._error_reported = True
+        assert self.error is not None  # only called when _load() failed, which keeps the error
         return [Candidate(unit.name, NAME, "", origin=self.label,
                           skip=f"the llm generator cannot run: {self.error.message}")]
 
@@ -259,24 +260,29 @@ def from_config(cfg, **_context) -> LLMGenerator:
         raise SgccError(f"max_tokens must be at least 1 (got {max_tokens})")
     if not 0.0 <= temperature <= 5.0:
         raise SgccError(f"temperature must be between 0 and 5 (got {temperature})")
-    common = dict(samples=samples, temperature=temperature, max_tokens=max_tokens, seed=getattr(cfg, "seed", None))
+    seed = getattr(cfg, "seed", None)
+
+    def generator(backend, *, label: str = "", error: SgccError | None = None) -> LLMGenerator:
+        return LLMGenerator(backend, samples=samples, temperature=temperature, max_tokens=max_tokens, seed=seed,
+                            label=label, error=error)
+
     if endpoint:
-        backend = backends.RemoteBackend(endpoint, model=model, timeout=float(getattr(cfg, "llm_timeout", 600.0)))
-        return LLMGenerator(backend, label=backend.describe(), **common)
+        remote = backends.RemoteBackend(endpoint, model=model, timeout=float(getattr(cfg, "llm_timeout", 600.0)))
+        return generator(remote, label=remote.describe())
     if model.startswith("fake:"):
         try:
-            backend = backends.ScriptedBackend.from_file(model[len("fake:"):])
+            scripted = backends.ScriptedBackend.from_file(model[len("fake:"):])
         except SgccError as exc:
-            return LLMGenerator(None, label=model, error=exc, **common)
-        return LLMGenerator(backend, **common)
+            return generator(None, label=model, error=exc)
+        return generator(scripted)
     if not model:
         raise SgccError("the llm generator needs a model or an endpoint",
                         hint="--model PATH|NAME (`sgcc models` lists what sgcc finds) or --endpoint URL")
     try:
         info = models.resolve(model)
     except SgccError as exc:
-        return LLMGenerator(None, label=model, error=exc, **common)
-    backend = backends.LlamaCppBackend(info.path, context=int(getattr(cfg, "context", 0) or 0),
-                                       threads=int(getattr(cfg, "threads", 0) or 0),
-                                       train_context=info.context_length, name=info.name)
-    return LLMGenerator(backend, **common)
+        return generator(None, label=model, error=exc)
+    local = backends.LlamaCppBackend(info.path, context=int(getattr(cfg, "context", 0) or 0),
+                                     threads=int(getattr(cfg, "threads", 0) or 0),
+                                     train_context=info.context_length, name=info.name)
+    return generator(local)

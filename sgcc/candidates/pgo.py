@@ -73,23 +73,23 @@ class PgoGenerator(TransplantGenerator):
             return
         # The instrumented program runs as nobody: the profile directory must be reachable
         # and writable by it (and by nothing else of sgcc's), like the profiler's (profile.py).
-        self.profile_dir = Path(tempfile.mkdtemp(prefix="sgcc-pgo-"))
-        os.chmod(self.profile_dir, 0o733)
-        bases = [("pgo", [])]
+        profile_dir = self.profile_dir = Path(tempfile.mkdtemp(prefix="sgcc-pgo-"))
+        os.chmod(profile_dir, 0o733)
+        bases: list[tuple[str, list[str]]] = [("pgo", [])]
         if context.isa == "native":
             bases.append(("pgo-native", ["-march=native"]))
         with ThreadPoolExecutor(max_workers=len(bases)) as pool:
-            self.variants = list(pool.map(lambda b: self._one(context, *b), bases))
-        self.variants += self._combined(context, {v.name: v for v in self.variants})
+            self.variants = list(pool.map(lambda b: self._one(context, profile_dir, *b), bases))
+        self.variants += self._combined(context, profile_dir, {v.name: v for v in self.variants})
         for v in self.variants:
             if v.error:
                 self.notes.append(f"{v.name}: {v.error}")
 
-    def _one(self, context, name: str, extra: list[str]) -> Variant:
+    def _one(self, context, profile_dir: Path, name: str, extra: list[str]) -> Variant:
         program = context.program
         work = Path(context.workdir) / name
         work.mkdir(parents=True, exist_ok=True)
-        profile = self.profile_dir / name
+        profile = profile_dir / name
         profile.mkdir()
         os.chmod(profile, 0o733)
         variant = Variant(name, [*extra, "-fprofile-use", *USE_FLAGS])
@@ -108,7 +108,7 @@ class PgoGenerator(TransplantGenerator):
         timeout = max(30.0, context.sandbox.timeout * TRAINING_TIMEOUT_FACTOR)
 
         def train(test):
-            return context.sandbox.run(binary, test.stdin, timeout=timeout, writable=[self.profile_dir])
+            return context.sandbox.run(binary, test.stdin, timeout=timeout, writable=[profile_dir])
 
         with ThreadPoolExecutor(max_workers=max(1, context.jobs)) as pool:
             results = list(pool.map(train, context.tests))
@@ -157,8 +157,9 @@ class PgoGenerator(TransplantGenerator):
         self.defer(context, todo,
                    lambda v: compile_variant(context, v, Path(context.workdir) / v.name, stem="prog"))
 
-    def _combined(self, context, trained: dict[str, Variant]) -> list[Variant]:
-        """The combined variants whose base was trained, compiled with that base's profile."""
+    def _combined(self, context, profile_dir: Path, trained: dict[str, Variant]) -> list[Variant]:
+        """The combined variants whose base was trained (profiles under ``profile_dir``),
+        compiled with that base's profile."""
         combos = COMBINED + (COMBINED_NATIVE if context.isa == "native" else [])
         todo = []
         for name, base_name, extra in combos:
@@ -168,14 +169,14 @@ class PgoGenerator(TransplantGenerator):
             # gcc finds the profile by the output's path (under DIR, the absolute path as
             # directories, or mangled to #abs#path#prog.gcda for a relative one): the combined
             # compilation writes elsewhere, so its copy of the profile is named for that place.
-            profile = self.profile_dir / base_name
+            profile = profile_dir / base_name
             src = dst = None
             for form in (_nested, _mangled):
                 if (profile / form(Path(context.workdir) / base_name / "prog")).is_file():
                     src = profile / form(Path(context.workdir) / base_name / "prog")
                     dst = profile / form(Path(context.workdir) / name / "prog")
                     break
-            if src is None:
+            if src is None or dst is None:  # both or neither
                 self.notes.append(f"{name}: the profile of {base_name} is not where gcc looks for it")
                 continue
             dst.parent.mkdir(parents=True, exist_ok=True)

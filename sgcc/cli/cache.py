@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -128,7 +128,7 @@ def _timing_lock_state() -> str:
     return f"{path} (held: {lock_holder(path) or 'holder unknown'})"
 
 
-def _human(n: int) -> str:
+def _human(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -145,7 +145,7 @@ def cache_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def cache_list(as_json: bool) -> None:
     """One line per entry: key, source, functions substituted, speedup, last update."""
-    rows = []
+    rows: list[dict[str, Any]] = []  # JSON records
     store = _store()
     for key in store.keys():
         entry = store.get(key)

@@ -21,10 +21,10 @@ def config_command(as_json: bool) -> None:
     items = [(k, configmod.shown(k, v), src) for k, v, src in cfg.items()]  # no secrets printed
     explained = {k: effective(cfg, k, v) for k, v, _ in items}
     if as_json:
-        data = {k: {"value": v, "source": src} for k, v, src in items}
-        for k, (value, why) in explained.items():
-            if why:
-                data[k].update({"effective": value, "meaning": why})
+        data: dict[str, object] = {}
+        for k, v, src in items:
+            value, why = explained[k]
+            data[k] = {"value": v, "source": src, **({"effective": value, "meaning": why} if why else {})}
         data["_files"] = [str(f) for f in cfg.files]
         if cfg.project:
             data["_project"] = cfg.project

@@ -121,7 +121,8 @@ def attempts(candidates) -> list[tuple[int, int, float | None]]:
     """(sample, round, speedup or None) of each built candidate, for the curves. An llm
     candidate carries its sample (1-based) and round; for others the sample is its place in
     its generator's offers for that function, the round 0."""
-    out, seen = [], {}
+    out: list[tuple[int, int, float | None]] = []
+    seen: dict[tuple[str, str], int] = {}
     for c in candidates:
         if c.id == "-":
             continue
@@ -322,7 +323,8 @@ def _map(kind: str, problems: list[Problem], make_request: Callable, opts: Optio
         return rows
     from sgcc.lab import cluster
 
-    keep = kind == "engine" and opts.output_dir is not None
+    out_dir = opts.output_dir if kind == "engine" else None  # where shipped programs are kept
+    keep = out_dir is not None
 
     def landed(j: int, row: dict) -> None:
         i = todo[j]
@@ -330,11 +332,11 @@ def _map(kind: str, problems: list[Problem], make_request: Callable, opts: Optio
         data = row.pop("shipped_bytes", None)
         if kind == "engine":
             row["replay"] = [str(r) for r in p.replay]  # the driver's paths, not the node's scratch
-            row["shipped"] = str(opts.output_dir / p.name) if keep and data is not None else None
-        if keep and data is not None:
+            row["shipped"] = str(out_dir / p.name) if out_dir is not None and data is not None else None
+        if out_dir is not None and data is not None:
             from sgcc.fsutil import atomic_write
 
-            atomic_write(opts.output_dir / p.name, data, mode=0o755)
+            atomic_write(out_dir / p.name, data, mode=0o755)
         finish(i, row)
 
     def items():

@@ -35,8 +35,12 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import ModuleType
+from typing import TypeVar
 
 from sgcc.errors import SgccError
+
+T = TypeVar("T")
 
 #: Largest problem directory shipped to a node (sources, tests and candidates of one problem).
 MAX_PROBLEM_BYTES = 64 << 20
@@ -173,7 +177,7 @@ def _sweep_scratch() -> None:
             shutil.rmtree(entry.path, ignore_errors=True)
 
 
-def in_scratch(fn: Callable[[Path], object]) -> object:
+def in_scratch(fn: Callable[[Path], T]) -> T:
     """Run ``fn(scratch)`` in a fresh temporary directory on the node, removed afterwards
     (named for this process, so that a later task removes it if this process is killed)."""
     _sweep_scratch()
@@ -195,7 +199,7 @@ class Session:
         self.cpus = cpus
         self.max_retries = max_retries
         self.nodes: list[dict] = []
-        self._ray = None
+        self._ray: ModuleType | None = None  # the ray module, once connected
         self._owned = False
 
     def __enter__(self) -> Session:
@@ -243,14 +247,20 @@ class Session:
             finally:
                 self._ray = None
 
+    def _connected(self) -> ModuleType:
+        """The ray module of this connection (:meth:`connect` first)."""
+        if self._ray is None:
+            raise SgccError(f"not connected to the Ray cluster at {self.address}")
+        return self._ray
+
     def _cpu_nodes(self) -> list[dict]:
-        return [n for n in self._ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0]
+        return [n for n in self._connected().nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0]
 
     def check_nodes(self, compiler: str = "gcc") -> list[dict]:
         """Every node with CPUs, checked to be one kind (CPU model and compiler); an error otherwise."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        ray = self._ray
+        ray = self._connected()
         nodes = self._cpu_nodes()
         if not nodes:
             raise SgccError(f"the Ray cluster at {self.address} has no node with CPUs",
@@ -281,7 +291,7 @@ class Session:
         """Run ``fn(*args)`` as one Ray task per ``args`` in ``items``; ``on_done(index, result)``
         on the driver as each finishes (in any order). A task's exception is re-raised here
         as an :class:`SgccError`; ^C cancels every task and re-raises ``KeyboardInterrupt``."""
-        ray = self._ray
+        ray = self._connected()
         task = ray.remote(fn).options(num_cpus=self.cpus, max_retries=self.max_retries)
         # A bounded window of submitted tasks: the driver holds a few problems' data at a
         # time, not the whole dataset, and ^C has little to cancel.
@@ -327,9 +337,9 @@ class Session:
 
     def cancel(self, refs: list) -> None:
         """Stop these tasks: interrupt them (their ``finally`` blocks clean up), then kill what is left."""
-        ray = self._ray
         if not refs:
             return
+        ray = self._connected()
         for ref in refs:
             try:
                 ray.cancel(ref, force=False)

@@ -108,11 +108,18 @@ def _write_problem(outcome: Outcome, root: Path) -> None:
     (d / "tests").mkdir(parents=True)
     (d / f"{outcome.name}.c").write_bytes(outcome.source_text)
     for test in outcome.tests:
+        assert test.expected_stdout is not None  # a kept problem's tests were recorded (Sandbox.record)
         (d / "tests" / f"{test.name}.in").write_bytes(test.stdin)
         (d / "tests" / f"{test.name}.out").write_bytes(test.expected_stdout)
     budget = [MAX_CANDIDATE_FILES]
     for sub, src in sorted(outcome.extras.items()):
         _copy_tree(src, d / sub, budget)
+
+
+def _speedup(o: Outcome) -> float:
+    """A kept problem's -O0/-O3 speedup (time_problem drops one it cannot time)."""
+    assert o.speedup is not None
+    return o.speedup.speedup
 
 
 def _problem_dict(o: Outcome) -> dict:
@@ -135,13 +142,14 @@ def _problem_dict(o: Outcome) -> dict:
 
 def summarize(kept: list[Outcome], dropped: list[Outcome], unselected: list[Outcome]) -> dict:
     """Totals over the kept problems: coverage pooled and per-problem mean, speedup spread."""
-    cov = Coverage()
-    for o in kept:
-        cov.lines_executed += o.coverage.lines_executed
-        cov.lines_total += o.coverage.lines_total
-        cov.branches_taken += o.coverage.branches_taken
-        cov.branches_total += o.coverage.branches_total
+    covered = [o.coverage for o in kept if o.coverage is not None]  # every kept problem's (else: dropped)
     speedups = sorted(o.speedup.speedup for o in kept if o.speedup)
+    cov = Coverage()
+    for c in covered:
+        cov.lines_executed += c.lines_executed
+        cov.lines_total += c.lines_total
+        cov.branches_taken += c.branches_taken
+        cov.branches_total += c.branches_total
     return {
         "kept": len(kept),
         "dropped": len(dropped),
@@ -150,8 +158,8 @@ def summarize(kept: list[Outcome], dropped: list[Outcome], unselected: list[Outc
         "coverage": cov.to_dict(),
         # The papers' figures are most likely means over programs; both are given.
         "coverage_mean": {
-            "line_pct": round(statistics.fmean(o.coverage.line_pct for o in kept), 2) if kept else 0.0,
-            "branch_pct": round(statistics.fmean(o.coverage.branch_pct for o in kept), 2) if kept else 0.0,
+            "line_pct": round(statistics.fmean(c.line_pct for c in covered), 2) if covered else 0.0,
+            "branch_pct": round(statistics.fmean(c.branch_pct for c in covered), 2) if covered else 0.0,
         },
         "speedup_o0_o3": {
             "min": round(speedups[0], 3), "median": round(statistics.median(speedups), 3),
@@ -217,7 +225,8 @@ def _on_cluster(session, problems: list[Problem], compiler: str, timeout: float,
         outcome.extras = dict(problems[i].extras)  # copied from here when the dataset is written
         outcomes[i] = outcome
         done[0] += 1
-        status(f"built, tested and timed {done[0]}/{len(todo)}: {outcome.name} on {outcome.node['host']}")
+        host = outcome.node["host"] if outcome.node else "?"  # cluster_task records its node
+        status(f"built, tested and timed {done[0]}/{len(todo)}: {outcome.name} on {host}")
 
     session.map(cluster_task, ((problems[i].name, source, inputs, compiler, timeout, rounds, min_sample, seed)
                                for i, source, inputs in todo), landed)
@@ -286,7 +295,7 @@ def build(src_dir: Path, out: Path, *, keep_top: int | None = None, jobs: int = 
         kept = [o for o in outcomes if not o.dropped]
         unselected: list[Outcome] = []
         if keep_top is not None and len(kept) > keep_top:
-            ranked = sorted(kept, key=lambda o: (-o.speedup.speedup, o.name))
+            ranked = sorted(kept, key=lambda o: (-_speedup(o), o.name))
             kept, unselected = sorted(ranked[:keep_top], key=lambda o: o.name), ranked[keep_top:]
         status(f"writing {out}")
         data = {
@@ -301,7 +310,7 @@ def build(src_dir: Path, out: Path, *, keep_top: int | None = None, jobs: int = 
             "dropped": [{"name": o.name, "stage": o.stage, "reason": o.reason}
                         for o in sorted(dropped, key=lambda o: o.name)],
             "not_selected": [
-                {"name": o.name, "speedup_o0_o3": round(o.speedup.speedup, 3)} for o in unselected
+                {"name": o.name, "speedup_o0_o3": round(_speedup(o), 3)} for o in unselected
             ],
         }
         if session is not None:

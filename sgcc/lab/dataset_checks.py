@@ -175,6 +175,7 @@ def prepare_problem(problem: Problem, compiler: str, sandbox: Sandbox, work: Pat
 def time_problem(outcome: Outcome, sandbox: Sandbox, rounds: int, min_sample: float, seed: int | None) -> None:
     """-O0 vs -O3 on the heaviest input: paired, interleaved CPU time (takes the timing lock)."""
     heavy = [t for t in outcome.tests if t.name == outcome.heaviest]
+    assert outcome.binaries is not None  # prepare_problem built both, or dropped the problem
     o0, o3 = outcome.binaries
     try:
         outcome.speedup = timing.measure(

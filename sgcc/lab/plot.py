@@ -128,17 +128,17 @@ def line_chart(series: dict[str, list[tuple[float, float]]], *, title: str = "",
 
     black, grey = (0, 0, 0), (220, 220, 220)
     for v in yt:
-        y = round(py(v))
-        c.line(left, y, left + pw, y, grey)
-        c.line(left - 4, y, left, y, black)
+        row = round(py(v))
+        c.line(left, row, left + pw, row, grey)
+        c.line(left - 4, row, left, row, black)
         label = _fmt(v)
-        c.text(left - 6 - text_width(label), y - 5, label)
+        c.text(left - 6 - text_width(label), row - 5, label)
     for v in (xticks if xticks is not None else _ticks(x_lo, x_hi)):
         if x_lo <= v <= x_hi:
-            x = round(px(v))
-            c.line(x, top + ph, x, top + ph + 4, black)
+            col = round(px(v))
+            c.line(col, top + ph, col, top + ph + 4, black)
             label = _fmt(v)
-            c.text(x - text_width(label) // 2, top + ph + 7, label)
+            c.text(col - text_width(label) // 2, top + ph + 7, label)
     c.line(left, top, left, top + ph, black)
     c.line(left, top + ph, left + pw, top + ph, black)
     c.text(left, 8, title)

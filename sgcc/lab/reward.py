@@ -44,9 +44,13 @@ import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc.errors import SgccError
 from sgcc.stages import Stage
+
+if TYPE_CHECKING:
+    from sgcc.verify.box.sandbox import Sandbox
 
 SPEEDUP_ONLY = "speedup_only"
 CORRECTNESS_GUIDED = "correctness_guided"
@@ -165,7 +169,7 @@ class Problem:
                                      output=self.directory / ".sgcc-reward-unused", isa=isa, compiler=compiler,
                                      timing_rounds=timing_rounds, min_sample=min_sample, test_timeout=test_timeout,
                                      seed=seed, profile=False))
-        self.sandbox = None
+        self.sandbox: Sandbox | None = None  # None once closed
         try:
             self.program = self.engine.build_baseline()
             if function not in self.program.defined:
@@ -193,9 +197,12 @@ class Problem:
             assembly = solution
         else:
             answer = parse_answer(solution)
-            if not answer.ok:
+            if answer.assembly is None:
                 return Verdict(ANSWER, answer.problem)
             assembly = answer.assembly
+        sandbox = self.sandbox
+        if sandbox is None:
+            raise SgccError(f"the problem {self.directory} is closed", hint="evaluate before close()")
         pipeline = self.engine.pipeline
         cid, where = pipeline.new_candidate_dir()
         try:
@@ -203,7 +210,7 @@ class Problem:
             binary = pipeline.build_candidate(self.program, {self.function: assembly}, where, res)
             if binary is None:
                 return Verdict(res.stage, res.reason)
-            outcome = self.sandbox.check(binary, self.tests, stop_on_first_failure=False)
+            outcome = sandbox.check(binary, self.tests, stop_on_first_failure=False)
             v = Verdict(Stage.TEST, "", outcome.passed, outcome.total)
             if outcome.first_failure is not None:
                 v.reason = f"test {outcome.first_failure.test} failed: {outcome.first_failure.reason}"
@@ -211,7 +218,7 @@ class Problem:
             v.stage = PASSED
             if timing:
                 try:
-                    _, est = pipeline.measure(self.sandbox, self.tests, self.program.binary, binary)
+                    _, est = pipeline.measure(sandbox, self.tests, self.program.binary, binary)
                 except TimingRunFailed as exc:
                     # Correct on the tests, wrong on a timing run (another environment size):
                     # one failed run out of the tests.

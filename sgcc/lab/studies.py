@@ -17,7 +17,7 @@ import random
 import shutil
 import statistics
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sgcc.engine import MAX_CONFIRMATIONS, best_of
 
@@ -134,7 +134,7 @@ def perturbation_study(problem: Problem, opts: Options, workdir: Path) -> dict:
     rng = random.Random(f"{opts.seed}:{problem.name}")
     with sandboxmod.Sandbox(timeout=opts.test_timeout) as sandbox:
         base = Baseline(problem, opts, workdir / "perturb", sandbox)
-        variants = []
+        variants: list[dict[str, Any]] = []  # one JSON record per perturbation
         for i in range(opts.perturbations):
             text, desc = perturb(base.asm_text, rng)
             desc["env_pad"] = rng.randint(0, timing.MAX_ENV_PAD)

@@ -24,11 +24,16 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sgcc.errors import SgccError
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama, StoppingCriteria, StoppingCriteriaList
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
 #: The most context a model gets when the user does not say (its training context may be 128k).
 DEFAULT_CONTEXT_CAP = 8192
@@ -139,9 +144,9 @@ class LlamaCppBackend:
         else:
             self.context = min(train_context or DEFAULT_CONTEXT_CAP, DEFAULT_CONTEXT_CAP)
         self.verbose = verbose
-        self.llm = None
+        self.llm: Llama | None = None
         self.load_seconds: float | None = None
-        self._formatter = None
+        self._formatter: Jinja2ChatFormatter | None = None
         self._lock = threading.Lock()
 
     def describe(self) -> str:
@@ -176,14 +181,21 @@ class LlamaCppBackend:
                                                       stop_token_ids=[eos_id])
             self.llm = llm
 
-    def render(self, messages: list[dict]) -> tuple[list[int], list[str], object]:
-        """The prompt's tokens, stop strings and stopping criteria, as the chat handler makes them."""
+    def _loaded(self) -> Llama:
+        """The model, loaded (:meth:`load` raises where it cannot be)."""
         self.load()
+        assert self.llm is not None  # load() sets it or raises
+        return self.llm
+
+    def render(self, messages: list[dict]) -> tuple[list[int], list[str], StoppingCriteriaList | None]:
+        """The prompt's tokens, stop strings and stopping criteria, as the chat handler makes them."""
+        llm = self._loaded()
         if self._formatter is None:
             text = "\n\n".join(m["content"] for m in messages) + "\n"
-            return self.llm.tokenize(text.encode("utf-8"), add_bos=True, special=False), [], None
-        result = self._formatter(messages=messages)
-        tokens = self.llm.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True)
+            return llm.tokenize(text.encode("utf-8"), add_bos=True, special=False), [], None
+        # Our messages are plain {role, content} dicts, which llama_cpp's per-role TypedDicts describe.
+        result = self._formatter(messages=messages)  # type: ignore[arg-type]
+        tokens = llm.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True)
         stop = result.stop if isinstance(result.stop, list) else ([result.stop] if result.stop else [])
         return tokens, stop, result.stopping_criteria
 
@@ -194,24 +206,29 @@ class LlamaCppBackend:
                  label: str = "", on_progress: ProgressFn | None = None) -> Completion:
         from llama_cpp import StoppingCriteriaList
 
-        self.load()
+        llm = self._loaded()
         tokens, stop, criteria = self.render(messages)
         if len(tokens) + max_tokens > self.context:
             raise PromptTooLong(len(tokens), max_tokens, self.context)
         counter = _Counter(on_progress)
-        stopping = StoppingCriteriaList([counter] + ([criteria] if criteria is not None else []))
+        checks: list[StoppingCriteria] = [counter]
+        if criteria is not None:
+            checks.append(criteria)
+        stopping = StoppingCriteriaList(checks)
         if seed is None:
             seed = random.SystemRandom().randrange(1 << 31)
         with self._lock:
             started = time.perf_counter()
             try:
-                out = self.llm.create_completion(prompt=tokens, max_tokens=max_tokens, temperature=temperature,
-                                                 stop=stop, seed=seed, stopping_criteria=stopping)
+                out = llm.create_completion(prompt=tokens, max_tokens=max_tokens, temperature=temperature,
+                                            stop=stop, seed=seed, stopping_criteria=stopping)
             except Exception as exc:  # llama.cpp errors become this request's failure
                 raise RequestFailed(f"llama.cpp failed to generate: {exc}") from exc
             seconds = time.perf_counter() - started
+        if isinstance(out, Iterator):  # a stream: only with stream=True, which is never asked for
+            raise RequestFailed("llama.cpp answered with a stream")
         choice = out["choices"][0]
-        usage = out.get("usage") or {}
+        usage: Mapping[str, Any] = out.get("usage") or {}
         return Completion(choice.get("text") or "", usage.get("prompt_tokens", len(tokens)),
                           usage.get("completion_tokens", counter.tokens), seconds, choice.get("finish_reason") or "",
                           counter.first)
@@ -322,7 +339,6 @@ class RemoteBackend:
                     raise BackendUnavailable(f"no usable connection to the endpoint {url}: {reason!s} "
                                              f"({attempt + 1} attempts)",
                                              hint="is the server running? check --endpoint") from exc
-                status, data = None, b""
             else:
                 if status not in self.RETRY_STATUS:
                     return status, data

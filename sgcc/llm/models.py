@@ -438,7 +438,7 @@ def resolve(spec: str, *, source: str = "--model", cwd: Path | None = None) -> M
     return inspect(m.path, m.source)
 
 
-def human_size(n: int) -> str:
+def human_size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB", "TB"):
         if n < 1000 or unit == "TB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

@@ -19,9 +19,13 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc import proc
 from sgcc.engine.profile import parse_costs
+
+if TYPE_CHECKING:
+    from sgcc.project.record import Compile
 
 #: Wall seconds the profiled workload may take (valgrind runs it 20-100x slower).
 PROFILE_TIMEOUT = 1800.0
@@ -60,21 +64,22 @@ def text_symbols(path: str | os.PathLike) -> dict[str, int] | None:
     return symbols or None
 
 
-def attribute(costs: dict[tuple[str, str], int], tree: Path, compiles: list, objects_root: Path) -> Attribution:
+def attribute(costs: dict[tuple[str, str], int], tree: Path, compiles: list[Compile],
+              objects_root: Path) -> Attribution:
     """Charge each ``(object file, function)`` cost to the recorded compile whose object is
     linked into that object file (see the module docstring). ``compiles`` are
     :class:`sgcc.project.record.Compile`; their object files are read under ``objects_root``
     (the tree they were built in), the executing binaries under ``tree`` (the profiled copy)."""
     out = Attribution(total=sum(costs.values()))
     tree = tree.resolve()
-    objects: list[tuple[object, dict[str, int]]] = []
+    objects: list[tuple[Compile, dict[str, int]]] = []
     for c in compiles:
         if c.output is None or not c.output.is_file():
             continue
         syms = text_symbols(c.output)
         if syms:
             objects.append((c, syms))
-    binaries: dict[str, list[tuple[object, dict[str, int]]] | None] = {}
+    binaries: dict[str, list[tuple[Compile, dict[str, int]]] | None] = {}
     for (ob, fn), ir in costs.items():
         if not ob:
             continue
@@ -151,4 +156,4 @@ PARTIAL = ("", "<cut at the time limit>")
 
 def was_partial(costs: dict | None) -> bool:
     """Whether :func:`profile` stopped the run at its time limit."""
-    return bool(costs) and PARTIAL in costs
+    return costs is not None and PARTIAL in costs

@@ -209,7 +209,7 @@ def rename(text: str, mapping: dict[str, str]) -> str:
             return mapping[token]
         parent = COLD_RE.sub("", token)
         if parent != token and parent in mapping:
-            return mapping[parent] + COLD_RE.search(token).group(0)
+            return mapping[parent] + token[len(parent):]
         return None
 
     def cached(tok: str) -> str:

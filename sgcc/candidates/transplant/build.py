@@ -51,8 +51,9 @@ MAX_GROUP = 4
 
 
 def _fresh(name: str, suffix: str) -> str:
-    if COLD_RE.search(name):
-        return COLD_RE.sub("", name) + f".{suffix}" + COLD_RE.search(name).group(0)
+    cold = COLD_RE.search(name)  # anchored at the end: the suffix stays last
+    if cold:
+        return name[:cold.start()] + f".{suffix}" + cold.group(0)
     return f"{name}.{suffix}"
 
 
@@ -191,9 +192,10 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
                     raise _Refuse(f"{name} uses {sym}, whose contents refer to code of this compilation")
                 if base.writable(sym) != var.writable(sym) or (sym in base.globals) != (sym in var.globals):
                     raise _Refuse(f"{sym} is a different kind of object in the baseline")
-                m = NUMBERED_RE.match(sym)
-                if m and (base.numbered_siblings(m.group(1)) != 1 or var.numbered_siblings(m.group(1)) != 1):
-                    raise _Refuse(f"{name} uses {sym}; static locals named {m.group(1)}.N are ambiguous "
+                numbered = NUMBERED_RE.match(sym)
+                if numbered and (base.numbered_siblings(numbered.group(1)) != 1
+                                 or var.numbered_siblings(numbered.group(1)) != 1):
+                    raise _Refuse(f"{name} uses {sym}; static locals named {numbered.group(1)}.N are ambiguous "
                                   "between the two compilations")
                 continue
             # Not defined in the variant: the C library or another file.
@@ -322,9 +324,10 @@ def _extra_clobbers(base: Side, var: Side, function: str, replaced=frozenset()) 
     if v is None:
         v = clobbers.ALL_CALLER_SAVED
     extra = set(v - b)
-    if extra:
+    analysis = base.clobber_analysis  # made by base.clobbers() above, which answered
+    if extra and analysis is not None:
         try:
-            extra = clobbers.live_after_calls(base._clobbers, function, extra, replaced)
+            extra = clobbers.live_after_calls(analysis, function, extra, replaced)
         except Exception:  # noqa: BLE001 - unsure: leave it to the engine
             return []
     return sorted(extra)

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from sgcc import proc
 from sgcc.candidates import WHOLE_UNIT, Candidate, Generator
 from sgcc.candidates.transplant.asmtext import compiler_made, normalized, references
 from sgcc.candidates.transplant.build import Transplant, transplant
 from sgcc.candidates.transplant.side import Side
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -62,8 +66,9 @@ def parallel(context) -> int:
     return max(1, int(getattr(context, "jobs", 1) or 1))
 
 
-def compile_each(context, variants: list[Variant], compile_one) -> list[Variant]:
-    """``compile_one(variant)`` for each of ``variants``, ``context.jobs`` at a time."""
+def compile_each(context, variants: list[T], compile_one: Callable[[T], Variant]) -> list[Variant]:
+    """``compile_one(v)`` for each of ``variants`` (variants, or what names one: a flag
+    search's genomes), ``context.jobs`` at a time."""
     if len(variants) <= 1:
         return [compile_one(v) for v in variants]
     with ThreadPoolExecutor(max_workers=parallel(context)) as pool:
@@ -98,7 +103,7 @@ class TransplantGenerator(Generator):
         self.variants: list[Variant] = []
         self.pending: list[Variant] = []  # named, not compiled yet (see defer)
         self.step = 1
-        self._compile_one = None
+        self._compile_one: Callable[[Variant], Variant] | None = None
         self._compiled_rounds = 0
         self.base: Side | None = None
         self.notes: list[str] = []
@@ -118,7 +123,7 @@ class TransplantGenerator(Generator):
         """Set the baseline (:meth:`_setup_base`) and the variants (or :meth:`defer` them)."""
         raise NotImplementedError
 
-    def defer(self, context, variants: list[Variant], compile_one) -> None:
+    def defer(self, context, variants: list[Variant], compile_one: Callable[[Variant], Variant]) -> None:
         """Compile ``variants`` lazily: ``context.jobs`` of them (``step``) when round k is
         first asked for, in the given order, with ``compile_one(variant) -> variant``."""
         self.pending = list(variants)
@@ -136,12 +141,13 @@ class TransplantGenerator(Generator):
 
     def _advance(self, round_no: int) -> None:
         """Compile the variants of rounds up to ``round_no`` not compiled yet."""
-        while self._compiled_rounds <= round_no and self.pending:
+        compile_one = self._compile_one
+        while compile_one is not None and self._compiled_rounds <= round_no and self.pending:
             chunk, self.pending = self.pending[:self.step], self.pending[self.step:]
             note = getattr(self._context, "note", None)
             if note:
                 note(f"{self.name}: compiling {', '.join(v.name for v in chunk)}")
-            done = compile_each(self._context, chunk, self._compile_one)
+            done = compile_each(self._context, chunk, compile_one)
             self.variants.extend(done)
             self._compiled_rounds += 1
         self._compiled_rounds = max(self._compiled_rounds, round_no + 1)
@@ -154,17 +160,19 @@ class TransplantGenerator(Generator):
         self.base = Side(program.asm_text, obj=Path(program.obj), asm=program.asm)
         self._ipa_ra = "-fno-ipa-ra" not in program.flags
 
-    def _roots(self, unit_name: str) -> list[str]:
-        """Non-clone units of the baseline whose code reaches clone ``unit_name``."""
+    @staticmethod
+    def _roots(base: Side, unit_name: str) -> list[str]:
+        """Non-clone units of the baseline ``base`` whose code reaches clone ``unit_name``."""
         if not compiler_made(unit_name):
             return [unit_name]
-        found, todo, seen = [], [unit_name], set()
+        found: list[str] = []
+        todo, seen = [unit_name], set()
         while todo:
             n = todo.pop()
             if n in seen:
                 continue
             seen.add(n)
-            for u in self.base.asm.units:
+            for u in base.asm.units:
                 if u.name != n and n in references(u.text)[0]:
                     (todo if compiler_made(u.name) else found).append(u.name)
         return sorted(set(found))
@@ -185,13 +193,20 @@ class TransplantGenerator(Generator):
             return [Candidate(unit.name, self.name, "", origin=self.name,
                               skip=f"{self.name} failed on {unit.name}: {type(exc).__name__}: {exc}")]
 
+    def _prepared(self) -> Side:
+        """The baseline, which :meth:`prepare` set (callers check :attr:`base` first)."""
+        if self.base is None:
+            raise RuntimeError(f"{self.name}: asked for candidates without a prepared baseline")
+        return self.base
+
     def _propose(self, program, unit) -> list[Candidate]:
+        base = self._prepared()
         out: list[Candidate] = []
         base_norm = {}
-        for root in self._roots(unit.name):
-            if root not in self.base.units:
+        for root in self._roots(base, unit.name):
+            if root not in base.units:
                 continue
-            base_norm[root] = normalized(self.base.units[root].text)
+            base_norm[root] = normalized(base.units[root].text)
         offered: set[str] = set()
         for variant in self.variants:
             shown = variant.shown if variant.shown is not None else variant.flags
@@ -209,7 +224,7 @@ class TransplantGenerator(Generator):
             for root in base_norm:
                 if root in variant.transplants:
                     continue  # offered (or explained) already, for this unit or another clone of it
-                t = variant.transplants[root] = transplant(self.base, variant.side, root,
+                t = variant.transplants[root] = transplant(base, variant.side, root,
                                                            tag_for(variant.name), ipa_ra=self._ipa_ra)
                 meta = {"flags": list(shown), "variant": variant.name}
                 origin = f"{self.name} {variant.name}: {' '.join(shown)}"
@@ -249,7 +264,8 @@ class TransplantGenerator(Generator):
         meta = dict(meta, whole=True)
         origin = origin if origin.endswith("(whole file)") else origin + " (whole file)"
         # The file's variables stay gcc's: the variant's code with gcc's writable data.
-        text, why = whole_file_text(self.base, variant.side)
+        assert variant.side is not None  # callers offer only compiled variants as whole files
+        text, why = whole_file_text(self._prepared(), variant.side)
         if text is None:
             return Candidate(WHOLE_UNIT, self.name, "", origin=origin, meta=meta,
                              skip=f"whole file not offered: {why}")

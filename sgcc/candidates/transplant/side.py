@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc.asm import lex
 from sgcc.asm.units import AsmFile
@@ -21,6 +22,9 @@ from sgcc.candidates.transplant.asmtext import (
     statements,
     table_refs,
 )
+
+if TYPE_CHECKING:
+    from sgcc.verify.static.clobbers import ClobberAnalysis
 
 _BOOKKEEPING = frozenset(".type .size .globl .global .weak .local .hidden .protected .internal".split())
 _OBJECT_RE = re.compile(r"^\s*\.type\s+([^\s,]+)\s*,\s*@object", re.M)
@@ -53,8 +57,8 @@ class Side:
         self.data: dict[str, DataSymbol] = {}
         self.tokens: set[str] = set()
         self._scan()
-        self._clobbers = None
-        self._clobber_cache: dict[str, frozenset] = {}
+        self._clobbers: ClobberAnalysis | None = None
+        self._clobber_cache: dict[tuple[str, bool], frozenset[str]] = {}
         self._escaping: dict[str, tuple[set[str], set[str]]] = {}
         self.same_as_base: dict[str, bool] = {}  # memo of _same_in_base (a variant's side)
         #: Whether this compilation's functions of internal linkage may have a calling
@@ -74,7 +78,7 @@ class Side:
         self.has_debug = bool(self.debug_lines) or debuginfo.has_debug(text)
 
     def _scan(self) -> None:
-        owned = set()
+        owned: set[int] = set()
         for u in self.asm.units:
             for piece in u.pieces:
                 owned.update(range(piece.start, piece.stop))
@@ -204,12 +208,19 @@ class Side:
             try:
                 if self._clobbers is None:
                     self._clobbers = clobbers.ClobberAnalysis(self.obj)
-                if name not in self._clobbers.functions:
+                analysis = self._clobbers
+                if name not in analysis.functions:
                     return None
-                self._clobber_cache[key] = self._clobbers.clobbers(name, assumed)
+                self._clobber_cache[key] = analysis.clobbers(name, assumed)
             except Exception:  # noqa: BLE001 - unsure means "cannot tell"
                 return None
         return self._clobber_cache[key]
+
+    @property
+    def clobber_analysis(self) -> ClobberAnalysis | None:
+        """The object's clobber analysis, once :meth:`clobbers` has made it (None before,
+        or where it could not be made)."""
+        return self._clobbers
 
     def escaping_labels(self, name: str) -> set[str]:
         """Labels of unit ``name`` that something outside the unit other than debug
@@ -227,7 +238,7 @@ class Side:
             from sgcc.candidates.transplant.debuginfo import view_symbols
 
             unit = self.units[name]
-            inside = set()
+            inside: set[int] = set()
             for piece in unit.pieces:
                 inside.update(range(piece.start, piece.stop))
             mine = {lab for lab in defined_labels(unit.text) | view_symbols(unit.text) if lab.startswith(".L")}

@@ -206,8 +206,9 @@ class _Side:
         self.entry = sym.rebased_addr
         main = self.proj.loader.main_object
         self.text = [(s.vaddr, s.vaddr + s.memsize) for s in main.sections if s.is_executable]
+        # An ELF object's sections are cle's ELFSection, which has occupies_memory (cle's Section does not).
         self.readonly = [(s.vaddr, s.vaddr + s.memsize) for s in main.sections
-                         if s.occupies_memory and not s.is_writable and not s.is_executable]
+                         if s.occupies_memory and not s.is_writable and not s.is_executable]  # type: ignore[attr-defined]
         self.inputs = inputs
         self.bound = bound
         self.deadline = deadline
@@ -428,7 +429,7 @@ def _inputs(kinds, claripy):
     regs = {r: claripy.BVS(f"in_{r}", 64, explicit_name=True) for r in GPRS}
     for i in range(8):
         regs[f"xmm{i}"] = claripy.BVS(f"in_xmm{i}", 128, explicit_name=True)
-    buffers = {}
+    buffers: dict[str, object] = {}
     for i, kind in enumerate(kinds or []):
         slot = sum(1 for k in kinds[:i] if k != "float")  # its place among the integer registers
         if kind == "ptr" and slot < len(ARG_REGS):
