@@ -209,12 +209,31 @@ def _registers(insn) -> set[str]:
     return regs
 
 
-def required_features(insn) -> set[str]:
+#: required_features by instruction bytes. What an instruction needs is a function of its
+#: encoding alone (64-bit mode), and a candidate's object repeats most of gcc's instructions,
+#: which every check against the same baseline decodes again: asking capstone's detail for
+#: each was a third of the object checks' time.
+_FEATURES_BY_BYTES: dict[bytes, frozenset[str]] = {}
+_FEATURES_MEMO_SIZE = 1 << 16
+
+
+def required_features(insn) -> frozenset[str]:
     """The features a decoded capstone instruction (``detail`` on) needs to run as intended.
 
     Empty for baseline x86-64 integer/x87 instructions; ``"unknown:<name>"`` for an extension
     this module cannot classify (refused unless the target is the host itself).
     """
+    key = bytes(insn.bytes)
+    found = _FEATURES_BY_BYTES.get(key)
+    if found is None:
+        found = frozenset(_required_features(insn))
+        if len(_FEATURES_BY_BYTES) >= _FEATURES_MEMO_SIZE:
+            _FEATURES_BY_BYTES.clear()
+        _FEATURES_BY_BYTES[key] = found
+    return found
+
+
+def _required_features(insn) -> set[str]:
     name = insn.insn_name() or insn.mnemonic.split()[-1]
     groups = {group_names().get(g, "") for g in insn.groups}
     enc = encoding(insn)

@@ -71,9 +71,25 @@ _FORBIDDEN_GROUPS = {"INT": "system call or trap", "IRET": "privileged, I/O or s
 _SEGMENT_REGS = frozenset({"cs", "ds", "es", "fs", "gs", "ss"})
 
 
+#: _forbidden by instruction bytes (a function of the encoding alone, like
+#: insnfeatures.required_features; a candidate repeats most of its baseline's instructions).
+_FORBIDDEN_BY_BYTES: dict[bytes, tuple[str, str] | None] = {}
+
+
 def _forbidden(insn) -> tuple[str, str] | None:
     """(key, why) if a decoded instruction is not accepted; the key is what a baseline
     function must also contain for the candidate's version of it to be allowed."""
+    key = bytes(insn.bytes)
+    if key in _FORBIDDEN_BY_BYTES:
+        return _FORBIDDEN_BY_BYTES[key]
+    found = _decide_forbidden(insn)
+    if len(_FORBIDDEN_BY_BYTES) >= 1 << 16:
+        _FORBIDDEN_BY_BYTES.clear()
+    _FORBIDDEN_BY_BYTES[key] = found
+    return found
+
+
+def _decide_forbidden(insn) -> tuple[str, str] | None:
     from capstone import x86_const
 
     name = insn.insn_name() or insn.mnemonic
