@@ -28,6 +28,10 @@ from sgcc.cache import store as cache
 from sgcc.cache.entry import Applied, Entry, sign_body
 from sgcc.cache.trust import Keyring
 
+#: Every conversation with the server has a deadline (remote_timeout): a neighbour test's load
+#: turns hits into counted timeouts, so under pytest-xdist these run with nothing beside them.
+pytestmark = pytest.mark.alone
+
 POPCOUNT = EXAMPLES / "programs" / "popcount"
 HOSTILE_UNIT = ("\t.globl\tcount_bits\n\t.type\tcount_bits, @function\ncount_bits:\n\t.cfi_startproc\n"
                 "\tmovl\t$42, %eax\n\tret\n\t.cfi_endproc\n\t.size\tcount_bits, .-count_bits\n")
