@@ -24,7 +24,6 @@ from sgcc.errors import SgccError
 TYPE_CHECKING = False  # typing's own import costs a compile ~2 ms; mypy knows this name
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any
 
 
 def parse_bool(value: object) -> bool:
@@ -350,7 +349,51 @@ class Value:
 
 
 class Config:
-    """Effective settings with their sources."""
+    """Effective settings with their sources: ``cfg.KEY`` is a setting's value (of the type
+    its :class:`Setting` converts to, declared below for mypy; tests/test_config.py holds the
+    declarations to :data:`SETTINGS`), ``cfg.source(KEY)`` where it came from."""
+
+    # Declarations only (no class attributes): reads go to __getattr__, which finds the values.
+    isa: str
+    min_gain: float
+    timing_rounds: int
+    race: bool
+    worlds: int
+    mutants: int
+    proof: str
+    proof_bound: int
+    proof_seconds: float
+    function_states: int
+    function_seconds: float
+    generators: str
+    budget: str
+    variants: str
+    clang: str
+    clang_variants: str
+    model: str
+    endpoint: str
+    samples: int
+    rounds: int
+    temperature: float
+    max_tokens: int
+    context: int
+    threads: int
+    llm_timeout: float
+    seed: int | None
+    min_sample: float
+    test_timeout: float
+    jobs: int
+    keep_temps: bool
+    compiler: str
+    cache: bool
+    cache_dir: str
+    cache_size: str
+    accept_isolation_risk: bool
+    signing_key: str
+    trusted_keys: str
+    remote_storage: str
+    cluster: str
+    remote_timeout: int
 
     def __init__(self, values: dict[str, Value], files: list):
         self._values = values
@@ -358,7 +401,7 @@ class Config:
         self.project: dict[str, object] = {}
         self.project_file: Path | None = None
 
-    def __getattr__(self, key: str) -> Any:  # each setting's type is its Setting's conversion
+    def __getattr__(self, key: str) -> object:  # a setting declared above (its type there)
         try:
             return self._values[key].value
         except KeyError:

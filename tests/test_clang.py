@@ -107,7 +107,8 @@ def test_a_static_function_of_clang_s_comes_with_its_callers(tmp_path, command):
     proc.run(["gcc", "-c", str(tmp_path / "base.s"), "-o", str(tmp_path / "base.o")], check=True)
     base = Side((tmp_path / "base.s").read_text(), obj=tmp_path / "base.o")
     assert "scale" in base.units
-    ctx = SimpleNamespace(program=SimpleNamespace(source=src, flags=flags, asm_flags=[]), compiler="gcc")
+    ctx = SimpleNamespace(program=SimpleNamespace(source=src, flags=flags, asm_flags=[], source_arg=None, compile_cwd=None),
+                          compiler="gcc")
     v = clang.compile_clang(ctx, command, clang.gcc_defaults("gcc", flags) + clang.clang_flags(flags),
                             Variant("O3", ["-O3"]), tmp_path / "clang")
     assert v.side is not None, v.error
@@ -223,7 +224,8 @@ def test_clang_s_call_where_gcc_inlined_brings_clang_s_callee(tmp_path, command)
     proc.run(["gcc", "-c", str(tmp_path / "base.s"), "-o", str(tmp_path / "base.o")], check=True)
     base = Side((tmp_path / "base.s").read_text(), obj=tmp_path / "base.o")
     assert "dispatch" in base.units and "dispatch" not in base.reaches("main")
-    ctx = SimpleNamespace(program=SimpleNamespace(source=src, flags=["-O3"], asm_flags=[]), compiler="gcc")
+    ctx = SimpleNamespace(program=SimpleNamespace(source=src, flags=["-O3"], asm_flags=[], source_arg=None,
+                                                 compile_cwd=None), compiler="gcc")
     v = clang.compile_clang(ctx, command, clang.gcc_defaults("gcc", ["-O3"]) + clang.clang_flags(["-O3"]),
                             Variant("O3", ["-O3"]), tmp_path / "clang")
     t = transplant(base, v.side, "main", "t")

@@ -105,3 +105,18 @@ def test_sgcc_config_shows_what_each_default_stands_for(sgcc_exe, tmp_path):
     assert data["threads"]["effective"] == len(os.sched_getaffinity(0))
     assert data["compiler"]["effective"] == shutil.which("gcc")
     assert "effective" not in data["jobs"] and "effective" not in data["min_gain"]
+
+
+def test_config_declares_every_setting_with_its_type(layers):
+    # mypy reads a setting's type from Config's declarations; they must name exactly the
+    # settings there are, each with the type its conversion gives (the default has it).
+    declared = config.Config.__annotations__
+    assert set(declared) == set(config.SETTINGS)
+    kinds = {"str": (str,), "int": (int,), "float": (float,), "bool": (bool,), "int | None": (int, type(None))}
+    for key, setting in config.SETTINGS.items():
+        assert isinstance(setting.default, kinds[declared[key]]), key
+        assert not hasattr(config.Config, key), key  # a declaration only: reads reach __getattr__
+    cfg = config.load({"seed": "7", "min_gain": "0.1"}, cwd=layers[1])
+    assert cfg.seed == 7 and cfg.min_gain == 0.1 and cfg.clang == ""
+    with pytest.raises(AttributeError):
+        cfg.no_such_setting  # noqa: B018

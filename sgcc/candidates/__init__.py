@@ -17,7 +17,7 @@ callers report :attr:`Generator.error` after the run.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 
 class ProgramView(Protocol):
     """What a generator reads of the program being optimized: the part of
-    :class:`sgcc.engine.Program` below the engine (generators never import the engine)."""
+    :class:`sgcc.engine.Program` below the engine (generators never import the engine).
+    ``Program`` subclasses it, so mypy holds the two together."""
 
     source: Path
     source_text: str
@@ -46,10 +47,37 @@ class ProgramView(Protocol):
     target: Target
     asm_flags: list[str]
     weights: dict[str, float] | None
+    #: A project's compile as the build ran it: its directory, the source as spelled there
+    #: (variants compile the same way), and the whole project's profile of it (a .gcda).
+    compile_cwd: Path | None
+    source_arg: str | None
+    profile: Path | None
+
+    @property
+    def link(self) -> object | None:
+        """How a candidate becomes the program to test where the engine's own link would not
+        do (a whole project: :class:`sgcc.engine.request.Linker`); None for one source."""
+        ...
 
     @property
     def defined(self) -> frozenset[str]:
         """Names of the baseline's function units."""
+        ...
+
+
+class LeftOver(Protocol):
+    """Work a generator named but never did (:meth:`Generator.left_over`): a variant never
+    compiled."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def flags(self) -> list[str]: ...
+
+    @property
+    def shown(self) -> list[str] | None:
+        """The flags as reports show them (None: ``flags``)."""
         ...
 
 
@@ -143,6 +171,9 @@ class Generator(abc.ABC):
     #: from the engine's verdicts); 0: ``--rounds`` decides. Each generator is asked for at
     #: most the larger of the two.
     rounds: int = 0
+    #: Asked before the others in every round (project mode's pgo: the whole project's
+    #: profile, the measured gain); the others keep their order.
+    leads: bool = False
 
     def prepare(self, context: Context) -> None:  # noqa: B027 - an optional hook: nothing by default
         """Called once, after the baseline is built and the tests are recorded, before round
@@ -167,10 +198,9 @@ class Generator(abc.ABC):
         this one offered nothing new."""
         return False
 
-    def left_over(self) -> list:
+    def left_over(self) -> Sequence[LeftOver]:
         """Work named but never done when the search ended (variants never compiled: the
-        budget ended first); each has ``name`` and ``flags``, and the engine reports it as
-        cut by the budget."""
+        budget ended first); the engine reports each as cut by the budget."""
         return []
 
     def unmatched(self, names: set[str]) -> list[Candidate]:

@@ -40,11 +40,16 @@ import os
 import re
 from importlib.util import find_spec
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc import proc
 from sgcc.asm import lex
 from sgcc.candidates.transplant.generator import TransplantGenerator, Variant, tag_for
 from sgcc.candidates.transplant.side import Side
+
+if TYPE_CHECKING:
+    from sgcc.candidates import Context, ProgramView
+    from sgcc.config import Config
 
 NAME = "clang"
 INSTALL_HINT = "pip install 'sgcc[clang]', which brings the ziglang wheel's clang"
@@ -332,7 +337,7 @@ def gcc_shaped(text: str) -> str:
 # --------------------------------------------------------------------------- the generator
 
 
-def compile_clang(context, command: list[str], base_flags: list[str], variant: Variant, directory: Path,
+def compile_clang(context: Context, command: list[str], base_flags: list[str], variant: Variant, directory: Path,
                   *, timeout: float = 300) -> Variant:
     """Clang's assembly of the program under ``variant.flags`` (after ``base_flags``, the
     user's flags in clang's words), in gcc's shape, and its object for the clobber analysis
@@ -341,10 +346,10 @@ def compile_clang(context, command: list[str], base_flags: list[str], variant: V
     directory.mkdir(parents=True, exist_ok=True)
     asm = directory / f"{tag_for(variant.name)}.s"
     obj = asm.with_suffix(".o")
-    source = getattr(program, "source_arg", None) or str(program.source)
+    source = program.source_arg or str(program.source)
     argv = [*command, "-target", "x86_64-linux-gnu", *base_flags, *variant.flags, "-g0", "-w",
             "-fno-addrsig", "-fno-ident", "-S", "-o", str(asm.resolve()), source]
-    r = proc.run(argv, timeout=timeout, cwd=getattr(program, "compile_cwd", None))
+    r = proc.run(argv, timeout=timeout, cwd=program.compile_cwd)
     if not r.ok:
         lines = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error" in ln.lower()]
         variant.error = "clang failed: " + ("; ".join(lines[:2])[:300] or f"exit {r.returncode}")
@@ -373,13 +378,14 @@ class ClangGenerator(TransplantGenerator):
         self.command: list[str] | None = None  # the clang driver, once prepared
         self.base_flags: list[str] = []  # the user's flags in clang's words, gcc's defaults first
         self.why_not = ""  # why prepare found nothing to run
+        self._isa = "flags"  # the run's --isa, once prepared
 
     def chosen(self, isa: str) -> list[tuple[str, list[str]]]:
         if self.sets is not None:
             return [(n, f) for n, f in self.sets if isa == "native" or "-march=native" not in f]
         return NATIVE + PORTABLE[:2] if isa == "native" else PORTABLE
 
-    def _prepare(self, context) -> None:
+    def _prepare(self, context: Context) -> None:
         self._setup_base(context.program)
         self.command, self.why_not = None, ""
         command, why = locate(self.setting)
@@ -402,7 +408,7 @@ class ClangGenerator(TransplantGenerator):
         self.defer(context, variants, lambda v: compile_clang(context, command, flags, v, directory))
 
 
-    def whole_program(self, program, compiler: str, directory: Path, *,
+    def whole_program(self, program: ProgramView, compiler: str, directory: Path, *,
                       timeout: float = 300) -> tuple[Path | None, str]:
         """clang's whole program, the reference a report shows beside sgcc's result: the
         source under the first setting searched (``-O3``, with ``-march=native`` under
@@ -411,12 +417,12 @@ class ClangGenerator(TransplantGenerator):
 
         if self.command is None:
             return None, self.why_not or "clang did not run"
-        opts = self.chosen(getattr(self, "_isa", "flags"))[0][1]
+        opts = self.chosen(self._isa)[0][1]
         directory.mkdir(parents=True, exist_ok=True)
         obj, out = directory / "clang-whole.o", directory / "clang-whole"
-        source = getattr(program, "source_arg", None) or str(program.source)
+        source = program.source_arg or str(program.source)
         r = proc.run([*self.command, "-target", "x86_64-linux-gnu", *self.base_flags, *opts, "-w", "-c",
-                      "-o", str(obj.resolve()), source], timeout=timeout, cwd=getattr(program, "compile_cwd", None))
+                      "-o", str(obj.resolve()), source], timeout=timeout, cwd=program.compile_cwd)
         if not r.ok:
             return None, "clang failed: " + r.stderr.decode(errors="replace").strip()[-300:]
         r = proc.run(gccargs.link_argv(compiler, program.flags, [str(obj)], str(out)), timeout=timeout)
@@ -425,8 +431,8 @@ class ClangGenerator(TransplantGenerator):
         return out, " ".join(["clang", *opts])
 
 
-def from_config(cfg) -> ClangGenerator:
+def from_config(cfg: Config) -> ClangGenerator:
     from sgcc.candidates.variants import parse_variants  # the same ';'-separated option sets
 
-    text = getattr(cfg, "clang_variants", "") or ""
-    return ClangGenerator(getattr(cfg, "clang", "") or "", parse_variants(text) if text.strip() else None)
+    text = cfg.clang_variants
+    return ClangGenerator(cfg.clang, parse_variants(text) if text.strip() else None)

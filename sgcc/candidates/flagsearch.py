@@ -40,6 +40,7 @@ import random
 import re
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc import proc
 from sgcc.candidates.transplant.asmtext import normalized
@@ -50,6 +51,11 @@ from sgcc.candidates.transplant.generator import (
     compile_variant,
     parallel,
 )
+
+if TYPE_CHECKING:
+    from sgcc.asm.units import Unit
+    from sgcc.candidates import Attempt, Candidate, Context, ProgramView
+    from sgcc.config import Config
 
 #: The search space: gene -> the values it may take, each a list of options; ``[]`` (always
 #: the first value) is ``-O3``'s own choice. Why each is output-preserving is said per group.
@@ -159,7 +165,6 @@ class FlagSearchGenerator(TransplantGenerator):
         self.population, self.children = population, children
         self.rounds = generations
         self.genes: list[tuple[str, list[list[str]]]] = []
-        self._context = None
         self._compiled: dict[tuple[str, ...], Variant] = {}  # flag set -> its compilation
         self._lock = threading.Lock()
         self._tried: dict[str, set[Genome]] = {}  # function -> genomes offered
@@ -222,7 +227,13 @@ class FlagSearchGenerator(TransplantGenerator):
 
     # -- engine hooks ---------------------------------------------------------------------
 
-    def prepare(self, context) -> None:
+    @property
+    def _run(self) -> Context:
+        """The run's context, kept by :meth:`prepare` (everything that compiles comes after it)."""
+        assert self._context is not None, "prepare() first"
+        return self._context
+
+    def prepare(self, context: Context) -> None:
         try:
             self._setup_base(context.program)
             # A project's sources are prepared in turn with one generator: the last source's
@@ -250,21 +261,21 @@ class FlagSearchGenerator(TransplantGenerator):
                 v = Variant("flags-" + hashlib.sha1(" ".join(flags).encode()).hexdigest()[:8], list(flags))
                 self._compiled[flags] = v
         if fresh:
-            compile_variant(self._context, v, Path(self._context.workdir) / "flags")
+            compile_variant(self._run, v, Path(self._run.workdir) / "flags")
         return v
 
-    def fitness(self, history) -> dict[Genome, float]:
+    def fitness(self, history: list[Attempt]) -> dict[Genome, float]:
         """Per flag set tried, the best speedup the engine timed for it (from ``history``)."""
         out: dict[Genome, float] = {}
         for attempt in history:
             genome = attempt.candidate.meta.get("genome")
             genome = tuple(genome) if isinstance(genome, list) and len(genome) == len(self.genes) else None
-            speedup = getattr(attempt.result, "speedup", None)
+            speedup = attempt.result.speedup
             if genome is not None and speedup is not None:
                 out[genome] = max(out.get(genome, 0.0), float(speedup))
         return out
 
-    def propose(self, program, unit, round_no, history):
+    def propose(self, program: ProgramView, unit: Unit, round_no: int, history: list[Attempt]) -> list[Candidate]:
         if round_no >= self.rounds:
             return []
         if self.base is None:
@@ -277,12 +288,12 @@ class FlagSearchGenerator(TransplantGenerator):
             return [Candidate(unit.name, self.name, "", origin=self.name,
                               skip=f"flags failed on {unit.name}: {type(exc).__name__}: {exc}")]
 
-    def _propose_round(self, program, unit, round_no, history):
+    def _propose_round(self, program: ProgramView, unit: Unit, round_no: int, history: list[Attempt]):
         tried = self._tried.setdefault(unit.name, set())
         if round_no == 0 and any(tuple(self.flags(g)) not in self._compiled for g in self._initial):
-            if self._context.note:
-                self._context.note(f"flags: compiling {len(self._initial)} random flag sets")
-            compile_each(self._context, self._initial, self._compile)
+            if self._run.note:
+                self._run.note(f"flags: compiling {len(self._initial)} random flag sets")
+            compile_each(self._run, self._initial, self._compile)
         if round_no == 0:
             # The shared random flag sets, then (most options leave a given function's code
             # as -O3 has it) more random ones from -O3 until this function has new code.
@@ -305,10 +316,10 @@ class FlagSearchGenerator(TransplantGenerator):
             if g in tried:
                 continue
             if tuple(self.flags(g)) not in self._compiled:
-                jobs = parallel(self._context)
+                jobs = parallel(self._run)
                 ahead = [h for h in (self._mutation(parent, round_no, k) for k in range(i - 1, i - 1 + 2 * jobs))
                          if h is not None and h not in tried and tuple(self.flags(h)) not in self._compiled]
-                compile_each(self._context, ahead[:min(jobs, limit - tries)], self._compile)
+                compile_each(self._run, ahead[:min(jobs, limit - tries)], self._compile)
             out += self._offer([g], program, unit, round_no)
             tries += 1
         return out
@@ -328,7 +339,7 @@ class FlagSearchGenerator(TransplantGenerator):
             genomes.append(g)
         return genomes[i] if i < len(genomes) else None
 
-    def _offer(self, genomes: list[Genome], program, unit, round_no: int) -> list:
+    def _offer(self, genomes: list[Genome], program: ProgramView, unit: Unit, round_no: int) -> list:
         """The unit's candidates from the compilations of ``genomes``."""
         tried = self._tried.setdefault(unit.name, set())
         texts = self._texts.setdefault(unit.name, set())
@@ -360,7 +371,7 @@ class FlagSearchGenerator(TransplantGenerator):
             if s > self._global_score:
                 self._global_best, self._global_score = g, s
 
-    def _whole(self, program, variant, meta, origin):
+    def _whole(self, program: ProgramView, variant, meta, origin):
         if self._whole_budget <= 0:
             return None
         whole = super()._whole(program, variant, meta, origin)
@@ -369,5 +380,5 @@ class FlagSearchGenerator(TransplantGenerator):
         return whole
 
 
-def from_config(cfg) -> FlagSearchGenerator:
-    return FlagSearchGenerator(seed=getattr(cfg, "seed", None))
+def from_config(cfg: Config) -> FlagSearchGenerator:
+    return FlagSearchGenerator(seed=cfg.seed)

@@ -21,9 +21,15 @@ with an A-vs-A-calibrated threshold is for.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from sgcc.asm.lex import analyze, split_lines
 from sgcc.candidates import Candidate, Generator
+
+if TYPE_CHECKING:
+    from sgcc.asm.units import Unit
+    from sgcc.candidates import Attempt, ProgramView
+    from sgcc.config import Config
 
 _ALIGN = frozenset({".p2align", ".align", ".balign"})
 _JUMP_RE = re.compile(r"^\s*j[a-z]+\s+(\.L[\w.$]+)\s*$")
@@ -118,7 +124,7 @@ class LayoutGenerator(Generator):
     def __init__(self, edits=EDITS):
         self.edits = tuple(edits)
 
-    def propose(self, program, unit, round_no, history):
+    def propose(self, program: ProgramView, unit: Unit, round_no: int, history: list[Attempt]) -> list[Candidate]:
         if round_no > 0:
             return []
         try:
@@ -127,7 +133,7 @@ class LayoutGenerator(Generator):
             return [Candidate(unit.name, self.name, "", origin="layout",
                               skip=f"layout failed on {unit.name}: {type(exc).__name__}: {exc}")]
 
-    def _propose(self, unit) -> list[Candidate]:
+    def _propose(self, unit: Unit) -> list[Candidate]:
         out = []
         lines = split_lines(unit.text)
         heads = len(loop_heads(lines, unit.name)[1])
@@ -141,5 +147,5 @@ class LayoutGenerator(Generator):
         return out
 
 
-def from_config(cfg) -> LayoutGenerator:
+def from_config(cfg: Config) -> LayoutGenerator:
     return LayoutGenerator()

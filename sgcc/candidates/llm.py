@@ -24,10 +24,19 @@ import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc.candidates import Candidate, Generator
 from sgcc.errors import SgccError
 from sgcc.stages import Stage
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sgcc.asm.units import Unit
+    from sgcc.candidates import Attempt, Context, ProgramView
+    from sgcc.config import Config
+    from sgcc.llm.backends import Backend
 
 NAME = "llm"
 
@@ -37,7 +46,7 @@ class LLMGenerator(Generator):
 
     name = NAME
 
-    def __init__(self, backend, *, samples: int = 1, temperature: float = 0.5, max_tokens: int = 2000,
+    def __init__(self, backend: Backend | None, *, samples: int = 1, temperature: float = 0.5, max_tokens: int = 2000,
                  seed: int | None = None, label: str = "", error: SgccError | None = None):
         self.backend = backend
         self.samples = max(1, int(samples))
@@ -49,7 +58,7 @@ class LLMGenerator(Generator):
         self.failures = 0  # requests that failed (not counting prompts that did not fit)
         self._error_reported = False
         self._loaded = False
-        self._note = None
+        self._note: Callable[[str], None] | None = None
         self._dir: Path | None = None
         self._answers: dict[tuple[str, int, int], str] = {}  # (function, round, sample) -> raw answer
         self._ended: set[tuple[str, int]] = set()  # (function, sample) conversations that ended
@@ -64,7 +73,7 @@ class LLMGenerator(Generator):
 
     # -- engine hooks ---------------------------------------------------------------------
 
-    def prepare(self, context) -> None:
+    def prepare(self, context: Context) -> None:
         """Keep the progress display and a directory for transcripts (the model is loaded when
         the first function needs it, so a run with nothing to search never loads it)."""
         self._note = context.note
@@ -78,6 +87,7 @@ class LLMGenerator(Generator):
             return self._loaded
         from sgcc.llm.backends import BackendError
 
+        assert self.backend is not None, "a generator without a backend holds its error"
         self._say(f"llm: loading {self.label}")
         started = time.perf_counter()
         try:
@@ -94,7 +104,7 @@ class LLMGenerator(Generator):
         if self.backend is not None:
             self.backend.close()
 
-    def propose(self, program, unit, round_no, history):
+    def propose(self, program: ProgramView, unit: Unit, round_no: int, history: list[Attempt]) -> list[Candidate]:
         if not self._load():
             return self._report_error(unit)
         from sgcc.llm import prompt
@@ -137,7 +147,7 @@ class LLMGenerator(Generator):
             jobs = fresh
         if not jobs:
             return []
-        if getattr(self.backend, "concurrent", False) and len(jobs) > 1:
+        if self.backend is not None and self.backend.concurrent and len(jobs) > 1:
             with ThreadPoolExecutor(max_workers=min(4, len(jobs))) as pool:
                 return list(pool.map(lambda job: self._ask(unit.name, round_no, *job), jobs))
         return [self._ask(unit.name, round_no, i, messages) for i, messages in jobs]
@@ -155,13 +165,15 @@ class LLMGenerator(Generator):
             return Candidate(function, NAME, "", origin=origin, meta=meta,
                              skip=f"llm unavailable: {self.error.message}")
         self._say(f"llm: {where}: generating")
+        backend = self.backend
+        assert backend is not None  # asked only once loaded
 
         def progress(tokens: int, seconds: float) -> None:
             rate = f", {tokens / seconds:.1f} tokens/s" if seconds > 0 else ""
             self._say(f"llm: {where}: {tokens} tokens{rate}")
 
         try:
-            done = self.backend.complete(messages, max_tokens=self.max_tokens, temperature=self.temperature,
+            done = backend.complete(messages, max_tokens=self.max_tokens, temperature=self.temperature,
                                          seed=self._seed(function, round_no, sample), label=function,
                                          on_progress=progress)
         except BackendError as exc:
@@ -240,7 +252,7 @@ def _skip_reason(exc) -> str:
     return f"generation failed: {exc.message}"
 
 
-def from_config(cfg, **_context) -> LLMGenerator:
+def from_config(cfg: Config, **_context) -> LLMGenerator:
     """The llm generator for the effective configuration (``model``/``endpoint`` and the llm settings).
 
     A configuration error (no model and no endpoint, a malformed endpoint URL, a bad number)
@@ -250,8 +262,7 @@ def from_config(cfg, **_context) -> LLMGenerator:
     """
     from sgcc.llm import backends, models
 
-    model = str(getattr(cfg, "model", "") or "").strip()
-    endpoint = str(getattr(cfg, "endpoint", "") or "").strip()
+    model, endpoint = cfg.model.strip(), cfg.endpoint.strip()
     samples, max_tokens = int(cfg.samples), int(cfg.max_tokens)
     temperature = float(cfg.temperature)
     if samples < 1:
@@ -260,14 +271,14 @@ def from_config(cfg, **_context) -> LLMGenerator:
         raise SgccError(f"max_tokens must be at least 1 (got {max_tokens})")
     if not 0.0 <= temperature <= 5.0:
         raise SgccError(f"temperature must be between 0 and 5 (got {temperature})")
-    seed = getattr(cfg, "seed", None)
+    seed = cfg.seed
 
     def generator(backend, *, label: str = "", error: SgccError | None = None) -> LLMGenerator:
         return LLMGenerator(backend, samples=samples, temperature=temperature, max_tokens=max_tokens, seed=seed,
                             label=label, error=error)
 
     if endpoint:
-        remote = backends.RemoteBackend(endpoint, model=model, timeout=float(getattr(cfg, "llm_timeout", 600.0)))
+        remote = backends.RemoteBackend(endpoint, model=model, timeout=cfg.llm_timeout)
         return generator(remote, label=remote.describe())
     if model.startswith("fake:"):
         try:
@@ -282,7 +293,6 @@ def from_config(cfg, **_context) -> LLMGenerator:
         info = models.resolve(model)
     except SgccError as exc:
         return generator(None, label=model, error=exc)
-    local = backends.LlamaCppBackend(info.path, context=int(getattr(cfg, "context", 0) or 0),
-                                     threads=int(getattr(cfg, "threads", 0) or 0),
+    local = backends.LlamaCppBackend(info.path, context=cfg.context, threads=cfg.threads,
                                      train_context=info.context_length, name=info.name)
     return generator(local)

@@ -28,10 +28,15 @@ import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc import proc
 from sgcc.candidates.transplant.generator import TransplantGenerator, Variant, compile_variant
 from sgcc.gcc import args as gccargs
+
+if TYPE_CHECKING:
+    from sgcc.candidates import Context
+    from sgcc.config import Config
 
 #: Wall seconds one test may take when instrumented (counters slow a program down).
 TRAINING_TIMEOUT_FACTOR = 5.0
@@ -64,7 +69,7 @@ class PgoGenerator(TransplantGenerator):
         self.profile_dir: Path | None = None
         self.trained: dict[str, tuple[int, int]] = {}  # variant -> (training runs that ended well, profile files)
 
-    def _prepare(self, context) -> None:
+    def _prepare(self, context: Context) -> None:
         self._setup_base(context.program)
         if context.program.link is not None:
             # A project's source is no program of its own: its profile comes from the whole
@@ -211,5 +216,5 @@ def _nested(path: Path) -> str:
     return str(Path(os.path.abspath(path))).lstrip("/") + ".gcda"
 
 
-def from_config(cfg) -> PgoGenerator:
+def from_config(cfg: Config) -> PgoGenerator:
     return PgoGenerator()

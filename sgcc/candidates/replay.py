@@ -9,10 +9,15 @@ then screened by the engine like everything else.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc.candidates import Candidate, Generator
 from sgcc.errors import SgccError
 from sgcc.fsutil import read_bounded
+
+if TYPE_CHECKING:
+    from sgcc.asm.units import Unit
+    from sgcc.candidates import Attempt, ProgramView
 
 MAX_CANDIDATE_BYTES = 1 << 20
 
@@ -57,7 +62,7 @@ class ReplayGenerator(Generator):
         """Candidates for functions the program does not have (refused at ``check``)."""
         return [c for c in self._all if c.function not in names]
 
-    def propose(self, program, unit, round_no, history):
+    def propose(self, program: ProgramView, unit: Unit, round_no: int, history: list[Attempt]) -> list[Candidate]:
         """The files for ``unit``, in round 0 only."""
         if round_no > 0:
             return []

@@ -20,8 +20,13 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc.candidates.transplant.generator import TransplantGenerator, Variant, compile_variant
+
+if TYPE_CHECKING:
+    from sgcc.candidates import Context
+    from sgcc.config import Config
 
 #: Flag sets for the portable target (``--isa flags``): none changes the instruction set.
 PORTABLE: list[tuple[str, list[str]]] = [
@@ -126,7 +131,7 @@ class VariantsGenerator(TransplantGenerator):
             sets = PORTABLE
         return [(n, f) for n, f in sets if isa == "native" or not needs_native(f)]
 
-    def _prepare(self, context) -> None:
+    def _prepare(self, context: Context) -> None:
         self._setup_base(context.program)
         chosen = self.chosen(context.isa)
         # Compiled as the search asks for them, most promising first (see TransplantGenerator):
@@ -136,6 +141,6 @@ class VariantsGenerator(TransplantGenerator):
         self.defer(context, variants, lambda v: compile_variant(context, v, directory))
 
 
-def from_config(cfg) -> VariantsGenerator:
-    text = getattr(cfg, "variants", "") or ""
+def from_config(cfg: Config) -> VariantsGenerator:
+    text = cfg.variants
     return VariantsGenerator(parse_variants(text) if text.strip() else None)

@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from sgcc.stages import COMPILED, PASSED
 
+if TYPE_CHECKING:
+    from sgcc.engine.report import CandidateResult
 
-def _get(c, key):
-    return c.get(key) if isinstance(c, dict) else getattr(c, key, None)
+
+def _get(c: CandidateResult | dict, key: str) -> Any:  # a report dict's values are JSON's
+    """``key`` of a candidate: a field of a CandidateResult, or of its dict (None where absent)."""
+    return c.get(key) if isinstance(c, dict) else getattr(c, key)
 
 
 def problem_figures(candidates: Iterable) -> dict:

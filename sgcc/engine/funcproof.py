@@ -21,10 +21,15 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from sgcc.candidates import WHOLE_UNIT
 from sgcc.errors import SgccError
 from sgcc.stages import Stage
+
+if TYPE_CHECKING:
+    from sgcc.verify.box.sandbox import Sandbox, TestCase
+    from sgcc.verify.function.funcdiff import FunctionTester
 
 LEVELS = ("default", "tested", "bounded", "equivalent")
 
@@ -32,7 +37,7 @@ LEVELS = ("default", "tested", "bounded", "equivalent")
 class FunctionProof:
     """Function-level tests for one engine run."""
 
-    def __init__(self, request, program, sandbox, tests, workdir, note=None):
+    def __init__(self, request, program, sandbox: Sandbox, tests: list[TestCase], workdir, note=None):
         self.req = request
         self.program = program
         self.sandbox = sandbox
@@ -40,7 +45,7 @@ class FunctionProof:
         self.workdir = workdir
         self.note = note
         self._lock = threading.Lock()
-        self._tester = None
+        self._tester: FunctionTester | None = None
         self._failed: str | None = None
         self.summary: dict = {"capture_seconds": 0.0, "states": {}, "candidates": 0, "seconds": 0.0}
         if request.proof in ("bounded", "equivalent"):
@@ -70,7 +75,7 @@ class FunctionProof:
                 seconds=self.req.function_seconds, seed=self.req.seed or 0, declarations=self._declarations())
             self.summary["states"] = {k: len(v) for k, v in capture.states.items()}
         except (SgccError, OSError) as exc:
-            self._failed = f"no function states: {getattr(exc, 'message', str(exc))}"
+            self._failed = f"no function states: {exc.message if isinstance(exc, SgccError) else exc}"
         except ImportError as exc:  # unicorn missing: the default install has it; say so
             self._failed = f"no function states: the emulator is not installed ({exc.name})"
         self.summary["capture_seconds"] = round(time.perf_counter() - started, 3)

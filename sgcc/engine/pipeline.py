@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # imported when the engine makes one (it brings the emulator'
     from collections.abc import Callable
 
     from sgcc.engine.funcproof import FunctionProof
+    from sgcc.verify.box.sandbox import Sandbox, TestCase
 
 
 class Pipeline:
@@ -126,7 +127,7 @@ class Pipeline:
             return None
         return binary
 
-    def check_hidden(self, sandbox, binary: Path) -> str | None:
+    def check_hidden(self, sandbox: Sandbox, binary: Path) -> str | None:
         """Run ``binary`` on the tests the search does not see (held out, generated); None if
         it matches gcc's program on all, else which kind failed (never what it printed)."""
         from sgcc.engine.proof import GENERATED_PREFIX
@@ -141,7 +142,8 @@ class Pipeline:
             self.hidden_failures["generated" if generated else "held_out"] += 1
         return "a generated input" if generated else "a held-out test"
 
-    def evaluate(self, program: Program, candidate: Candidate, sandbox, tests) -> tuple[CandidateResult, Path | None]:
+    def evaluate(self, program: Program, candidate: Candidate, sandbox: Sandbox,
+                 tests: list[TestCase]) -> tuple[CandidateResult, Path | None]:
         """Everything but timing for one candidate (safe to run in parallel): its result, and
         its binary when it passed every test."""
         cid, where = self.new_candidate_dir()
@@ -178,7 +180,8 @@ class Pipeline:
             return True
         return self.functions.check(res, self.workdir / res.id / "cand.o", cand.replacements(), untrusted_units(cand))
 
-    def measure(self, sandbox, tests, base: Path, cand: Path, *, screening: bool = False, rounds: int | None = None):
+    def measure(self, sandbox: Sandbox, tests: list[TestCase], base: Path, cand: Path, *, screening: bool = False,
+                rounds: int | None = None):
         """Time ``cand`` against ``base`` on new rounds: (accepted?, estimate). ``screening``
         (a search candidate, not a winner being confirmed) stops a comparison early once it
         clearly cannot clear the minimum gain, or clearly does (a screening acceptance is
@@ -199,7 +202,7 @@ class Pipeline:
             seed=self.req.seed,
             futile_below=(1 + self.req.min_gain) if screening else None,
             settled_above=(1 + self.req.min_gain) if screening else None,
-            worlds=len(getattr(sandbox, "worlds", ())) or 1,
+            worlds=len(sandbox.worlds) or 1,
             each_world=not screening,
             on_wait=on_wait,
         )

@@ -17,6 +17,10 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sgcc.verify.box.sandbox import Sandbox, TestCase
 
 #: Stop profiling more tests once this many wall seconds have gone into it.
 PROFILE_SECONDS = 20.0
@@ -24,7 +28,7 @@ PROFILE_SECONDS = 20.0
 PROFILE_TEST_TIMEOUT = 120.0
 
 
-def function_weights(binary: Path, tests: list, *, sandbox, names: list[str],
+def function_weights(binary: Path, tests: list[TestCase], *, sandbox: Sandbox, names: list[str],
                      seconds: float = PROFILE_SECONDS) -> dict[str, float] | None:
     """Share of the program's executed instructions spent in each function of ``names``
     (self cost, summed over the tests profiled, divided by all instructions the process

@@ -19,8 +19,12 @@ never reads them; a failure says which kind of test failed, never what was print
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from sgcc.verify.box import mutate
+
+if TYPE_CHECKING:
+    from sgcc.verify.box.sandbox import Sandbox, TestCase
 
 
 @dataclass
@@ -46,7 +50,7 @@ class ProofTests:
 GENERATED_PREFIX = "generated-"
 
 
-def split(tests: list) -> tuple[list, list]:
+def split(tests: list[TestCase]) -> tuple[list, list]:
     """(visible, held out): every third test by name (at least one) when there are two or more."""
     if len(tests) < 2:
         return list(tests), []
@@ -56,8 +60,8 @@ def split(tests: list) -> tuple[list, list]:
     return [t for t in tests if t.name not in names], [t for t in tests if t.name in names]
 
 
-def prepare(tests: list, sandbox, baseline, *, mutants: int = mutate.DEFAULT_COUNT, seed: int | None = None,
-            note=None) -> ProofTests:
+def prepare(tests: list[TestCase], sandbox: Sandbox, baseline, *, mutants: int = mutate.DEFAULT_COUNT,
+            seed: int | None = None, note=None) -> ProofTests:
     """Split ``tests`` (already recorded) and generate ``mutants`` inputs from all of them,
     recorded from running gcc's program ``baseline`` in ``sandbox``."""
     visible, held = split(tests)
@@ -91,4 +95,4 @@ def _clean(result) -> bool:
     """A run whose behaviour can be an expectation: it ended by itself, not by a signal,
     within the limits (a crash on a mutant is undefined behaviour, which a candidate may
     legitimately do differently)."""
-    return not result.timed_out and not getattr(result, "truncated", False) and result.returncode >= 0
+    return not result.timed_out and not result.truncated and result.returncode >= 0

@@ -26,6 +26,10 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sgcc.verify.box.sandbox import Sandbox, TestCase
 
 #: Wall seconds of the baseline's valgrind runs that decide how many tests are used (a
 #: candidate's count should cost a small fraction of a timing, which takes 10-70 s).
@@ -76,7 +80,7 @@ class Ranker:
     ``seconds``: how long the baseline's count may take (more tests while it lasts; a
     candidate's costs about as much). ``note`` says why ranking is off (``ok`` false)."""
 
-    def __init__(self, sandbox, baseline: Path, tests: list, seconds: float = RANK_SECONDS):
+    def __init__(self, sandbox: Sandbox, baseline: Path, tests: list[TestCase], seconds: float = RANK_SECONDS):
         self.sandbox = sandbox
         self.tests = list(tests)
         self.note = ""
@@ -123,15 +127,17 @@ class Ranker:
         """Whether candidates can be ranked."""
         return self.base_cost is not None and self.base_cost > 0
 
-    def _events(self, binary: Path, tests: list) -> dict[str, int] | None:
+    def _events(self, binary: Path, tests: list[TestCase]) -> dict[str, int] | None:
         out_dir = Path(tempfile.mkdtemp(prefix="sgcc-rank-"))
         os.chmod(out_dir, 0o733)  # the program may run as nobody: it writes here and nowhere else of ours
         total: dict[str, int] = {}
+        exe = self.exe
+        assert exe is not None  # counted only where valgrind was found
         try:
             for n, test in enumerate(tests):
                 out = out_dir / f"cg.{n}"
                 r = self.sandbox.run(binary, test.stdin,
-                                     prefix=[self.exe, "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes",
+                                     prefix=[exe, "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes",
                                              "--quiet",
                                              f"--cachegrind-out-file={out}"],
                                      timeout=RANK_TEST_TIMEOUT, memory=16 << 30, writable=[out_dir])

@@ -10,14 +10,18 @@ when the clang generator ran; a reference never fails the run.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sgcc.verify.box.sandbox import Sandbox, TestCase
 
 
-def clang_whole_program(pipeline, program, sandbox, tests, all_tests, generators, workdir: Path,
-                        compiler: str, note=None) -> dict | None:
+def clang_whole_program(pipeline, program, sandbox: Sandbox, tests: list[TestCase], all_tests: list[TestCase],
+                        generators, workdir: Path, compiler: str, note=None) -> dict | None:
     """``{"what", "speedup", "low", "high", "rounds"}`` (clang's whole program against gcc's,
     on ``tests``), ``{"error": why}``, or None when no clang generator is in the run. Its
     output must match gcc's on ``all_tests`` (hidden ones included) to be timed."""
-    gen = next((g for g in generators if getattr(g, "name", "") == "clang"), None)
+    gen = next((g for g in generators if g.name == "clang"), None)
     if gen is None or program.link is not None:
         return None
     try:

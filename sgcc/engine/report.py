@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from sgcc.stages import COMPILED, PASSED, Stage
+
+if TYPE_CHECKING:
+    from sgcc.verify.timing.rounds import Estimate
 
 
 @dataclass
@@ -393,13 +397,13 @@ def _why_nothing_shipped(candidates: list[CandidateResult], min_gain: float) -> 
             f"lower bound {best.ci_low:.3f} <= {1 + min_gain:.3f})")
 
 
-def estimate_dict(est) -> dict:
+def estimate_dict(est: Estimate) -> dict:
     """The summary of a timing estimate that reports keep (not the raw samples); with
     several worlds, each world's (speedup, low, high) too."""
-    summary = {"speedup": est.speedup, "low": est.low, "high": est.high, "rounds": est.rounds, "reps": est.reps}
-    per_world = getattr(est, "per_world", None)
-    if per_world:
-        summary["worlds"] = [{"speedup": s, "low": lo, "high": hi} for s, lo, hi in per_world]
+    summary: dict[str, object] = {"speedup": est.speedup, "low": est.low, "high": est.high, "rounds": est.rounds,
+                                  "reps": est.reps}
+    if est.per_world:
+        summary["worlds"] = [{"speedup": s, "low": lo, "high": hi} for s, lo, hi in est.per_world]
     return summary
 
 

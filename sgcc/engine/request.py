@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from sgcc.candidates import ProgramView
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -83,8 +85,9 @@ class Request:
 
 
 @dataclass
-class Program:
-    """The baseline: the source, its flags, its assembly split into units, its binary."""
+class Program(ProgramView):
+    """The baseline: the source, its flags, its assembly split into units, its binary. What
+    generators read of it is :class:`sgcc.candidates.ProgramView`, which it implements."""
 
     source: Path
     source_text: str

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc.candidates import WHOLE_UNIT, Attempt, Candidate
 from sgcc.engine import inlining, rank
@@ -24,6 +25,9 @@ from sgcc.stages import Stage
 from sgcc.verify.timing import halving
 from sgcc.verify.timing import rounds as timing
 from sgcc.verify.timing.rounds import TimingLockBusy, TimingRunFailed
+
+if TYPE_CHECKING:
+    from sgcc.verify.box.sandbox import Sandbox, TestCase
 
 #: Most of the budget's seconds the profile may take (it runs at least one test).
 PROFILE_SHARE = 0.1
@@ -43,7 +47,8 @@ RACE_MARGIN = 1.25
 Winner = tuple[CandidateResult, Path, Candidate]
 
 
-def weigh(request: Request, program: Program, sandbox, tests, report: Report, note=None) -> None:
+def weigh(request: Request, program: Program, sandbox: Sandbox, tests: list[TestCase], report: Report,
+          note=None) -> None:
     """Find where the tests spend their instructions (``program.weights``, ``report.weights``);
     functions they never run go to ``report.skipped_functions``."""
     report.generators = [g.name for g in request.generators]
@@ -146,8 +151,8 @@ class Search:
     whether its search was complete (``False``: cut short by the budget, or a generator could
     not do its part), which decides whether a "nothing faster" verdict may be cached."""
 
-    def __init__(self, request: Request, pipeline: Pipeline, program: Program, sandbox, tests, report: Report,
-                 *, jobs: int, note=None):
+    def __init__(self, request: Request, pipeline: Pipeline, program: Program, sandbox: Sandbox,
+                 tests: list[TestCase], report: Report, *, jobs: int, note=None):
         self.req, self.pipeline, self.program = request, pipeline, program
         self.sandbox, self.tests, self.report = sandbox, tests, report
         self.jobs = jobs
@@ -176,7 +181,7 @@ class Search:
         units = units_in_order(program, report)
         budget = self.budget = Budget(req.budget_seconds, req.budget_candidates, units, program.weights,
                                       started=started, confirm_factor=timing.confirm_rounds(
-                                          req.timing_rounds, len(getattr(self.sandbox, "worlds", ())) or 1)
+                                          req.timing_rounds, len(self.sandbox.worlds) or 1)
                                       / req.timing_rounds)
         budget.begin_search()
         report.budget = budget.describe()
@@ -216,7 +221,7 @@ class Search:
         asked = {id(g): max(req.max_generator_rounds, g.rounds) for g in req.generators}
         # A generator that ``leads`` (project mode's pgo: the whole project's profile, the
         # measured gain) is asked first; the others keep their order (cheap ones first).
-        generators = sorted(req.generators, key=lambda g: not getattr(g, "leads", False))
+        generators = sorted(req.generators, key=lambda g: not g.leads)
         for round_no in range(max(1, req.max_generator_rounds, *asked.values())):
             batch.clear()
             pending.clear()
@@ -493,7 +498,7 @@ class Search:
             r = halving.race(timing.runner(self.sandbox, program.binary, self.tests),
                              {rid: timing.runner(self.sandbox, item[3], self.tests) for rid, item in by_id.items()},
                              min_rounds=req.timing_rounds, min_sample_seconds=req.min_sample, seed=req.seed,
-                             worlds=len(getattr(self.sandbox, "worlds", ())) or 1, futile_below=1 + req.min_gain,
+                             worlds=len(self.sandbox.worlds) or 1, futile_below=1 + req.min_gain,
                              settled_above=1 + req.min_gain, afford=afford,
                              # Only a bounded budget has time that would otherwise go unused.
                              extend_to=EXTEND_FACTOR * req.timing_rounds if budget.seconds is not None else 0,
@@ -579,7 +584,7 @@ class Search:
             return
         for gen in self.req.generators:
             for variant in gen.left_over():
-                shown = variant.shown if getattr(variant, "shown", None) is not None else variant.flags
+                shown = variant.shown if variant.shown is not None else variant.flags
                 cand = Candidate(hottest, gen.name, "", origin=f"{gen.name} {variant.name}: {' '.join(shown)} "
                                  "(not compiled)", meta={"flags": list(shown), "variant": variant.name})
                 skipped(cand, BUDGET_REACHED, hottest)

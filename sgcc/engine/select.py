@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc.candidates import WHOLE_UNIT
 from sgcc.engine.pipeline import Pipeline, changes, untrusted_units
@@ -17,6 +18,9 @@ from sgcc.engine.search import Winner
 from sgcc.fsutil import atomic_write
 from sgcc.stages import Stage
 from sgcc.verify.timing.rounds import TimingRunFailed
+
+if TYPE_CHECKING:
+    from sgcc.verify.box.sandbox import Sandbox, TestCase
 
 #: Accepted candidates re-measured per function, best first, until one is confirmed.
 MAX_CONFIRMATIONS = 3
@@ -35,8 +39,8 @@ def _affordable(budget, tried: int) -> bool:
     return budget.left() > budget.confirm_cost()
 
 
-def confirm(pipeline: Pipeline, program: Program, winners: dict[str, list[Winner]], sandbox, tests,
-            note=None, budget=None) -> dict[str, Winner]:
+def confirm(pipeline: Pipeline, program: Program, winners: dict[str, list[Winner]], sandbox: Sandbox,
+            tests: list[TestCase], note=None, budget=None) -> dict[str, Winner]:
     """Per function, the best accepted candidate that fresh rounds confirm.
 
     The best of several accepted candidates is the one whose first measurement most likely
@@ -130,8 +134,8 @@ def combinations(confirmed: dict[str, Winner], winners: dict[str, list[Winner]] 
     return [c for _, _, c in found[:limit]]
 
 
-def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], sandbox, tests, report: Report,
-            note=None, *, winners: dict[str, list[Winner]] | None = None,
+def combine(pipeline: Pipeline, program: Program, confirmed: dict[str, Winner], sandbox: Sandbox,
+            tests: list[TestCase], report: Report, note=None, *, winners: dict[str, list[Winner]] | None = None,
             budget=None) -> tuple[Path, list[CandidateResult]]:
     """Validate and time combinations (:func:`combinations`) until one is correct and
     significantly faster on fresh rounds; fall back to the baseline. Never ships a

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import shutil
 import time
+from typing import TYPE_CHECKING
 
 from sgcc.candidates import Candidate
 from sgcc.engine.report import Report
 from sgcc.engine.request import Program, Request
+
+if TYPE_CHECKING:
+    from sgcc.verify.box.sandbox import TestCase
 
 
 class Verdicts:
@@ -23,7 +27,7 @@ class Verdicts:
     re-validated, nothing else is searched); ``entry_key`` is the program's cache entry
     (``None`` without a cache)."""
 
-    def __init__(self, request: Request, program: Program, tests):
+    def __init__(self, request: Request, program: Program, tests: list[TestCase]):
         from sgcc.cache import keys
 
         self.req = request

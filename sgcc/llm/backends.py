@@ -27,7 +27,7 @@ import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sgcc.errors import SgccError
 
@@ -83,6 +83,31 @@ class Completion:
         if not self.completion_tokens or self.seconds <= 0:
             return None
         return self.completion_tokens / self.seconds
+
+
+class Backend(Protocol):
+    """What the llm generator (:mod:`sgcc.candidates.llm`) asks of a model: every backend here
+    (:class:`LlamaCppBackend`, :class:`RemoteBackend`, :class:`ScriptedBackend`) has it."""
+
+    #: Whether it answers several requests at once (a server), so samples are asked in parallel.
+    concurrent: bool
+
+    def describe(self) -> str:
+        """The model as progress lines and reports name it."""
+        ...
+
+    def load(self) -> None:
+        """Get ready (load the model, reach the server); raises :class:`BackendError`."""
+        ...
+
+    def complete(self, messages: list[dict], *, max_tokens: int, temperature: float, seed: int | None = None,
+                 label: str = "", on_progress: ProgressFn | None = None) -> Completion:
+        """One answer to ``messages``; raises :class:`BackendError`."""
+        ...
+
+    def close(self) -> None:
+        """Release the model or the connection."""
+        ...
 
 
 def default_threads() -> int:

@@ -26,6 +26,7 @@ from sgcc.engine.profile import parse_costs
 
 if TYPE_CHECKING:
     from sgcc.project.record import Compile
+    from sgcc.verify.box.sandbox import Sandbox
 
 #: Wall seconds the profiled workload may take (valgrind runs it 20-100x slower).
 PROFILE_TIMEOUT = 1800.0
@@ -112,7 +113,7 @@ def attribute(costs: dict[tuple[str, str], int], tree: Path, compiles: list[Comp
     return out
 
 
-def profile(sandbox, launcher: Path, tree: Path, out_dir: Path, *, timeout: float = PROFILE_TIMEOUT,
+def profile(sandbox: Sandbox, launcher: Path, tree: Path, out_dir: Path, *, timeout: float = PROFILE_TIMEOUT,
             partial: bool = False) -> dict[tuple[str, str], int] | None:
     """Run ``launcher`` (a workload script working in ``tree``) under callgrind, following
     every child process, in ``sandbox``; the summed costs of all its processes, or None

@@ -28,6 +28,7 @@ from sgcc.project import workload
 
 if TYPE_CHECKING:
     from sgcc.project.state import ProjectRun
+    from sgcc.verify.box.sandbox import Sandbox
 
 #: Flags of the instrumented build (both compiles and links: the link pulls in libgcov).
 GENERATE = ["-fprofile-update=prefer-atomic"]
@@ -73,7 +74,7 @@ def build_with(builder, spec, tree: Path, compiler: str, flags: list[str], workd
     return builder.run(build, tree, env, f"{name} build", check=False)
 
 
-def train(builder, spec, compiler: str, root: Path, compiles, sandbox, commands: list[str], workdir: Path,
+def train(builder, spec, compiler: str, root: Path, compiles, sandbox: Sandbox, commands: list[str], workdir: Path,
           timeout: float, inputs: Path | None = None) -> ProjectProfile:
     """Build an instrumented copy of the project, run the workload on it once, and find each
     compile's profile (see the module docstring). Never raises: ``error`` says what failed."""

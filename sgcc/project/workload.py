@@ -14,8 +14,12 @@ import os
 import shlex
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sgcc import proc
+
+if TYPE_CHECKING:
+    from sgcc.verify.box.sandbox import Sandbox
 
 LAUNCHER_PREFIX = ".sgcc-"
 
@@ -63,7 +67,7 @@ def tree_of(path: Path) -> Path | None:
     return Path(path).parent / stem
 
 
-def run_tests(sandbox, tree: Path, command: str, timeout: float) -> tuple[bool, str]:
+def run_tests(sandbox: Sandbox, tree: Path, command: str, timeout: float) -> tuple[bool, str]:
     """The project's test command in ``tree`` inside the sandbox: (passed, what failed)."""
     script = launcher(tree, "test", [command])
     r = sandbox.run(script, b"", timeout=timeout, writable=[tree])

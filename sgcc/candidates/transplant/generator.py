@@ -9,13 +9,17 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from sgcc import proc
 from sgcc.candidates import WHOLE_UNIT, Candidate, Generator
 from sgcc.candidates.transplant.asmtext import compiler_made, normalized, references
 from sgcc.candidates.transplant.build import Transplant, transplant
 from sgcc.candidates.transplant.side import Side
+
+if TYPE_CHECKING:
+    from sgcc.asm.units import Unit
+    from sgcc.candidates import Attempt, Context, ProgramView
 
 T = TypeVar("T")
 
@@ -38,7 +42,7 @@ def tag_for(name: str) -> str:
     return re.sub(r"[^\w]", "_", name)[:24] + hashlib.sha1(name.encode()).hexdigest()[:4]
 
 
-def compile_variant(context, variant: Variant, directory: Path, *, stem: str | None = None,
+def compile_variant(context: Context, variant: Variant, directory: Path, *, stem: str | None = None,
                     timeout: float = 300) -> Variant:
     """``gcc <baseline flags> <variant flags> -S`` of the program, then its object (for the
     clobber analysis). Sets ``variant.side`` or ``variant.error``. ``stem`` names the output
@@ -47,9 +51,9 @@ def compile_variant(context, variant: Variant, directory: Path, *, stem: str | N
     directory.mkdir(parents=True, exist_ok=True)
     asm = directory / f"{stem or tag_for(variant.name)}.s"
     obj = asm.with_suffix(".o")
-    source = getattr(program, "source_arg", None) or str(program.source)
+    source = program.source_arg or str(program.source)
     r = proc.run([context.compiler, *program.flags, *variant.flags, "-S", "-o", str(asm.resolve()), source],
-                 timeout=timeout, cwd=getattr(program, "compile_cwd", None))
+                 timeout=timeout, cwd=program.compile_cwd)
     if not r.ok:
         lines = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error" in ln.lower()]
         variant.error = "gcc failed: " + ("; ".join(lines[:2])[:300] or f"exit {r.returncode}")
@@ -61,12 +65,12 @@ def compile_variant(context, variant: Variant, directory: Path, *, stem: str | N
     return variant
 
 
-def parallel(context) -> int:
+def parallel(context: Context) -> int:
     """How many compilations a generator runs at once: the engine's ``-j``."""
-    return max(1, int(getattr(context, "jobs", 1) or 1))
+    return max(1, context.jobs or 1)
 
 
-def compile_each(context, variants: list[T], compile_one: Callable[[T], Variant]) -> list[Variant]:
+def compile_each(context: Context, variants: list[T], compile_one: Callable[[T], Variant]) -> list[Variant]:
     """``compile_one(v)`` for each of ``variants`` (variants, or what names one: a flag
     search's genomes), ``context.jobs`` at a time."""
     if len(variants) <= 1:
@@ -109,8 +113,9 @@ class TransplantGenerator(Generator):
         self.notes: list[str] = []
         self._whole_offered: set[str] = set()
         self._ipa_ra = True
+        self._context: Context | None = None  # the run's, kept by defer for the later rounds
 
-    def prepare(self, context) -> None:
+    def prepare(self, context: Context) -> None:
         """:meth:`_prepare`, which subclasses implement; when it fails the generator offers
         nothing and says why (once, as a skipped candidate), and the run goes on."""
         try:
@@ -119,11 +124,11 @@ class TransplantGenerator(Generator):
             self.base, self.variants = None, []
             self.notes.append(f"{self.name}: {type(exc).__name__}: {exc}")
 
-    def _prepare(self, context) -> None:
+    def _prepare(self, context: Context) -> None:
         """Set the baseline (:meth:`_setup_base`) and the variants (or :meth:`defer` them)."""
         raise NotImplementedError
 
-    def defer(self, context, variants: list[Variant], compile_one: Callable[[Variant], Variant]) -> None:
+    def defer(self, context: Context, variants: list[Variant], compile_one: Callable[[Variant], Variant]) -> None:
         """Compile ``variants`` lazily: ``context.jobs`` of them (``step``) when round k is
         first asked for, in the given order, with ``compile_one(variant) -> variant``."""
         self.pending = list(variants)
@@ -141,18 +146,17 @@ class TransplantGenerator(Generator):
 
     def _advance(self, round_no: int) -> None:
         """Compile the variants of rounds up to ``round_no`` not compiled yet."""
-        compile_one = self._compile_one
-        while compile_one is not None and self._compiled_rounds <= round_no and self.pending:
+        compile_one, context = self._compile_one, self._context
+        while compile_one is not None and context is not None and self._compiled_rounds <= round_no and self.pending:
             chunk, self.pending = self.pending[:self.step], self.pending[self.step:]
-            note = getattr(self._context, "note", None)
-            if note:
-                note(f"{self.name}: compiling {', '.join(v.name for v in chunk)}")
-            done = compile_each(self._context, chunk, compile_one)
+            if context.note:
+                context.note(f"{self.name}: compiling {', '.join(v.name for v in chunk)}")
+            done = compile_each(context, chunk, compile_one)
             self.variants.extend(done)
             self._compiled_rounds += 1
         self._compiled_rounds = max(self._compiled_rounds, round_no + 1)
 
-    def _setup_base(self, program) -> None:
+    def _setup_base(self, program: ProgramView) -> None:
         # One generator serves every source of a project in turn: nothing of the last
         # program's compilations may be offered for this one.
         self.variants, self.pending, self._compile_one, self._compiled_rounds = [], [], None, 0
@@ -177,7 +181,7 @@ class TransplantGenerator(Generator):
                     (todo if compiler_made(u.name) else found).append(u.name)
         return sorted(set(found))
 
-    def propose(self, program, unit, round_no, history):
+    def propose(self, program: ProgramView, unit: Unit, round_no: int, history: list[Attempt]) -> list[Candidate]:
         if self.base is None:  # preparation failed: say why, once
             if round_no > 0:
                 return []
@@ -199,7 +203,7 @@ class TransplantGenerator(Generator):
             raise RuntimeError(f"{self.name}: asked for candidates without a prepared baseline")
         return self.base
 
-    def _propose(self, program, unit) -> list[Candidate]:
+    def _propose(self, program: ProgramView, unit: Unit) -> list[Candidate]:
         base = self._prepared()
         out: list[Candidate] = []
         base_norm = {}
@@ -252,7 +256,7 @@ class TransplantGenerator(Generator):
                     out.append(whole)
         return out
 
-    def _whole(self, program, variant: Variant, meta: dict, origin: str) -> Candidate | None:
+    def _whole(self, program: ProgramView, variant: Variant, meta: dict, origin: str) -> Candidate | None:
         """The variant as a whole translation unit, once per variant; None when already
         offered or the engine's screen would refuse it anyway."""
         if variant.name in self._whole_offered:

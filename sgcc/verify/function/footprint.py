@@ -112,7 +112,7 @@ def library() -> ctypes.CDLL:
             try:
                 _lib = _load(_build())
             except (OSError, Unavailable) as exc:
-                _why = getattr(exc, "message", None) or str(exc)
+                _why = (exc.message if isinstance(exc, Unavailable) else "") or str(exc)
         if _lib is None:
             raise Unavailable(f"the footprint hook is not available: {_why}")
         return _lib
