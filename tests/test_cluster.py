@@ -29,6 +29,10 @@ from sgcc.errors import SgccError
 from sgcc.lab import cluster as clustermod
 from sgcc.lab.journal import Journal
 
+#: The cluster's verdicts are compared with one machine's, and which candidates timing accepts
+#: moves with a neighbour test's load: under pytest-xdist these run with nothing beside them.
+pytestmark = pytest.mark.alone
+
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "examples" / "programs"
 MB = 1 << 20
