@@ -76,6 +76,7 @@ def stats(as_json: bool, zero: bool) -> None:
         ("  straight to gcc (no winner)", c.get("direct", 0)),
         ("compiles passed through", c.get("passthrough", 0)),
         ("fell back to plain gcc", c.get("fallbacks", 0) + c.get("internal_errors", 0)),
+        ("  under ccache/sccache without sgcc's state", c.get("wrapper_unkeyed", 0)),
         ("cache lookups (translation units)", lookups),
         ("  hits with optimized code", c.get("tu_hits", 0)),
         ("  hits: gcc's code is best", c.get("tu_hits_no_winner", 0)),
@@ -138,7 +139,7 @@ def _human(n: int) -> str:
 
 @click.group(name="cache")
 def cache_group() -> None:
-    """Inspect and manage the verdict cache (list, show, clear, trim, verify)."""
+    """Inspect and manage the verdict cache (list, show, clear, trim, verify, state)."""
 
 
 @cache_group.command(name="list")
@@ -210,6 +211,49 @@ def cache_trim(max_size: str | None) -> None:
         raise click.BadParameter(str(exc), param_hint="'--max-size'") from None
     n = store.trim(limit)
     click.echo(f"sgcc: evicted {n} entries; {_human(store.size())} remain in {store.root}")
+
+
+@cache_group.command(name="state")
+def cache_state() -> None:
+    """Write what ccache or sccache in front of sgcc must hash, and print its files.
+
+    Prints two paths separated by ':', the value for CCACHE_EXTRAFILES (ccache) or
+    SCCACHE_EXTRAFILES (sccache): this configuration's state (sgcc's version and code, the
+    real compiler, the CPU, the cache, the instruction-set policy, the trusted keys, the
+    remote and its generation, the index of winners) and the token every change of winners
+    replaces. Run it once per build, with the build's environment and from its directory:
+
+      CCACHE_EXTRAFILES=$(sgcc cache state) make CC="ccache sgcc"
+
+    A compile under ccache or sccache substitutes winners only when both files are in the
+    wrapper's key for the configuration it sees; otherwise it compiles as gcc.
+    """
+    import os
+
+    from sgcc import config as configmod
+    from sgcc.cache import compose
+    from sgcc.cache import keys as keysmod
+    from sgcc.dropin import compiler as compilermod
+    from sgcc.dropin import wrapper
+
+    settings = configmod.compile_settings()
+    invoked = compilermod.resolve(["sgcc"])  # the compiler a plain `sgcc ARGS` compiles with
+    root = settings["cache_dir"]
+    store = compose.open_store(root, signing_key=settings["signing_key"], trusted_keys=settings["trusted_keys"],
+                               remote_storage=settings["remote_storage"] if settings["cache"] else "",
+                               remote_timeout=settings["remote_timeout"])
+    try:
+        keyring = store.keyring
+    except Exception as exc:  # noqa: BLE001 - said, and written into the state as it is
+        click.echo(f"sgcc: warning: the cache's keys cannot be loaded ({exc}); compiles will not substitute",
+                   err=True)
+        keyring = None
+    try:
+        paths = wrapper.write_state(settings, keysmod.compiler_id(invoked.compiler), keyring, store.remote)
+    except OSError as exc:
+        raise SgccError(f"cannot write the wrapper state under {root}: {exc}",
+                        hint="the cache directory must be writable (SGCC_CACHE_DIR)") from exc
+    click.echo(os.pathsep.join(paths))
 
 
 @cache_group.command(name="verify")
