@@ -217,11 +217,12 @@ def cache_trim(max_size: str | None) -> None:
 def cache_state() -> None:
     """Write what ccache or sccache in front of sgcc must hash, and print its files.
 
-    Prints two paths separated by ':', the value for CCACHE_EXTRAFILES (ccache) or
+    Prints paths separated by ':', the value for CCACHE_EXTRAFILES (ccache) or
     SCCACHE_EXTRAFILES (sccache): this configuration's state (sgcc's version and code, the
     real compiler, the CPU, the cache, the instruction-set policy, the trusted keys, the
-    remote and its generation, the index of winners) and the token every change of winners
-    replaces. Run it once per build, with the build's environment and from its directory:
+    remote and its generation, the index of winners), the token every change of winners
+    replaces, and the configuration files read. Run it once per build, with the build's
+    environment and from its directory:
 
       CCACHE_EXTRAFILES=$(sgcc cache state) make CC="ccache sgcc"
 
@@ -249,7 +250,8 @@ def cache_state() -> None:
                    err=True)
         keyring = None
     try:
-        paths = wrapper.write_state(settings, keysmod.compiler_id(invoked.compiler), keyring, store.remote)
+        paths = wrapper.write_state(settings, keysmod.compiler_id(invoked.compiler), keyring, store.remote,
+                                    [str(f) for f in configmod.load().files])
     except OSError as exc:
         raise SgccError(f"cannot write the wrapper state under {root}: {exc}",
                         hint="the cache directory must be writable (SGCC_CACHE_DIR)") from exc

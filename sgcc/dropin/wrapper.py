@@ -20,6 +20,11 @@ small files (no command per compile, unlike ccache's ``compiler_check``):
   replaces after every change of winners, so a winner stored or withdrawn *during* a build
   (an ``sgcc optimize`` beside ``make``) reaches the next compile too.
 
+``sgcc cache state`` also lists the configuration files the settings came from (the user's,
+the project's ``sgcc.toml``): an edit of one changes every key even where the variable was set
+once and ``sgcc cache state`` not run again; a removed one makes the wrapper compile without
+caching (sgcc then runs, and checks).
+
 **The check** (:func:`keyed`): a compile that would substitute (its context has winners) and
 runs under a wrapper (its parent process is ccache or sccache) does so only when the wrapper's
 extra files name both files for the configuration this compile sees *now*. Otherwise it
@@ -110,8 +115,9 @@ def state_path(root: str, config_text: str) -> str:
 
 
 def index_digest(root: str) -> str:
-    """A digest of the index of winners (every context's marks) and of the size and
-    modification time of each entry marked: what a compile could substitute, as files."""
+    """A digest of the index of winners (every context's marks) and of the first line of each
+    entry marked (its schema, checksum and signature: what a compile could substitute, as
+    files). Not the entries' modification times: a hit refreshes those (least recently used)."""
     from sgcc.cache import lookup
 
     h = keys.sha256()
@@ -123,17 +129,20 @@ def index_digest(root: str) -> str:
     for context_id in contexts:
         for key in sorted(lookup.winners(root, context_id)):
             try:
-                st = os.stat(os.path.join(base, context_id, key + ".json"))
-                fact = f"{key} {st.st_size} {st.st_mtime_ns}\n"
+                with open(os.path.join(base, context_id, key + ".json"), "rb") as fh:
+                    head = fh.readline(512)
             except OSError:
-                fact = f"{key} -\n"
-            h.update(fact.encode("utf-8", "surrogateescape"))
+                head = b"-\n"
+            h.update(key.encode("ascii", "replace") + b" " + head)
     return h.hexdigest()[:24]
 
 
-def write_state(settings: dict, compiler_id: str, keyring: Keyring | None, remote: Layer | None) -> list[str]:
+def write_state(settings: dict, compiler_id: str, keyring: Keyring | None, remote: Layer | None,
+                config_files: list[str] = ()) -> list[str]:
     """Write this configuration's state file (and the generation token, if there is none yet);
-    returns the two paths a wrapper must hash, state first. Raises OSError."""
+    returns the paths a wrapper must hash: the state, the token, then ``config_files`` (the
+    configuration files the settings came from: an edit of one is a new key even for a
+    wrapper whose variable was set once, before the edit). Raises OSError."""
     from sgcc.fsutil import atomic_write
 
     root = settings["cache_dir"]
@@ -146,7 +155,7 @@ def write_state(settings: dict, compiler_id: str, keyring: Keyring | None, remot
     if not token:
         raise OSError(f"cannot write {generation.path(root)}")
     _prune(generation.directory(root), keep=path)
-    return [path, generation.path(root)]
+    return [path, generation.path(root), *(os.path.abspath(f) for f in config_files)]
 
 
 def _prune(directory: str, keep: str) -> None:
