@@ -85,10 +85,10 @@ class Setup:
         asm = _run([gcc, "-O2", "-Wall", "-S", "src/hot.c", "-o", "-"], self.work, self.env).stdout.decode()
         return keys.entry_key(keys.context(gcc, ["-O2", "-Wall"], "flags"), keys.tu_digest(asm)), asm
 
-    def add_winner(self, store: cache.Store | None = None) -> str:
+    def add_winner(self, store: cache.Store | None = None, key_and_asm: tuple[str, str] | None = None) -> str:
         """A winner for hot_mix (gcc's code with a leading nop) as ``sgcc optimize`` stores it,
-        signed with the team key."""
-        key, asm = self.hot_key_and_asm()
+        signed with the team key, for the makefile's compile (or ``key_and_asm``)."""
+        key, asm = key_and_asm or self.hot_key_and_asm()
         unit = next(u for u in AsmFile.parse(asm).units if u.name == HOT)
         text = unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n\tnop\n", 1)
         (store or self.store()).update(key, lambda old: Entry(applied=Applied({HOT: text})))
@@ -291,3 +291,71 @@ def test_a_winner_only_on_the_remote_reaches_the_next_build(setup, redis_url, tm
     assert fresh == stale  # the same files, rewritten: the remote's generation is in them
     alone = s.build("ccache sgcc", CCACHE_EXTRAFILES=fresh)
     assert alone["hot"] != gcc["hot"] and alone == s.sgcc_alone()
+
+
+# -- the recipes of docs/build-systems.md ("ccache and sccache in front of sgcc") -------------------
+
+def _cmake(s: Setup, build: str, *cache_args: str) -> Path:
+    _run([_tool("cmake"), "-S", ".", "-B", build, "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={_tool('ninja')}",
+          "-DCMAKE_BUILD_TYPE=Release", *cache_args], s.work, s.env)
+    return s.work / build
+
+
+def _meson(s: Setup, build: str, cc: str) -> Path:
+    _tool("ninja")
+    _run([_tool("meson"), "setup", build, "--buildtype=release"], s.work, {**s.env, "CC": cc})
+    return s.work / build
+
+
+RECIPES = {
+    # name: (configure the wrapped build directory, the sgcc-alone one; the build command)
+    "cmake, ccache as the launcher, sgcc as the compiler": (
+        lambda s: _cmake(s, "wrapped", "-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_C_COMPILER=sgcc"),
+        lambda s: _cmake(s, "alone", "-DCMAKE_C_COMPILER=sgcc"), ["cmake", "--build"], {}),
+    "cmake, ccache as the launcher, sgcc as its prefix": (
+        lambda s: _cmake(s, "wrapped", "-DCMAKE_C_COMPILER_LAUNCHER=ccache"),
+        lambda s: _cmake(s, "alone", "-DCMAKE_C_COMPILER_LAUNCHER=sgcc"), ["cmake", "--build"],
+        {"CCACHE_PREFIX": "sgcc"}),
+    "meson, CC='ccache sgcc'": (
+        lambda s: _meson(s, "wrapped", "ccache sgcc"), lambda s: _meson(s, "alone", "sgcc"),
+        ["meson", "compile", "-C"], {}),
+}
+
+
+def _objects(build: Path) -> dict[str, bytes]:
+    objs = {str(p.relative_to(build)): p.read_bytes() for p in build.rglob("*.o") if "CompilerId" not in str(p)}
+    assert len(objs) == len(SOURCES), sorted(objs)
+    return objs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("recipe", list(RECIPES))
+def test_the_recipe_gives_sgccs_objects_from_ccache_before_and_after_a_change(setup, recipe):
+    s = setup
+    wrapped_dir, alone_dir, build_cmd, extra = RECIPES[recipe]
+    wrapped, alone = wrapped_dir(s), alone_dir(s)
+
+    def build(directory: Path, env: dict) -> dict[str, bytes]:
+        _run([_tool("ninja"), "-C", str(directory), "-t", "clean"], s.work, env)
+        _run([_tool(build_cmd[0]), *build_cmd[1:], str(directory)], s.work, env)
+        return _objects(directory)
+
+    def wrapped_build() -> dict[str, bytes]:
+        return build(wrapped, {**s.env, **extra, "CCACHE_EXTRAFILES": s.state()})
+
+    # The compile of src/hot.c as this build system runs it, recorded as project mode records it.
+    record = s.base / "compiles.jsonl"
+    gcc = build(alone, {**s.env, "SGCC_RECORD": str(record), "SGCC_CACHE": "0"})
+    (hot_compile,) = [json.loads(line) for line in record.read_text().splitlines() if '/hot.c"' in line]
+    key = s.add_winner(key_and_asm=(hot_compile["key"], Path(hot_compile["asm"]).read_text()))
+    with_winner = build(alone, s.env)
+    assert wrapped_build() == with_winner
+    hot = next(n for n in with_winner if "hot.c" in n)
+    before = s.ccache_counts()
+    assert wrapped_build() == with_winner  # nothing changed: every compile from ccache
+    assert s.ccache_counts()["hits"] - before["hits"] == len(SOURCES)
+    assert with_winner[hot] != gcc[hot] and {n: o for n, o in with_winner.items() if n != hot} == {
+        n: o for n, o in gcc.items() if n != hot}
+    s.withdraw(key)
+    assert build(alone, s.env) == gcc
+    assert wrapped_build() == gcc

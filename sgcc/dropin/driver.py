@@ -370,11 +370,11 @@ def _wrapper_allows(lookup: Lookup, settings: dict) -> bool:
     substitute (a recording still records) and False means gcc runs the command as it is."""
     if not lookup.marks and not lookup.overlay:
         return True
-    from sgcc.dropin import wrapper
-
-    parent = wrapper.parent_wrapper()
+    parent = compilermod.caching_parent()
     if parent is None:
         return True
+    from sgcc.dropin import wrapper
+
     name, exe = parent
     if lookup.overlay:
         log(f"under {name}: the overlay of sgcc optimize --project is not used (no state covers it)")

@@ -60,7 +60,8 @@ if TYPE_CHECKING:
 SCHEMA = 1
 #: ``*.state`` files not written for this long are removed by ``sgcc cache state``.
 PRUNE_SECONDS = 30 * 86400
-#: The compiler caches sgcc recognises as its parent process, and the variable each reads.
+#: The variable each compiler cache reads its extra files from (:func:`sgcc.dropin.compiler.caching_parent`
+#: says which one started this process).
 WRAPPERS = {"ccache": "CCACHE_EXTRAFILES", "sccache": "SCCACHE_EXTRAFILES"}
 #: sgcc's packages whose code shapes a compile's object (their files' digest is in the state).
 _CODE = ("dropin", "cache", "asm", "gcc")
@@ -174,20 +175,6 @@ def _prune(directory: str, keep: str) -> None:
                     os.unlink(path)
             except OSError:
                 pass
-
-
-def parent_wrapper() -> tuple[str, str] | None:
-    """(name, executable) of the compiler cache that started this process (ccache or sccache,
-    judged by the parent's executable, links followed), or None."""
-    try:
-        exe = os.readlink(f"/proc/{os.getppid()}/exe")
-    except OSError:
-        return None
-    base = os.path.basename(exe).removesuffix(" (deleted)")
-    for name in WRAPPERS:
-        if base == name or base.startswith(name + "-") or base.startswith(name + "."):
-            return name, exe
-    return None
 
 
 def extra_files(name: str, exe: str) -> list[str]:
