@@ -4,7 +4,7 @@ and the objects a wrapped build gives against what ``sgcc`` alone gives, on a re
 
 Set-up: the project (``--tree``, copied to a scratch directory) is built once through sgcc
 recording every compile (``SGCC_RECORD``); then winners go into a fresh sgcc cache for every
-other translation unit (each the unit's largest function with a ``nop`` added, stored as
+other translation unit compiled to an object (each the unit's largest function with a ``nop`` added, stored as
 ``sgcc optimize`` stores a winner: what is timed here is caching, not the winners' speed).
 
 Exactness, in three states of sgcc's cache: as seeded; after a winner is added for a unit
@@ -18,6 +18,10 @@ Cost: with both ccache caches warm, interleaved rounds in a random order of a cl
 CC="ccache sgcc"'`` (the per-build ``sgcc cache state`` counted on sgcc's side); CPU time
 (user+sys of the whole process tree, ``wait4``) and wall; the ratio per round (both under the
 same load), median and quartiles; ccache's hit counts show that every compile was a hit.
+
+Run it from a copy of sgcc that nobody edits meanwhile (``git archive HEAD | tar -x -C DIR``):
+the state includes the modification times of sgcc's compile-path modules, so an edit during
+the run is a change of state (compiles under ccache then keep gcc's code, as they must).
 
 Usage: ``python bench/ccache_rebuild.py --tree DIR [--make "make -C programs zstd"]
 [--clean "make clean"] [--rounds 10] [--jobs 2]`` (zstd, facebook/zstd, is the project
@@ -44,6 +48,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from build_overhead import _store_winner  # noqa: E402
 
 from sgcc import proc  # noqa: E402
+from sgcc.asm.units import AsmFile  # noqa: E402
 from sgcc.cache import store as cache  # noqa: E402
 from sgcc.cache.entry import Entry  # noqa: E402
 
@@ -120,14 +125,15 @@ def main() -> None:
         _sh(f"{make} CC=sgcc", tree, {**env, "SGCC_CACHE": "0", "SGCC_RECORD": str(record)})
         import json
 
-        compiles = [json.loads(line) for line in record.read_text().splitlines()]
+        recorded = [json.loads(line) for line in record.read_text().splitlines()]
+        # The compiles to objects whose unit has a function (not configure-style probes).
+        compiles = [c for c in recorded if c["mode"] == "compile" and AsmFile.parse(Path(c["asm"]).read_text()).units]
         os.environ.update(SGCC_CONFIG=env["SGCC_CONFIG"])  # this process signs with the same key
         store = cache.Store(env["SGCC_CACHE_DIR"], max_bytes=1 << 40)
-        with_winners = compiles[0::2]
-        for c in with_winners:
+        for c in compiles[0::2]:
             _store_winner(store, c["key"], Path(c["asm"]).read_text())
-        print(f"{args.tree} ({make}): {len(compiles)} compiles through sgcc; winners stored for "
-              f"{len(store.keys())} of them", flush=True)
+        print(f"{args.tree} ({make}): {len(recorded)} compiles through sgcc, {len(compiles)} of them to objects "
+              f"with functions; winners stored for {len(store.keys())}", flush=True)
 
         # -- exactness -----------------------------------------------------------------------
         wrapped = f'CCACHE_EXTRAFILES=$(sgcc cache state) {make} CC="ccache sgcc"'
