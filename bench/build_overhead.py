@@ -83,6 +83,13 @@ def _timed(argv: list[str], cwd: Path, env: dict) -> tuple[float, float]:
     return usage.ru_utime + usage.ru_stime, wall
 
 
+def paired(rows: list[tuple[float, float]], base: list[tuple[float, float]]) -> dict[str, list[float]]:
+    """Per round, each (CPU, wall) over the baseline's of the same round (the same load for
+    both), sorted: ``{"cpu": [...], "wall": [...]}``."""
+    return {"cpu": sorted(c / b for (c, _), (b, _) in zip(rows, base)),
+            "wall": sorted(w / b for (_, w), (_, b) in zip(rows, base))}
+
+
 def _winner(text: str) -> str:
     return text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n\tnop\n", 1)
 
@@ -185,17 +192,13 @@ def main() -> None:
         print(f"{args.tree or f'generated project ({args.files + 1} C files)'}: {n_c} eligible compiles, "
               f"make -j{args.jobs}, {args.rounds} interleaved rounds; load average during the run "
               f"{min(load):.1f}-{max(load):.1f} on {os.cpu_count()} CPUs")
-        base_cpu = [c for c, _ in results["gcc"]]
-        base_wall = [w for _, w in results["gcc"]]
         print(f"{'scenario':<46} {'CPU s':>7} {'CPU x gcc':>16} {'wall s':>7} {'wall x gcc':>16}")
         for name, rows in results.items():
-            cpu = [c for c, _ in rows]
-            wall = [w for _, w in rows]
-            rc = [c / b for c, b in zip(cpu, base_cpu)]  # per round: the same load for both
-            rw = [w / b for w, b in zip(wall, base_wall)]
-            print(f"{name:<46} {statistics.median(cpu):7.2f} {statistics.median(rc):6.3f} "
-                  f"({min(rc):.2f}-{max(rc):.2f}) {statistics.median(wall):7.2f} {statistics.median(rw):6.3f} "
-                  f"({min(rw):.2f}-{max(rw):.2f})")
+            r = paired(rows, results["gcc"])
+            rc, rw = r["cpu"], r["wall"]
+            print(f"{name:<46} {statistics.median(c for c, _ in rows):7.2f} {statistics.median(rc):6.3f} "
+                  f"({rc[0]:.2f}-{rc[-1]:.2f}) {statistics.median(w for _, w in rows):7.2f} "
+                  f"{statistics.median(rw):6.3f} ({rw[0]:.2f}-{rw[-1]:.2f})")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -38,39 +38,18 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from build_overhead import _store_winner  # noqa: E402
+from build_overhead import _store_winner, _timed, paired  # noqa: E402
 
 from sgcc import proc  # noqa: E402
 from sgcc.asm.units import AsmFile  # noqa: E402
 from sgcc.cache import store as cache  # noqa: E402
 from sgcc.cache.entry import Entry  # noqa: E402
-
-
-def _timed(command: str, cwd: Path, env: dict) -> tuple[float, float]:
-    """CPU seconds (user+sys of the whole tree) and wall seconds of ``sh -c command``."""
-    start = time.perf_counter()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.chdir(cwd)
-            fd = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(fd, 1)
-            os.dup2(fd, 2)
-            os.execve("/bin/sh", ["sh", "-c", command], env)
-        finally:
-            os._exit(127)
-    _, status, usage = os.wait4(pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {command} in {cwd}")
-    return usage.ru_utime + usage.ru_stime, wall
 
 
 def _sh(command: str, cwd: Path, env: dict) -> str:
@@ -180,21 +159,20 @@ def main() -> None:
                 _sh(args.clean, tree, env)
                 h0, m0 = _ccache_hits(env)
                 load.append(os.getloadavg()[0])
-                results[name].append(_timed(scenarios[name], tree, env))
+                results[name].append(_timed(["sh", "-c", scenarios[name]], tree, env))
                 h1, m1 = _ccache_hits(env)
                 hits[name].append((h1 - h0, m1 - m0))
         print(f"no-change rebuild, {args.rounds} interleaved rounds; load average {min(load):.1f}-{max(load):.1f} "
               f"on {os.cpu_count()} CPUs")
-        base = results["ccache gcc"]
         print(f"{'build':<14} {'CPU s':>7} {'CPU x ccache gcc (quartiles)':>30} {'wall s':>7} {'wall x':>7}  "
               "ccache hits/misses per build")
         for name, rows in results.items():
-            rc = sorted(c / b[0] for (c, _), b in zip(rows, base))
-            rw = sorted(w / b[1] for (_, w), b in zip(rows, base))
-            n = len(rc)
-            print(f"{name:<14} {statistics.median(c for c, _ in rows):7.3f} {statistics.median(rc):12.3f} "
-                  f"({rc[n // 4]:.3f}-{rc[3 * n // 4]:.3f}) {statistics.median(w for _, w in rows):14.3f} "
-                  f"{statistics.median(rw):7.3f}  {sorted(set(hits[name]))}")
+            ratios = paired(rows, results["ccache gcc"])
+            q = len(rows) // 4
+            print(f"{name:<14} {statistics.median(c for c, _ in rows):7.3f} {statistics.median(ratios['cpu']):12.3f} "
+                  f"({ratios['cpu'][q]:.3f}-{ratios['cpu'][-1 - q]:.3f}) "
+                  f"{statistics.median(w for _, w in rows):14.3f} {statistics.median(ratios['wall']):7.3f}  "
+                  f"{sorted(set(hits[name]))}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

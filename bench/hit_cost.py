@@ -108,43 +108,26 @@ def child(argv: list[str], out_path: str) -> None:
         json.dump({"status": status, "phases": merged}, fh)
 
 
-def _run(argv: list[str], cwd: str, env: dict) -> float:
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.chdir(cwd)
-            fd = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(fd, 1)
-            os.dup2(fd, 2)
-            os.execve(argv[0], argv, env)
-        finally:
-            os._exit(127)
-    _, status, usage = os.wait4(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {argv}")
-    return (usage.ru_utime + usage.ru_stime) * 1e3
-
-
 def main() -> None:
     import argparse
-    import compileall
     import json
-    import random
-    import re
     import shutil
     import statistics
-    import tempfile
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
     sys.path.insert(0, str(root))
     sys.path.insert(0, str(root / "bench"))
     from build_overhead import _store_winner
-    from overhead import typical_source
+    from compile_cost import _run as run_timed
+    from compile_cost import interleaved, prepare
 
     from sgcc import proc
     from sgcc.cache import keys
     from sgcc.cache import store as cache
+
+    def _run(argv: list[str], cwd: str, env: dict) -> float:
+        return run_timed(argv, cwd, env)[0]  # CPU ms
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=20)
@@ -153,15 +136,9 @@ def main() -> None:
     ap.add_argument("--sgcc", default=str(Path(sys.executable).parent / "sgcc"))
     ap.add_argument("--before", type=Path)
     args = ap.parse_args()
-    compileall.compile_dir(str(root / "sgcc"), quiet=1)
-    if args.before:
-        compileall.compile_dir(str(args.before / "sgcc"), quiet=1)
-    gcc = os.path.realpath(shutil.which("gcc"))
     flags = args.flags.split()
-    work = tempfile.mkdtemp(prefix="sgcc-hit-cost-")
+    gcc, work, _ = prepare(args.functions, args.before, "sgcc-hit-cost-")
     try:
-        src = Path(work) / "unit.c"
-        src.write_text(re.sub(r"\b([a-z]+)_(\d+)\b", r"\1_u_\2", typical_source(functions=args.functions)))
         base = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_")}
         base.update(SGCC_CONFIG=str(Path(work) / "none.toml"), SGCC_CACHE_DIR=str(Path(work) / "cache"))
         os.environ.update(SGCC_CONFIG=base["SGCC_CONFIG"])  # the key this process signs with
@@ -190,15 +167,11 @@ def main() -> None:
             raise SystemExit(f"not a memoized hit: {log.read_text()}")
         results: dict[str, list[float]] = {k: [] for k in rows}
         phases: list[dict[str, list[float]]] = []
-        rng = random.Random(1)
         load = []
-        for _ in range(args.rounds):
-            order = list(rows)
-            rng.shuffle(order)
-            for name in order:
-                results[name].append(_run(rows[name][0], work, rows[name][1]))
-                if name == "sgcc hit, in the harness":
-                    phases.append(json.loads(Path(out).read_text())["phases"])
+        for name in interleaved(list(rows), args.rounds):
+            results[name].append(_run(rows[name][0], work, rows[name][1]))
+            if name == "sgcc hit, in the harness":
+                phases.append(json.loads(Path(out).read_text())["phases"])
             load.append(os.getloadavg()[0])
         gcc_med = statistics.median(results["gcc -c"])
         print(f"one compile of a {args.functions}-function unit ({len(asm)} bytes of assembly), {' '.join(flags)}; "

