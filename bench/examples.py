@@ -7,9 +7,11 @@ sgcc's honest one (shipped program re-measured, unclipped, 95% interval); overal
 row (compile pass %, test pass %, speedup p25/p50/p75 and average) and the geometric mean of
 the honest speedups. ``--native`` also replays candidates-native/ under ``--isa native``.
 Other options are passed to `sgcc bench` as they are (``--perturbation``, ``--aa``,
-``--curves DIR``...).
+``--curves DIR``...). ``--clang`` adds the clang generator: its candidates beside the replayed
+ones, and a ``clang`` column with clang's whole program timed against gcc's.
 
-Usage: python bench/examples.py [--rounds N] [--seed S] [--only NAME ...] [--json FILE] [--native] [BENCH OPTIONS]
+Usage: python bench/examples.py [--rounds N] [--seed S] [--only NAME ...] [--json FILE] [--native] [--clang]
+       [BENCH OPTIONS]
 """
 
 from __future__ import annotations
@@ -33,8 +35,11 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", default=[])
     parser.add_argument("--json", type=Path)
     parser.add_argument("--native", action="store_true")
+    parser.add_argument("--clang", action="store_true",
+                        help="the clang generator too: its candidates, and clang's whole program in its column")
     args, rest = parser.parse_known_args()
-    argv = ["bench", str(PROGRAMS), "--generators", "replay", "--timing-rounds", str(args.rounds)]
+    argv = ["bench", str(PROGRAMS), "--generators", "replay,clang" if args.clang else "replay",
+            "--timing-rounds", str(args.rounds)]
     if args.seed is not None:
         argv += ["--seed", str(args.seed)]
     for name in args.only:

@@ -10,12 +10,17 @@ control-flow proof, once with today's rules for trusted generators and once as a
 untrusted candidate (``--generators replay``: the information-flow rule of
 sgcc.verify.static.infoflow too). Prints each candidate's outcome and the two counts.
 
+``--function`` also puts each candidate the untrusted rules accept through the function-level
+test as an untrusted candidate is (the footprint rule, the cost rule, the comparison of
+instruction forms with the CPU: sgcc.verify.function), on states captured from its program's
+tests, and counts those it accepts (a project's candidates, bitstats's, have no states).
+
 Measured: 20/20 trusted; untrusted 18/20 before index ranges (sgcc.verify.static.bounds: histogram
 and nqueens refused), 19/20 with them (nqueens' pointer walk over a stack array refused);
 18/20 since the red team's rule that bsf may keep its destination (gcdsum's first loop
 iteration has the caller's %ecx there: docs/proof.md, "Measured").
 
-    python bench/proof_examples.py
+    python bench/proof_examples.py [--function]
 """
 
 from __future__ import annotations
@@ -79,8 +84,49 @@ def verdict(src: Path, fn: str, cand: Path, native: bool, work: Path) -> tuple[s
     return tuple(out)
 
 
+_TESTERS: dict = {}
+
+
+def function_verdict(src: Path, fn: str, text: str, native: bool, work: Path) -> str:
+    """The function-level test of the candidate unit ``text`` as an untrusted candidate: "ok" or why not."""
+    from sgcc.engine.baseline import build_baseline
+    from sgcc.engine.request import Request
+    from sgcc.verify.box.sandbox import Sandbox, load_tests
+    from sgcc.verify.function import funcdiff, funcstate
+
+    tests = src.parent / "tests"
+    if not tests.is_dir():
+        return "no tests to capture states from"
+    key = (src, native)
+    if key not in _TESTERS:
+        where = work / f"fn-{len(_TESTERS)}"
+        where.mkdir()
+        flags = ["-O3", "-lm"] + (["-march=native"] if native else [])
+        program = build_baseline(Request(source=src, flags=flags, tests=tests, output=where / "out"), where)
+        with Sandbox(timeout=30) as sandbox:
+            recorded = sandbox.record(program.binary, load_tests(tests))
+            capture = funcstate.capture(program, sandbox, recorded, where / "capture", "gcc",
+                                        [u.name for u in program.asm.units])
+        declarations = subprocess.run(["gcc", "-E", "-P", str(src)], capture_output=True, text=True).stdout
+        _TESTERS[key] = (program, funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=1,
+                                                          declarations=declarations))
+    program, tester = _TESTERS[key]
+    base = AsmFile.parse(program.asm_text)
+    cand = work / "fcand.s"
+    cand.write_text(base.join({fn: text}))
+    obj = work / "fcand.o"
+    subprocess.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(cand), "-o", str(obj)], check=True)
+    v = tester.check(obj, [fn], untrusted=True)
+    if v.mismatch is not None:
+        return f"{v.mismatch.rule}: {v.mismatch.difference[:160]}"
+    if fn in v.untested:
+        return f"untested: {v.untested[fn][:160]}"
+    return "ok"
+
+
 def main() -> int:
-    counts = [0, 0]
+    function = "--function" in sys.argv[1:]
+    counts = [0, 0, 0]
     total = 0
     with tempfile.TemporaryDirectory(prefix="sgcc-proof-ex-") as tmp:
         for src, fn, cand, native in candidates():
@@ -88,9 +134,16 @@ def main() -> int:
             trusted, untrusted = verdict(src, fn, cand, native, Path(tmp))
             counts[0] += trusted == "ok"
             counts[1] += untrusted == "ok"
-            print(f"{cand.relative_to(ROOT)}: trusted rules {trusted}; untrusted {untrusted}")
+            line = f"{cand.relative_to(ROOT)}: trusted rules {trusted}; untrusted {untrusted}"
+            if function and untrusted == "ok":
+                outcome = function_verdict(src, fn, cand.read_text(), native, Path(tmp))
+                counts[2] += outcome == "ok"
+                line += f"; function-level test {outcome}"
+            print(line, flush=True)
     print(f"{total} honest candidates: {counts[0]} accepted under the trusted rules, "
-          f"{counts[1]} as untrusted (information-flow rule)")
+          f"{counts[1]} as untrusted (information-flow rule)"
+          + (f", {counts[2]} of those by the function-level test as untrusted (footprint, cost, forms)"
+             if function else ""))
     return 0
 
 

@@ -7,7 +7,9 @@ checkout of PolyBench/C 4.2.1, which is never copied into this repository):
 1. build it with each flag set applied everywhere (``-O2``, ``-O3``, ``-O3 -funroll-loops``,
    ``-Ofast``, ``-O3 -march=native``, ``-O3 -march=native -funroll-loops``, ``-Ofast
    -march=native``, the two native ones with ``-ffp-contract=off`` (no FMA), PGO portable and
-   native), plus an identical copy of the ``-O3`` binary as the noise control; a set whose
+   native), clang's whole program (``-O3``, and ``-O3 -march=native``; the ziglang wheel's clang
+   as the clang generator runs it), plus an identical copy of the ``-O3`` binary as the noise
+   control; a set whose
    output differs from ``-O3``'s is timed but marked (sgcc may never ship that), and the best
    set is reported among all and among the output-preserving ones;
 2. run ``sgcc optimize`` on it (``--budget``, default generators without the llm), portable
@@ -18,23 +20,27 @@ checkout of PolyBench/C 4.2.1, which is never copied into this repository):
    system, ``wait4``) per run; the ratio to ``-O3`` of the same round, per round, then a
    20%-trimmed mean of the log ratios
    and a percentile bootstrap interval (95%), per program and as a geometric mean over the
-   programs (rounds resampled per program).
+   programs (rounds resampled per program); sgcc against the best output-preserving flag set
+   and against clang's whole program, per mode, the same way (per round, both timed in it);
+   per sgcc run and generator, the candidates offered, built, passed, timed and accepted, and
+   where the others stopped.
 
 Every phase keeps its results in ``--work`` (default ``bench-out/search_vs_flags``), so a run
 that was cut short continues where it stopped; ``--phases`` picks phases
 (prepare,flags,before,search,time,report).
 
-PolyBench: each kernel is preprocessed with ``utilities/polybench.c`` into one C file
-(``-D<DATASET>_DATASET -DPOLYBENCH_DUMP_ARRAYS -DNDEBUG``, the arrays dumped to stdout
-instead of stderr), its one test is an empty stdin, its expected output what ``-O3`` prints.
-``-DNDEBUG`` drops the one ``assert`` of the harness (in ``polybench_flush_cache``, which these
+PolyBench: each kernel and ``utilities/polybench.c`` with their own headers make one C file
+(``#define <DATASET>_DATASET``, ``POLYBENCH_DUMP_ARRAYS`` and ``NDEBUG`` at its top, the
+arrays dumped to stdout instead of stderr; the system headers stay ``#include`` lines, so
+clang compiles the file too), its one test is an empty stdin, its expected output what ``-O3``
+prints. ``NDEBUG`` drops the one ``assert`` of the harness (in ``polybench_flush_cache``, which these
 runs never call): with it, gcc splits that function into a ``.part.0`` ending in
 ``__assert_fail``, and sgcc's control-flow check refuses every candidate of the file
 ("falls off its end after calling ... which returns"), a false refusal to fix there.
 
 Usage:
   python bench/search_vs_flags.py [--polybench DIR] [--kernels gemm,lu,...] [--dataset MEDIUM]
-      [--examples matmul,lcs] [--budget 120s] [--rounds 20] [--modes portable,native]
+      [--examples matmul,lcs] [--heldout crc32,levenshtein] [--budget 120s] [--rounds 20] [--modes portable,native]
       [--before-sgcc /work/main/.venv/bin/sgcc] [--before-modes portable] [--work DIR] [--json FILE]
 """
 
@@ -57,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 from sgcc import proc  # noqa: E402
 
 PROGRAMS = ROOT / "examples" / "programs"
+HELDOUT = ROOT / "bench" / "heldout"
 #: Flag sets applied to the whole program (name -> (flags, isa: "portable" or "native")).
 FLAG_SETS = {
     "O2": (["-O2"], "portable"),
@@ -72,6 +79,9 @@ FLAG_SETS = {
     "O3-native-unroll-nofma": (["-O3", "-march=native", "-funroll-loops", "-ffp-contract=off"], "native"),
 }
 PGO_SETS = {"PGO": (["-O3"], "portable"), "PGO-native": (["-O3", "-march=native"], "native")}
+#: clang's whole program (the ziglang wheel's clang, as the clang generator runs it: gcc's
+#: defaults for position independence and the like, -ffp-contract=off), linked by gcc.
+CLANG_SETS = {"clang-O3": (["-O3"], "portable"), "clang-O3-native": (["-O3", "-march=native"], "native")}
 DEFAULT_KERNELS = "gemm,correlation,jacobi-2d,lu"
 TRIM = 0.2
 #: CPU seconds of -O3 a timing sample lasts at least (short programs run several times).
@@ -83,32 +93,44 @@ RESAMPLES = 4000
 
 
 def polybench_program(root: Path, kernel: str, dataset: str, work: Path) -> dict:
-    """One kernel as a single preprocessed C file and an empty-stdin test."""
+    """One kernel as a single C file and an empty-stdin test: ``utilities/polybench.c``, the
+    kernel and their own headers included textually (the system headers stay ``#include``
+    lines, so that any C compiler, clang included, can compile the file as it is)."""
     matches = [p for p in root.rglob(f"{kernel}.c") if p.parent.name == kernel]
     if not matches:
         raise SystemExit(f"no PolyBench kernel {kernel} under {root}")
     src = matches[0]
     d = work / "programs" / kernel
     (d / "tests").mkdir(parents=True, exist_ok=True)
-    wrapper = d / "wrapper.c"
-    wrapper.write_text(f'#include "{root / "utilities" / "polybench.c"}"\n#include "{src}"\n')
-    r = subprocess.run(["gcc", "-E", "-P", f"-I{root / 'utilities'}", f"-I{src.parent}", f"-D{dataset}_DATASET",
-                        "-DPOLYBENCH_DUMP_ARRAYS", "-DNDEBUG", str(wrapper)], capture_output=True, text=True,
-                       check=True)
+    dirs = [src.parent, root / "utilities"]
+
+    def inline(path: Path, depth: int = 0) -> str:
+        # Every inclusion is expanded where it stands (the headers' own guards apply, and
+        # polybench.c includes polybench.h in both branches of an #if).
+        out = []
+        for line in path.read_text().splitlines(keepends=True):
+            m = re.match(r'\s*#\s*include\s*[<"]([^>"]+)[>"]', line)
+            found = next((dd / m.group(1) for dd in dirs if m and (dd / m.group(1)).is_file()), None)
+            out.append(line if found is None or depth > 8 else inline(found, depth + 1))
+        return "".join(out)
+
+    head = "".join(f"#define {m} 1\n" for m in (f"{dataset}_DATASET", "POLYBENCH_DUMP_ARRAYS", "NDEBUG"))
+    text = head + inline(root / "utilities" / "polybench.c") + inline(src)
     # The dump goes to stdout, where sgcc's tests look (errors, which never happen, go there too).
-    text = re.sub(r"\bfprintf\s*\(\s*stderr\b", "fprintf(stdout", r.stdout)
+    text = text.replace("#define POLYBENCH_DUMP_TARGET stderr", "#define POLYBENCH_DUMP_TARGET stdout")
+    text = re.sub(r"\bfprintf\s*\(\s*stderr\b", "fprintf(stdout", text)
     out = d / f"{kernel}.c"
     out.write_text(text)
     (d / "tests" / "run.in").write_bytes(b"")
     return {"name": kernel, "source": str(out), "tests": str(d / "tests"), "libs": ["-lm"], "suite": "polybench"}
 
 
-def example_program(name: str) -> dict:
-    d = PROGRAMS / name
+def example_program(name: str, root: Path = PROGRAMS, suite: str = "examples") -> dict:
+    d = root / name
     if not (d / f"{name}.c").is_file():
-        raise SystemExit(f"no bundled program {name} in {PROGRAMS}")
+        raise SystemExit(f"no program {name} in {root}")
     return {"name": name, "source": str(d / f"{name}.c"), "tests": str(d / "tests"), "libs": ["-lm"],
-            "suite": "examples"}
+            "suite": suite}
 
 
 def test_inputs(tests: str) -> list[tuple[str, bytes]]:
@@ -153,6 +175,19 @@ def build_flags(prog: dict, work: Path) -> dict:
             run_once(str(gen), stdin)
         gcc(flags, d / name, [f"-fprofile-use={prof}", "-fprofile-correction", "-Wno-missing-profile"])
         built[name] = str(d / name)
+    from sgcc.candidates import clang
+
+    command, why = clang.locate()
+    for name, (flags, isa) in CLANG_SETS.items():
+        if command is None:
+            print(f"  {name}: clang {why}", flush=True)
+            continue
+        opts = clang.gcc_defaults("gcc", flags) + clang.clang_flags(flags, isa="native" if isa == "native" else "flags")
+        obj = d / f"{name}.o"
+        subprocess.run([*command, "-target", "x86_64-linux-gnu", *opts, *flags, "-w", "-c", prog["source"], "-o",
+                        str(obj)], check=True, capture_output=True)
+        subprocess.run(["gcc", str(obj), "-o", str(d / name), *prog["libs"]], check=True, capture_output=True)
+        built[name] = str(d / name)
     reference = outputs(built["O3"], tests)
     # Timed all the same (the issue's table has them), but marked: sgcc may never do this.
     differs = [name for name in built if name != "O3" and outputs(built[name], tests) != reference]
@@ -179,15 +214,56 @@ def run_sgcc(sgcc: str, prog: dict, mode: str, budget: str, work: Path, tag: str
         result.update(binary=str(out), timed=sum(c.get("speedup") is not None for c in cands),
                       offered=len(cands), honest=rep.get("honest"), ranking=rep.get("ranking"),
                       cut=(rep.get("budget") or {}).get("cut"), selection=rep.get("selection"),
-                      shipped=rep.get("shipped"), notes=rep.get("notes"))
+                      shipped=rep.get("shipped"), notes=rep.get("notes"), per_generator=per_generator(cands))
     return result
 
 
-def time_all(binaries: dict[str, str], tests, rounds: int, seed: int) -> tuple[dict[str, list[float]], int]:
+def per_generator(cands: list[dict]) -> dict:
+    """Per generator: candidates offered (not skipped), built (assembled, linked: tested),
+    passed the tests, timed, accepted; and where the others stopped (stage: reason's kind)."""
+    out: dict = {}
+    for c in cands:
+        if c.get("id") == "-":
+            continue
+        g = out.setdefault(c["generator"], {"offered": 0, "built": 0, "passed": 0, "timed": 0, "accepted": 0,
+                                            "stopped": {}})
+        stage = c.get("stage")
+        if stage == "skipped":
+            continue
+        g["offered"] += 1
+        g["built"] += stage in ("test", "time", "accepted")
+        g["passed"] += stage in ("time", "accepted")
+        g["timed"] += c.get("speedup") is not None
+        g["accepted"] += stage == "accepted"
+        if stage in ("check", "assemble", "control", "link", "test"):
+            reason = c.get("reason", "")
+            kind = reason.split(":", 1)[0] if stage == "control" else \
+                "function-level test" if "gcc's function" in reason or "function-level" in reason else \
+                "held-out or generated inputs" if "held" in reason or "generated" in reason else "tests"
+            key = f"{stage}: {kind}" if stage in ("control", "test") else stage
+            g["stopped"][key] = g["stopped"].get(key, 0) + 1
+    return out
+
+
+def time_all(binaries: dict[str, str], tests, rounds: int, seed: int,
+             where: Path | None = None) -> tuple[dict[str, list[float]], int]:
     """CPU seconds per round for each binary (all tests summed, ``reps`` times, so that a
-    sample lasts at least MIN_SAMPLE seconds of -O3), shuffled order each round."""
+    sample lasts at least MIN_SAMPLE seconds of -O3), shuffled order each round.
+
+    Every binary runs from one directory under a name of the same length (``where``/``b07``):
+    the path is ``argv[0]``, whose length moves the stack, and a program sensitive to the
+    stack's alignment ran 10% slower from sgcc's longer output path than a byte-identical
+    copy of gcc's program did from its own (levenshtein, issue 38's first run)."""
     from sgcc.verify.timing.rounds import timing_lock
 
+    if where is not None:
+        shutil.rmtree(where, ignore_errors=True)
+        where.mkdir(parents=True)
+        copies = {}
+        for k, (n, b) in enumerate(sorted(binaries.items())):
+            copies[n] = str(where / f"b{k:02d}")
+            shutil.copy2(b, copies[n])
+        binaries = copies
     rng = random.Random(seed)
     names = list(binaries)
     samples = {n: [] for n in names}
@@ -247,6 +323,7 @@ def main() -> int:
     ap.add_argument("--kernels", default=DEFAULT_KERNELS)
     ap.add_argument("--dataset", default="MEDIUM")
     ap.add_argument("--examples", default="matmul,lcs", help="bundled programs ('' for none)")
+    ap.add_argument("--heldout", default="", help="programs of bench/heldout (crc32,levenshtein...)")
     ap.add_argument("--budget", default="120s")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
@@ -267,6 +344,7 @@ def main() -> int:
 
     if "prepare" in phases or "programs" not in state:
         progs = [example_program(n) for n in args.examples.split(",") if n]
+        progs += [example_program(n, HELDOUT, "heldout") for n in args.heldout.split(",") if n]
         if args.polybench:
             progs += [polybench_program(args.polybench.resolve(), k, args.dataset, work)
                       for k in args.kernels.split(",") if k]
@@ -319,7 +397,7 @@ def main() -> int:
             wrong = [n for n, b in binaries.items() if outputs(b, tests) != reference]
             if any(n.startswith("sgcc") for n in wrong):
                 log(f"  WRONG OUTPUT from {wrong}")
-            samples, reps = time_all(binaries, tests, args.rounds, args.seed)
+            samples, reps = time_all(binaries, tests, args.rounds, args.seed, where=work / "run")
             timings[p["name"]] = {"samples": samples, "reps": reps, "wrong": wrong}
             save(state_path, state)
 
@@ -369,7 +447,7 @@ def report(state: dict) -> dict:
     if differs:
         print(f"  (changes the output on some program, which sgcc never may: {', '.join(sorted(differs))})")
     out["output_changing"] = sorted(differs)
-    flag_names = [n for n in out["geomean"] if not n.startswith("sgcc") and n not in ("O3", "O3-copy")]
+    flag_names = [n for n in out["geomean"] if not n.startswith(("sgcc", "clang")) and n not in ("O3", "O3-copy")]
     portable = [n for n in flag_names if (FLAG_SETS.get(n) or PGO_SETS.get(n) or ("", "portable"))[1] == "portable"]
     pools = (("portable", portable), ("portable, output-preserving", [n for n in portable if n not in differs]),
              ("any", flag_names), ("any, output-preserving", [n for n in flag_names if n not in differs]))
@@ -381,6 +459,21 @@ def report(state: dict) -> dict:
             hind = math.exp(sum(math.log(max(out["per_program"][p][n] for n in pool)) for p in progs) / len(progs))
             print(f"best flag set per program, picked after the fact ({label}): {hind:.3f}")
             out[f"hindsight_{label}"] = hind
+    for mode, best_pool, clang_name in (("portable", "portable, output-preserving", "clang-O3"),
+                                        ("native", "any, output-preserving", "clang-O3-native")):
+        me = f"sgcc-after-{mode}"
+        best = out.get(f"best_flag_set_{best_pool}")
+        for label, other in (("the best single flag set " + (f"({best})" if best else ""), best),
+                             (f"clang's whole program ({clang_name})", clang_name)):
+            if other is None or me not in per or other not in per or any(p not in per[other] or p not in per[me]
+                                                                        for p in progs):
+                continue
+            # Per round, sgcc against the other binary: both timed in the same shuffled rounds.
+            diffs = [[b - a for a, b in zip(per[other][p], per[me][p])] for p in progs]
+            g, lo, hi = interval(diffs, rng)
+            out.setdefault("sgcc_against", {})[f"{mode}:{other}"] = {"ratio": g, "low": lo, "high": hi}
+            print(f"sgcc ({mode}) against {label}: {g:.3f} [{lo:.3f}, {hi:.3f}] geo-mean "
+                  f"({'meets' if lo >= 1.03 else 'point estimate meets' if g >= 1.03 else 'misses'} the 3% bar)")
     print("\nsgcc runs (candidates timed per minute of budget; wall time)")
     budget_s = _seconds(state["config"]["budget"])
     rates: dict[str, list[float]] = {}
@@ -397,6 +490,10 @@ def report(state: dict) -> dict:
               f"per budget-minute {per_min if per_min is None else round(per_min, 2)}  per wall-minute "
               f"{per_wall if per_wall is None else round(per_wall, 2)}  shipped {h.get('speedup', 1.0):.3f}  "
               f"rho {rho}  cut {s.get('cut')}")
+    for key, s in sorted(state.get("searches", {}).items()):
+        for gen, t in sorted((s.get("per_generator") or {}).items()):
+            print(f"    {key:32} {gen:9} offered {t['offered']:3}  built {t['built']:3}  passed {t['passed']:3}  "
+                  f"timed {t['timed']:3}  accepted {t['accepted']:3}  stopped {t['stopped']}")
     for k, v in rates.items():
         out["candidates_per_minute"][k] = sum(v) / len(v)
         print(f"  mean candidates timed per budget-minute, {k}: {sum(v) / len(v):.2f}")

@@ -96,7 +96,10 @@ def _str(value: object) -> str:
     return str(value)
 
 
-GENERATOR_NAMES = ("replay", "llm", "variants", "flags", "pgo", "layout")
+#: Every generator, in the order a run asks them (the search takes their candidates in turn):
+#: clang before gcc's variants, since another code generator's units differ most from gcc's
+#: (crc32's bit loop: 1.8x from clang's, none from gcc's variants, docs/results.md).
+GENERATOR_NAMES = ("replay", "llm", "clang", "variants", "flags", "pgo", "layout")
 
 
 def _generators(value: object) -> str:
@@ -279,9 +282,9 @@ SETTINGS: dict[str, Setting] = {
         Setting("function_seconds", _within(_float, 0, 3600), 4.0,
                 "function-level differential test: most seconds per function and candidate"),
         Setting("generators", _generators, "auto",
-                "candidate generators, comma-separated: auto, replay, llm, variants, flags, pgo, layout; "
-                "'auto' is variants,flags,pgo,layout plus llm when a model or endpoint is configured; "
-                "'-NAME' removes one (auto,-pgo)"),
+                "candidate generators, comma-separated: auto, replay, llm, variants, flags, pgo, layout, clang; "
+                "'auto' is variants,flags,pgo,layout,clang plus llm when a model or endpoint is configured "
+                "(clang only where untrusted candidates may run); '-NAME' removes one (auto,-pgo)"),
         Setting("budget", _budget, "",
                 "search budget per program: wall-time seconds of the whole run ('300s', '5min'), candidates "
                 "built ('40c'), or both ('300s,40c'); empty: unbounded; a bare number ('40') is candidates, "
@@ -289,6 +292,12 @@ SETTINGS: dict[str, Setting] = {
         Setting("variants", _str, "",
                 "variants: flag sets to compile each file under, ';'-separated ('-funroll-loops; -O2'); "
                 "empty: the built-in list (-march=... sets only with isa native)"),
+        Setting("clang", _str, "",
+                "clang: the clang driver the clang generator runs; empty: the ziglang wheel's "
+                "(python -m ziglang clang)"),
+        Setting("clang_variants", _str, "",
+                "clang: option sets to compile each file under, ';'-separated ('-O3; -O2 -fno-vectorize'); "
+                "empty: the built-in list (-march=native sets only with isa native)"),
         Setting("model", _str, "", "GGUF model for the llm generator: a path or a name from `sgcc models`"),
         Setting("endpoint", _str, "",
                 "OpenAI-compatible chat endpoint for the llm generator (instead of a local model)"),

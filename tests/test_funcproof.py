@@ -292,3 +292,32 @@ def test_vex_encoded_code_is_untested_avx_not_tested(popcount):
     assert not verdict.tested and "untested: AVX" in verdict.untested["count_bits"], verdict.to_dict()
     assert "untested: AVX" in verdict.level()
     assert emulate.vex_encoded(tester.base) is None  # gcc -O3 without -march: no VEX, tested as before
+
+
+def test_fwrite_is_compared_by_what_it_writes(tmp_path):
+    # gcc writes fwrite(msg, 1, 50, f) where clang writes fwrite(msg, 50, 1, f): the same call
+    # to the C library. Another length, or other bytes, is another call.
+    src = tmp_path / "w.c"
+    src.write_text('#include <stdio.h>\n'
+                   '__attribute__((noinline)) void say(int n) { if (n > 0) fwrite("hello, world\\n", 1, 13, stdout); }\n'
+                   'int main(void) { int n; if (scanf("%d", &n) != 1) return 1; say(n); return 0; }\n')
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "a.in").write_text("4\n")
+    req = Request(source=src, flags=["-O3"], tests=tmp_path / "tests", output=tmp_path / "out")
+    program = build_baseline(req, tmp_path)
+    with Sandbox(timeout=20) as sandbox:
+        tests = sandbox.record(program.binary, load_tests(tmp_path / "tests"))
+        capture = funcstate.capture(program, sandbox, tests, tmp_path / "cap", "gcc", ["say", "main"])
+    tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, states=60, seconds=5)
+    text = program.asm.unit("say").text
+    assert "$13, %edx" in text and "$1, %esi" in text, text
+    outcomes = {}
+    for label, new in (("swapped", text.replace("$13, %edx", "$1, %edx").replace("$1, %esi", "$13, %esi")),
+                       ("shorter", text.replace("$13, %edx", "$12, %edx"))):
+        asm = tmp_path / f"{label}.s"
+        asm.write_text(program.asm.join({"say": new}))
+        obj = tmp_path / f"{label}.o"
+        proc.run(["gcc", "-c", str(asm), "-o", str(obj)], check=True)
+        outcomes[label] = tester.check(obj, ["say"], untrusted=False)
+    assert outcomes["swapped"].ok, outcomes["swapped"].mismatch.render()
+    assert not outcomes["shorter"].ok and "fwrite" in outcomes["shorter"].mismatch.difference

@@ -455,9 +455,18 @@ def test_an_int_spilled_from_ebp_and_reloaded_passes(program):
     assert _rules_untrusted(program, body, "ebp_spill") == set()
 
 
+def test_a_clean_spill_reloaded_into_rbp_passes(program):
+    """clang keeps values in %rbp as in any register and reloads its spills whole: a slot it
+    wrote on every path with clean data only holds clean data, no frame pointer."""
+    body = "\tpushq\t%rbp\n\tmovq\t%rdi, -16(%rsp)\n\tmovq\t-16(%rsp), %rbp\n\tmovq\t%rbp, %rdi\n\tpopq\t%rbp\n"
+    assert _rules_untrusted(program, body + COUNT, "rbp64_clean") == set()
+
+
 @pytest.mark.parametrize("name, body", [
-    # all 64 bits of %rbp from its own stack: still refused
-    ("rbp64", "\tpushq\t%rbp\n\tmovq\t%rdi, -16(%rsp)\n\tmovq\t-16(%rsp), %rbp\n\tmovq\t%rbp, %rdi\n\tpopq\t%rbp\n"),
+    # all 64 bits of %rbp from a slot that holds the caller's %rbp, or a stack address
+    ("rbp64", "\tpushq\t%rbp\n\tmovq\t(%rsp), %rbp\n\tmovq\t%rbp, %rdi\n\tpopq\t%rbp\n"),
+    ("rbp64_stack", "\tpushq\t%rbp\n\tleaq\t8(%rsp), %rax\n\tmovq\t%rax, -16(%rsp)\n\tmovq\t-16(%rsp), %rbp\n"
+                    "\tmovq\t%rbp, %rdi\n\tpopq\t%rbp\n"),
     # the low half of the slot that holds the caller's %rbp, into %ebp: a caller's register read in part
     ("rbp_low_half", "\tpushq\t%rbp\n\tmovl\t(%rsp), %ebp\n\taddl\t%ebp, %esi\n\tpopq\t%rbp\n"),
     # a slot never written, into %ebp

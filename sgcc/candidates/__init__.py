@@ -135,6 +135,9 @@ class Generator(abc.ABC):
     #: edits), which may run where isolation is incomplete. A model's answers and files from
     #: elsewhere are not (sgcc.verify.box.isolation_level.require_isolation).
     trusted: bool = False
+    #: Chosen by ``auto`` rather than by name: an untrusted optional generator is left out
+    #: (with a note) where the isolated runner is incomplete, instead of refusing the run.
+    optional: bool = False
     #: Rounds this generator is asked for whatever ``--rounds`` says (a search that learns
     #: from the engine's verdicts); 0: ``--rounds`` decides. Each generator is asked for at
     #: most the larger of the two.

@@ -64,13 +64,6 @@ class PgoGenerator(TransplantGenerator):
         self.profile_dir: Path | None = None
         self.trained: dict[str, tuple[int, int]] = {}  # variant -> (training runs that ended well, profile files)
 
-    def prepare(self, context) -> None:
-        try:
-            self._prepare(context)
-        except Exception as exc:  # noqa: BLE001 - offer nothing, say why; the run goes on
-            self.base, self.variants = None, []
-            self.notes.append(f"pgo: {type(exc).__name__}: {exc}")
-
     def _prepare(self, context) -> None:
         self._setup_base(context.program)
         if context.program.link is not None:

@@ -13,8 +13,14 @@ from sgcc.candidates import Generator
 from sgcc.config import GENERATOR_NAMES
 from sgcc.errors import SgccError
 
-#: Generators ``auto`` means when no model is configured (the llm joins when one is).
-AUTO = ("variants", "flags", "pgo", "layout")
+#: Generators ``auto`` means when no model is configured (the llm joins when one is). clang's
+#: candidates are untrusted: where the isolated runner is incomplete, ``auto`` leaves it out
+#: (the engine says so) instead of refusing the run (see :attr:`Generator.optional`).
+AUTO = ("clang", "variants", "flags", "pgo", "layout")
+
+#: Untrusted generators ``auto`` leaves out (with a note) where the isolated runner is
+#: incomplete, rather than refusing the run.
+LEFT_OUT_UNBOXED = frozenset({"clang"})
 
 #: Generator name -> the module holding it (and its ``from_config`` factory).
 MODULES = {
@@ -23,6 +29,7 @@ MODULES = {
     "flags": "sgcc.candidates.flagsearch",
     "pgo": "sgcc.candidates.pgo",
     "layout": "sgcc.candidates.layout",
+    "clang": "sgcc.candidates.clang",
 }
 
 
@@ -60,6 +67,7 @@ def build(cfg, *, replay_dirs=(), names: list[str] | None = None) -> list[Genera
     if names is None:
         names = resolve_names(cfg.generators, have_model=bool(cfg.model or cfg.endpoint),
                               have_replay=bool(replay_dirs))
+    named = {w for w in cfg.generators.replace(" ", "").lower().split(",") if w and not w.startswith("-")}
     generators: list = []
     for name in names:
         if name == "replay":
@@ -72,7 +80,11 @@ def build(cfg, *, replay_dirs=(), names: list[str] | None = None) -> list[Genera
         except ImportError as exc:
             raise SgccError(f"the {name} generator is not available ({exc})", cause=exc,
                             hint=f"leave it out: --generators auto,-{name}") from exc
-        generators.append(module.from_config(cfg))
+        gen = module.from_config(cfg)
+        # Chosen by 'auto', not by name (the llm is asked for by configuring a model: it keeps
+        # refusing the run where untrusted code may not run).
+        gen.optional = name in LEFT_OUT_UNBOXED and name not in named
+        generators.append(gen)
     return generators
 
 
@@ -95,6 +107,10 @@ def describe(cfg, *, replay_dirs=()) -> str:
         parts.append(f"replay={h.hexdigest()[:16]}")
     if "flags" in names:
         parts.append(f"flags=seed{cfg.seed or 0}")  # the search's choices depend on the seed
+    if "clang" in names:
+        from sgcc.candidates import clang
+
+        parts.append(f"clang={clang.identity(cfg.clang)}|{cfg.clang_variants}")
     if "llm" in names:
         parts.append(f"llm={cfg.model or cfg.endpoint}|n={cfg.samples}|k={cfg.rounds}|t={cfg.temperature}"
                      f"|max={cfg.max_tokens}")

@@ -126,13 +126,6 @@ class VariantsGenerator(TransplantGenerator):
             sets = PORTABLE
         return [(n, f) for n, f in sets if isa == "native" or not needs_native(f)]
 
-    def prepare(self, context) -> None:
-        try:
-            self._prepare(context)
-        except Exception as exc:  # noqa: BLE001 - offer nothing, say why; the run goes on
-            self.base, self.variants = None, []
-            self.notes.append(f"variants: {type(exc).__name__}: {exc}")
-
     def _prepare(self, context) -> None:
         self._setup_base(context.program)
         chosen = self.chosen(context.isa)

@@ -74,6 +74,14 @@ def effective(cfg, key: str, value: object) -> tuple[object, str]:
         return "auto", f"{','.join(names)}, and replay with --candidates"
     if key == "variants" and not value:
         return "built-in", "empty = the built-in list of flag sets"
+    if key == "clang_variants" and not value:
+        return "built-in", "empty = the built-in list of option sets"
+    if key == "clang" and not value:
+        from sgcc.candidates.clang import locate
+
+        command, why = locate("")
+        return (command[0] if command else "none"), ("empty = the ziglang wheel's clang" if command else
+                                                    f"empty = the ziglang wheel's clang: {why}")
     if key == "seed" and value is None:
         return "random", "none = a new seed each run"
     if key == "model" and not value:

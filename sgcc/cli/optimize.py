@@ -98,7 +98,7 @@ class GccFlagsCommand(click.Command):
 @click.option("--candidates", "candidates", multiple=True, type=click.Path(file_okay=False, path_type=Path),
               help="Replay candidates: DIR/FUNC.s or DIR/FUNC/*.s (may be repeated).")
 @click.option("--generators", "generators", metavar="LIST", default=None,
-              help="Candidate generators: auto (default), replay, llm, variants, flags, pgo, layout; "
+              help="Candidate generators: auto (default), replay, llm, variants, flags, pgo, layout, clang; "
                    "'-NAME' removes one.")
 @click.option("--budget", metavar="BUDGET", default=None,
               help="Search budget, one word: wall-time seconds of the whole run ('300s', '5m', '5min', '1h'), "

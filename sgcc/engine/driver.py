@@ -92,6 +92,12 @@ class Engine:
 
         isolation = isolation_report()
         report.isolation = {"level": isolation.describe(), **isolation.to_dict()}
+        left_out = [g for g in req.generators if not g.trusted and g.optional]
+        if left_out and not isolation.complete and not req.accept_isolation_risk:
+            # 'auto' chose them: the run goes on with gcc's own generators, and says why.
+            req.generators = [g for g in req.generators if g not in left_out]
+            report.notes.append(f"{', '.join(g.name for g in left_out)}: left out: test runs here lack "
+                                f"{', '.join(isolation.missing)} (--accept-isolation-risk runs them)")
         untrusted = sorted({g.name for g in req.generators if not g.trusted})
         if untrusted:
             require_isolation(f"{', '.join(untrusted)} candidates", accept_risk=req.accept_isolation_risk,
@@ -158,6 +164,12 @@ class Engine:
             if req.object_output is not None:
                 # The shipped combination's object lies beside its binary (Pipeline.build_candidate).
                 select.ship(final_binary.with_name("cand.o") if shipped else program.obj, req.object_output)
+            from sgcc.engine.references import clang_whole_program
+
+            clang_ref = clang_whole_program(self.pipeline, program, sandbox, tests, all_tests, req.generators,
+                                            self.workdir, req.compiler, self.note)
+            if clang_ref is not None:
+                report.references["clang_whole_program"] = clang_ref
         report.seconds = time.perf_counter() - started
         report.budget.update(account(report.seconds, req.budget_seconds, search_end, self.pipeline.lock_waits,
                                      started))

@@ -6,7 +6,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
-from sgcc.stages import Stage
+from sgcc.stages import COMPILED, PASSED, Stage
 
 
 @dataclass
@@ -73,6 +73,9 @@ class Report:
     final: dict | None = None
     shipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # What else the user could have had, timed against gcc's program (sgcc.engine.references):
+    # clang's whole program when the clang generator ran.
+    references: dict = field(default_factory=dict)
     seconds: float = 0.0
 
     @property
@@ -94,7 +97,23 @@ class Report:
         data["stages"] = self.stage_counts()
         data["throughput"] = self.throughput()
         data["change_summary"] = self.change_summary()
+        data["per_generator"] = self.per_generator()
         return finite_json(data)
+
+    def per_generator(self) -> dict[str, dict[str, int]]:
+        """Per generator: candidates offered (built or refused: not skipped), built (tested),
+        passed the tests, timed and accepted."""
+        out: dict[str, dict[str, int]] = {}
+        for c in self.candidates:
+            if c.id == "-" or c.stage == Stage.SKIPPED:
+                continue
+            t = out.setdefault(c.generator, {"offered": 0, "built": 0, "passed": 0, "timed": 0, "accepted": 0})
+            t["offered"] += 1
+            t["built"] += c.stage in COMPILED
+            t["passed"] += c.stage in PASSED
+            t["timed"] += c.speedup is not None
+            t["accepted"] += c.stage == Stage.ACCEPTED
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
@@ -194,6 +213,16 @@ class Report:
                 for fn, cats in by_fn.items():
                     if cats:
                         lines.append(f"sgcc: changed by {c.id} ({c.generator}): {fn}: {', '.join(cats)}")
+        for gen, t in self.per_generator().items():
+            lines.append(f"sgcc: {gen}: {t['offered']} offered, {t['built']} built, {t['passed']} passed the tests, "
+                         f"{t['timed']} timed, {t['accepted']} accepted")
+        ref = self.references.get("clang_whole_program")
+        if ref:
+            mine = f"{h['speedup']:.3f}x [{h['ci_low']:.3f}, {h['ci_high']:.3f}]" if h["functions"] else "1.000x"
+            theirs = (f"{ref['speedup']:.3f}x [{ref['low']:.3f}, {ref['high']:.3f}]" if "speedup" in ref
+                      else f"not timed ({ref.get('error', '?')})")
+            lines.append(f"sgcc: against gcc's program on the same tests: sgcc {mine}; clang's whole program "
+                         f"({ref.get('what', 'clang')}) {theirs}")
         p = self.paper
         if p:
             refused = any(c.id != "-" and c.stage in (Stage.CHECK, Stage.CONTROL) for c in self.candidates)

@@ -186,6 +186,8 @@ def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir
                 "changes": report.change_summary(),
                 "shipped_changes": (report.final or {}).get("changes") or {},
                 "shipped": str(out), "notes": report.notes + failed, "search_seconds": report.seconds,
+                # clang's whole program against gcc's, when the clang generator ran (sgcc.engine.references)
+                "clang": report.references.get("clang_whole_program"),
                 "seconds": time.perf_counter() - started})
     return row
 
@@ -506,8 +508,10 @@ def render(result: dict) -> str:
     # (the papers' row counts that problem as neither). The outcome, last and never cut,
     # says what shipped or why gcc's program did.
     width = max([22, *(len(r["name"]) for r in rows)])
+    # clang's whole program against gcc's, beside what sgcc shipped, when the clang generator ran.
+    with_clang = any(r.get("clang") for r in rows)
     lines.append(f"{'problem':{width}} {'cands':>5} {'compiled':>8} {'passed':>6} {'papers':>7} {'shipped':>8} "
-                 f"{'95% CI':>17} {'secs':>6}  outcome")
+                 f"{'95% CI':>17}" + (f" {'clang':>6}" if with_clang else "") + f" {'secs':>6}  outcome")
     for r in rows:
         h = r["honest"]
         ci = f"[{h['ci_low']:.3f}, {h['ci_high']:.3f}]"
@@ -516,9 +520,9 @@ def render(result: dict) -> str:
         passed = "yes" if r["passed"] else "no"
         if not built:
             compiled = passed = "-"
-
+        clang = f" {_f((r.get('clang') or {}).get('speedup')):>6}" if with_clang else ""
         lines.append(f"{r['name']:{width}} {r['candidates']:5d} {compiled:>8} {passed:>6} "
-                     f"{r['speedup']:7.3f} {h['speedup']:8.3f} {ci:>17} {r['seconds']:6.1f}  {_outcome(r)}")
+                     f"{r['speedup']:7.3f} {h['speedup']:8.3f} {ci:>17}{clang} {r['seconds']:6.1f}  {_outcome(r)}")
     p, h = result["paper"], result["honest"]
     lines.append("compiled, passed, papers: the SuperCoder papers' per-problem figures (some candidate assembled "
                  "and linked; some passed every test; its best first measurement, clipped at 1); 'refused': "
@@ -534,6 +538,14 @@ def render(result: dict) -> str:
                  f"(95% bootstrap over problems, unclipped); significant gain (lower bound > "
                  f"{1 + h.get('min_gain', 0.03):.2f}) in {h['significant']} of {h['problems']} "
                  f"({_f(h['significant_share'], '{:.1f}%')})")
+    timed = [r["clang"]["speedup"] for r in rows if (r.get("clang") or {}).get("speedup")]
+    if timed:
+        import math
+
+        geo = math.exp(sum(map(math.log, timed)) / len(timed))
+        lines.append(f"clang's whole program against gcc's: geometric mean {geo:.3f}x over the {len(timed)} "
+                     f"problems where it was timed (not timed, its output differing or clang failing, on "
+                     f"{sum(1 for r in rows if r.get('clang') and 'speedup' not in r['clang'])})")
     aa = result.get("aa")
     if aa and aa.get("runs"):
         lines.append(f"A-vs-A noise floor ({len(aa['runs'])} baselines vs byte-identical copies): sgcc's estimates "

@@ -20,7 +20,7 @@ FINGERPRINT = ("isa", "min_gain", "timing_rounds", "mutants", "generators", "bud
 @click.command(name="bench")
 @click.argument("dataset", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--generators", metavar="LIST", default=None,
-              help="Candidate generators (as for optimize): auto, replay, llm, variants, flags, pgo, layout; "
+              help="Candidate generators (as for optimize): auto, replay, llm, variants, flags, pgo, layout, clang; "
                    "'-NAME' removes one.")
 @click.option("--candidates-dir", "candidates_dir", metavar="NAME", default="candidates", show_default=True,
               help="Replay candidates' directory inside each problem.")

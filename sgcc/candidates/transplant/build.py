@@ -145,10 +145,16 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
                 if unit_name in var.units and _same_in_base(base, var, unit_name):
                     kept.add(unit_name)  # byte for byte the same code, calling the same code
                     continue
-                keep = (not compiler_made(unit_name) and unit_name in base.units
+                keep = (not var.own_convention(unit_name) and unit_name in base.units
                         and sym not in tails)
                 if keep and sym in calls:
                     keep = _compatible_callee(base, var, unit_name, ipa_ra)
+                if keep and var.local_abi and name in base.units and sym in calls | tails \
+                        and unit_name not in base.reaches(name):
+                    # An untrusted unit (clang's) may call only what gcc's same function
+                    # reaches (the information-flow rule's `call`): where gcc inlined the
+                    # callee, clang's own copy comes along instead.
+                    keep = False
                 if keep:
                     kept.add(unit_name)
                     continue
@@ -165,7 +171,10 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
                     raise _Refuse(f"{name} refers to {sym}, an alias the baseline lacks")
                 continue
             if sym in var.data or sym in var.commons:
-                if COMPILER_DATA_RE.match(sym) and not var.writable(sym):
+                # Compiler-made constants, and (clang) a static the compilation found never
+                # written and made read-only: a private copy is exact.
+                private = COMPILER_DATA_RE.match(sym) or (var.local_abi and sym not in var.globals)
+                if private and not var.writable(sym):
                     block = var.data_block(sym)
                     if block is None:
                         raise _Refuse(f"cannot cut {sym} out of the variant")
@@ -198,6 +207,15 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
     for m in members:
         direct, tail = base.callers(m)
         outside = [c for c in direct + tail if c not in members]
+        if var.own_convention(m):
+            # clang's static m may take other arguments or return nothing under its source
+            # name: only clang's own callers know how to call it.
+            if m in base.address_taken():
+                raise _Refuse(f"gcc's code takes the address of {m}, and the variant's {m} may be called "
+                              "otherwise than a pointer call does (its address is not taken there)")
+            if outside:
+                raise _NeedCallers(outside, f"the variant's {m} has internal linkage and may be called "
+                                            "otherwise than gcc's (arguments dropped or promoted)")
         # -fipa-stack-alignment: a caller may call a function that needs no aligned stack
         # with a misaligned one.
         if needs and not surely_aligns_calls(base.units[m].text, base.functions):
@@ -279,6 +297,8 @@ def _closure_identical(base: Side, var: Side, name: str) -> bool:
 
 def _compatible_callee(base: Side, var: Side, callee: str, ipa_ra: bool) -> bool:
     """Whether the variant's callers may call the baseline's ``callee`` in its place."""
+    if var.callers_assume_abi:
+        return True  # no interprocedural assumption beyond the ABI, which gcc's callee keeps
     if base.needs_aligned_stack(callee) and not surely_aligns_calls(var.units[callee].text, var.functions):
         return False
     if ipa_ra:

@@ -105,6 +105,19 @@ class TransplantGenerator(Generator):
         self._whole_offered: set[str] = set()
         self._ipa_ra = True
 
+    def prepare(self, context) -> None:
+        """:meth:`_prepare`, which subclasses implement; when it fails the generator offers
+        nothing and says why (once, as a skipped candidate), and the run goes on."""
+        try:
+            self._prepare(context)
+        except Exception as exc:  # noqa: BLE001 - offer nothing, say why; the run goes on
+            self.base, self.variants = None, []
+            self.notes.append(f"{self.name}: {type(exc).__name__}: {exc}")
+
+    def _prepare(self, context) -> None:
+        """Set the baseline (:meth:`_setup_base`) and the variants (or :meth:`defer` them)."""
+        raise NotImplementedError
+
     def defer(self, context, variants: list[Variant], compile_one) -> None:
         """Compile ``variants`` lazily: ``context.jobs`` of them (``step``) when round k is
         first asked for, in the given order, with ``compile_one(variant) -> variant``."""

@@ -14,6 +14,7 @@ from sgcc.candidates.transplant.asmtext import (
     DATA_DIRECTIVES,
     DEFINERS,
     REF_RE,
+    compiler_made,
     defined_labels,
     needs_aligned_stack,
     references,
@@ -21,6 +22,7 @@ from sgcc.candidates.transplant.asmtext import (
     table_refs,
 )
 
+_BOOKKEEPING = frozenset(".type .size .globl .global .weak .local .hidden .protected .internal".split())
 _OBJECT_RE = re.compile(r"^\s*\.type\s+([^\s,]+)\s*,\s*@object", re.M)
 
 
@@ -55,6 +57,16 @@ class Side:
         self._clobber_cache: dict[str, frozenset] = {}
         self._escaping: dict[str, tuple[set[str], set[str]]] = {}
         self.same_as_base: dict[str, bool] = {}  # memo of _same_in_base (a variant's side)
+        #: Whether this compilation's functions of internal linkage may have a calling
+        #: convention of their own under their source name (clang: LLVM drops dead arguments
+        #: and unused results and promotes pointer arguments without renaming; gcc makes a
+        #: dotted clone instead). See :meth:`own_convention`.
+        self.local_abi = False
+        #: Whether this compilation's callers assume nothing of a callee but the ABI (clang:
+        #: no interprocedural register allocation, the stack aligned at every call), so any
+        #: callee that keeps the ABI may stand in for its own.
+        self.callers_assume_abi = False
+        self._address_taken: set[str] | None = None
         from sgcc.candidates.transplant import debuginfo
 
         #: ``.file N "path"`` numbers of a -g compilation (number -> path), and whether it is one
@@ -113,6 +125,57 @@ class Side:
                 self.tokens.update(REF_RE.findall(stmt))
         for f in self.functions:
             self.data.pop(f, None)
+
+    def own_convention(self, name: str) -> bool:
+        """Whether function ``name`` may be called otherwise than its C declaration says: a
+        compiler-made clone, or (:attr:`local_abi`) a function of internal linkage whose
+        address this compilation never takes (a function reached through a pointer keeps
+        the C convention)."""
+        if compiler_made(name):
+            return True
+        return self.local_abi and name not in self.globals and name not in self.address_taken()
+
+    def address_taken(self) -> set[str]:
+        """Functions whose address something in this compilation takes (anything but a
+        direct call or tail jump naming it: ``lea f(%rip)``, ``.quad f``)."""
+        if self._address_taken is None:
+            taken: set[str] = set()
+            for line in self.lines:
+                for stmt in statements(line):
+                    stmt = lex.strip_labels(stmt)
+                    if not stmt:
+                        continue
+                    parts = stmt.split(None, 1)
+                    word, rest = parts[0].lower(), parts[1] if len(parts) > 1 else ""
+                    if word in _BOOKKEEPING or word.startswith(".cfi"):
+                        continue
+                    found = set(REF_RE.findall(rest)) & self.functions
+                    if word in ("call", "callq", "jmp", "jmpq") and not rest.lstrip().startswith("*"):
+                        found -= {rest.strip().split("@")[0]}
+                    taken |= found
+            self._address_taken = taken
+        return self._address_taken
+
+    def reaches(self, name: str) -> set[str]:
+        """The functions of this compilation unit ``name`` calls or tail-jumps to, directly or
+        through the ones it reaches (by the text: calls through pointers are not followed)."""
+        if not hasattr(self, "_reaches"):
+            self._reaches: dict[str, set[str]] = {}
+        if name not in self._reaches:
+            seen: set[str] = set()
+            todo = [name]
+            while todo:
+                unit = self.units.get(todo.pop())
+                if unit is None:
+                    continue
+                _refs, calls, tails = references(unit.text)
+                for callee in (calls | tails) - seen:
+                    parent = re.sub(r"\.cold(?:\.\d+)?$", "", callee)
+                    if parent in self.units:
+                        seen.add(parent)
+                        todo.append(parent)
+            self._reaches[name] = seen
+        return self._reaches[name]
 
     def defines(self, name: str) -> bool:
         return name in self.functions or name in self.data or name in self.commons or name in self.aliases

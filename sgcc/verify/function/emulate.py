@@ -33,13 +33,14 @@ import struct
 import time
 from dataclasses import dataclass, field
 
+from sgcc.asm import x86
 from sgcc.errors import SgccError
 from sgcc.verify.function.footprint import Footprint, Spans, Unavailable, Violation
 
 PAGE = 0x1000
 BLOCK = 0x1000  # granularity of the memory comparison
-ARG_REGS = ("rdi", "rsi", "rdx", "rcx", "r8", "r9")
-CALLEE_SAVED = ("rbx", "rbp", "r12", "r13", "r14", "r15")
+ARG_REGS = x86.ARGUMENT_REGS
+CALLEE_SAVED = x86.CALLEE_SAVED
 #: A candidate may take this many times gcc's emulated time on a state before it fails.
 SLOWDOWN = 20
 #: Instructions of a run's first slice (bounded by count: cheaper to start than a timer).
@@ -566,6 +567,12 @@ class Machine:
             return
         n = self.arity.get(name, ARG_COUNT.get(name, len(ARG_REGS)))
         shown = tuple(self._portable(a) for a in args[:n])
+        if name in ("fwrite", "fwrite_unlocked", "fread", "fread_unlocked"):
+            # size and count are one length to the C library: gcc writes fwrite(msg, 1, 50, f)
+            # where clang writes fwrite(msg, 50, 1, f); what is written is what must agree.
+            length = (args[1] * args[2]) & (2**64 - 1)
+            data = self._bytes(args[0], min(length, 4096)) if name.startswith("fwrite") else self._portable(args[0])
+            shown = (data, length, self._portable(args[3]))
         if name in ("printf", "__printf_chk", "fprintf", "__fprintf_chk", "puts", "fputs"):
             at = {"printf": 0, "puts": 0, "__printf_chk": 1, "fprintf": 1, "fputs": 0, "__fprintf_chk": 2}[name]
             fmt = self._cstring(args[at])
@@ -630,6 +637,12 @@ class Machine:
                 return ("function", self.traps[(value - self.trap_base) // 16])
             return ("constant", self._cstring(value)[:64])
         return value
+
+    def _bytes(self, addr: int, n: int):
+        try:
+            return ("bytes", bytes(self.uc.mem_read(addr, n)))
+        except self.uc_mod.UcError:
+            return ("bytes", "?")
 
     def _cstring(self, addr: int) -> bytes:
         try:

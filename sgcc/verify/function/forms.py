@@ -34,6 +34,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from sgcc.asm import x86
 from sgcc.errors import SgccError
 
 #: Where the harness's state, output and scratch buffer live (native, Unicorn and angr alike).
@@ -44,7 +45,7 @@ STATES_PER_FORM = 48
 #: Status flags (CF PF AF ZF SF OF) and the reserved bit 1: what a state sets and compares.
 STATUS_MASK = 0x8D5
 FLAG_BITS = {"CF": 0x1, "PF": 0x4, "AF": 0x10, "ZF": 0x40, "SF": 0x80, "OF": 0x800}
-GPRS = ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")
+GPRS = x86.GPR64
 _SKIP_GROUPS = ("jump", "call", "ret", "int", "iret", "privilege", "branch_relative")
 _SKIP = frozenset("""
     push pop pushf pushfq popf popfq leave enter call ret jmp syscall sysenter cpuid rdtsc rdtscp rdrand rdseed

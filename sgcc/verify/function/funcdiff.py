@@ -58,15 +58,15 @@ MUTATION_FACTOR = 20.0
 #: gcc's outcomes that say the work was too much for the emulator, not what the function does.
 DID_NOT_FINISH = ("timeout", "unsupported: too much memory")
 MUTATION_FLOOR = 0.02
-#: The cost rule (FunctionTester._cost): states counted are those gcc's function ran in at most
-#: COST_SECONDS (as captured) or a quarter of it (beyond the tests' sizes), the COST_PROBES largest
-#: of the latter; a candidate whose instruction count against gcc's grows past COST_GROWTH times
-#: its ratio on the timed state, and past COST_FLOOR, is refused.
+#: The cost rule (FunctionTester._cost): the reference is a state as captured gcc's function runs
+#: in at most COST_SECONDS; a candidate whose instruction count against gcc's grows, on that
+#: state scaled 2x and 4x, past COST_GROWTH times its ratio there, and past COST_FLOOR, is refused.
 COST_SECONDS = 0.2
 #: The pass with the footprint hook gets this many times ``seconds`` of its own (and, for the
 #: states as captured and the base's cheap mutations, up to GUARANTEED_FACTOR times that).
 FOOTPRINT_SHARE = 1.0
-COST_PROBES = 2
+#: Most bytes of one read span repeated past its end for a scaled state.
+COST_TILE = 8 << 20
 COST_GROWTH = 2.0
 COST_FLOOR = 1.25
 #: Most seconds a candidate's run on one state may take (a longer allowance leaves it undecided).
@@ -301,8 +301,9 @@ class FunctionTester:
         cheap = [[m for m in plan if not m.large and not m.what.startswith("random")] for plan in plans]
         rand = [[m for m in plan if m.what.startswith("random")] for plan in plans]
 
-        def rest(cost: dict, sizes_guaranteed: bool = True) -> tuple[list, int]:
-            """The order after the states as captured, and how much of it is guaranteed."""
+        def rest(cost: dict, sizes: bool = True) -> tuple[list, int]:
+            """The order after the states as captured, and how much of it is guaranteed
+            (``sizes``: with the sizes far beyond the tests')."""
             finished = [si for si in range(len(states)) if cost.get(si, float("inf")) != float("inf")]
             base = min(finished, key=lambda si: (cost[si], si)) if finished else 0
             # Guaranteed: every state as captured, each kind of cheap value once (the base's),
@@ -318,11 +319,9 @@ class FunctionTester:
             large = [m for m in plans[base] if m.large][:MAX_LARGE]
             large.sort(key=lambda m: max(min(v & 0xFFFFFFFF, 2**32 - (v & 0xFFFFFFFF)) for v in m.regs.values())
                        if m.regs else 0)
-            if not sizes_guaranteed:
-                guaranteed = len(order)
-            order += [(base, m, True, 2) for m in large]
-            if sizes_guaranteed:
-                guaranteed = len(order)
+            if sizes:
+                order += [(base, m, True, 2) for m in large]
+            guaranteed = len(order)
             others = [si for si in range(len(states)) if si != base]
             order += [(others[k], m, True, 1) for k, m in _round_robin([cheap[si] for si in others])]
             order += [(si, m, True, 3) for si, m in _round_robin(rand)]
@@ -331,17 +330,18 @@ class FunctionTester:
         # Never skipped as larger work: the code's own constants (a threshold shows up as one)
         # and the values where an int's 2n wraps (past them gcc's work can vanish).
         exempt = frozenset({2**30 - 1, 2**30, 2**30 + 1}) | {w for c in consts for w in (c - 1, c, c + 1, 2 * c)}
-        shared: dict = {"machines": {}, "done": set(), "timed": [], "beyond": [], "sizes": [set(), set()],
+        shared: dict = {"machines": {}, "done": set(), "timed": [], "sizes": [],
                         "footprint": footprint}
         tested = mutated = 0
         why = None
         if footprint:
             # First with the footprint hook, in a time of its own: every state as captured and the
-            # base's cheap mutations guaranteed, then sizes beyond the tests' and the rest as the
-            # time allows. The hook sends every memory access through Unicorn's slow path, so the
-            # differential test then goes on without it, on the states not yet run, in exactly
-            # the time and order it has without the rule (its reach, a region wrong only past
-            # 2^24 words, does not shrink).
+            # base's cheap mutations guaranteed, then the rest as the time allows. The hook sends
+            # every memory access through Unicorn's slow path, so the differential test then goes
+            # on without it, on the states not yet run, in exactly the time and order it has
+            # without the rule (its reach, a region wrong only past 2^24 words, does not
+            # shrink); the sizes far beyond the tests' are held to the rule last, in a time of
+            # their own (_footprint_beyond).
             seconds = FOOTPRINT_SHARE * self.seconds
             started = time.perf_counter()
             mismatch, tested, mutated, why = self._loop(
@@ -357,10 +357,12 @@ class FunctionTester:
         if mismatch is not None:
             return mismatch, tested, mutated, why
         if footprint:
-            unhooked = len(shared["sizes"][0] - shared["sizes"][1])
-            if unhooked:
-                self.results_only[name] = unhooked
-            mismatch = self._cost(name, shared["machines"], states, shared["timed"], shared["beyond"])
+            mismatch, unchecked = self._footprint_beyond(name, shared["machines"], states, shared["sizes"])
+            if unchecked:
+                self.results_only[name] = unchecked
+            if mismatch is not None:
+                return mismatch, tested, mutated, why
+            mismatch = self._cost(name, shared["machines"], states, shared["timed"])
             if mismatch is not None:
                 return mismatch, tested, mutated, why
         return None, tested, mutated, why
@@ -391,7 +393,6 @@ class FunctionTester:
         why = None
         done: set = shared["done"]
         timed: list = shared["timed"]  # (state, mutation, gcc's seconds): the states as captured gcc finished
-        beyond: list = shared["beyond"]  # ... and the integer settings both finished
         cost: dict[int, float] = shared.setdefault("cost", {})  # gcc's seconds on each state as captured
         strikes: dict[int, int] = {}  # slow mutations of an expensive state
         per_phase: dict[int, int] = {}
@@ -404,7 +405,7 @@ class FunctionTester:
             position += 1
             if position == len(captured) and not extended:
                 extended = True  # every state as captured has run: the base is known
-                more, more_guaranteed = rest(cost, sizes_guaranteed=not hooked)
+                more, more_guaranteed = rest(cost, sizes=not hooked)
                 order += more
                 guaranteed += more_guaranteed
             if position >= len(order):
@@ -456,7 +457,7 @@ class FunctionTester:
                     later = sum(1 for p in range(position + 1, len(order)) if order[p][3] == 2)
                     allowance = min(allowance, max(MUTATION_FLOOR, large_end - now - MUTATION_FLOOR * later))
                 g = machine.run(machine.images[0].entries[name], mut, allowance, record=hooked)
-            if phase == 2 and g.status in DID_NOT_FINISH:
+            if phase == 2 and g.status in DID_NOT_FINISH and not hooked:  # (the pass without the hook retries it)
                 reason = "sizes beyond the tests' that gcc's function does not finish in the emulator in time"
                 dropped[reason] = dropped.get(reason, 0) + 1
             if phase == 2 and g.status.startswith("fault"):
@@ -486,6 +487,8 @@ class FunctionTester:
                 cost[si] = g.seconds if g.status == "ret" or g.status.startswith("noreturn") else float("inf")
             if g.status != "ret" and not g.status.startswith("noreturn"):
                 why = f"gcc's function: {g.status}" if why is None else why
+                if g.status not in DID_NOT_FINISH:
+                    done.add(key)  # decided by gcc's run (a fault): not run again without the hook
                 continue  # a state gcc's own function cannot run on: not the candidate's fault
             if is_mutated and g.memory and not mut.alias:
                 # (Arguments made to alias on purpose are a call C allows: kept, issue 35.)
@@ -513,6 +516,7 @@ class FunctionTester:
                         reason = ("aliasing created by the mutation" if self._overlap[key] == "overlap"
                                   else "aliasing not decided in time")
                         dropped[reason] = dropped.get(reason, 0) + 1
+                        done.add(key)
                         continue
             limit = max(0.05, emulate.SLOWDOWN * g.seconds)
             cap = max(CANDIDATE_SECONDS, 3 * g.seconds) if position < guaranteed else CANDIDATE_SECONDS
@@ -539,6 +543,7 @@ class FunctionTester:
                 # run only, and only once a difference is found: a guarded run is slow.
                 reason = "outside the objects gcc's function was given (a heap chunk's header touched)"
                 dropped[reason] = dropped.get(reason, 0) + 1
+                done.add(key)
                 continue
             tested += 1
             mutated += mut.what != "as captured"
@@ -548,73 +553,119 @@ class FunctionTester:
                 return emulate.Mismatch(name, states[si].origin, mut.what, regs, diff), tested, mutated, why
             done.add(key)
             if phase == 2:
-                shared["sizes"][1 if hooked else 0].add(key)
-            if g.status == "ret" and (phase == 0 or (mut.regs and not mut.patches)):
-                # As captured: what the timing saw; integer settings (sizes, most often): what
-                # may lie beyond it (those that make more work than the timed state, when counted).
-                (timed if phase == 0 else beyond).append((si, mut, g.seconds))
+                shared["sizes"].append((si, mut))
+            if g.status == "ret" and phase == 0:
+                timed.append((si, mut, g.seconds))  # what the timing saw: the cost rule's reference
         return None, tested, mutated, why
 
-    def _cost(self, name, machines, states, timed, beyond):
-        """The cost rule (issue 43): an untrusted candidate's speed must hold beyond the inputs
-        that were timed. Instructions are counted on the largest state as captured that is cheap
-        to count (what the timing saw) and on the largest sizes beyond the tests' (their memory
-        past the captured buffers random, like the tests' data rather than zeros, on which gcc's
-        loops are quickest); a candidate whose count against gcc's grows past ``COST_GROWTH``
-        times its ratio on the timed state, and past ``COST_FLOOR``, is refused: its figure holds
-        only for the sizes that were timed. Recorded in :attr:`cost` per function."""
+    def _footprint_beyond(self, name, machines, states, compared):
+        """The footprint rule on the sizes far beyond the tests' (compared without it): smallest
+        first, in ``FOOTPRINT_SHARE`` times ``seconds``. Returns a mismatch (the first access
+        outside the rule) or None, and how many could not be held to it in that time."""
         from sgcc.verify.function import emulate
 
-        small = [s for s in timed if s[2] <= COST_SECONDS]
-        # The sizes gcc's function worked longest on (a size that makes no work, a negative int,
-        # says nothing), cheap enough to run again with random memory and counted.
-        large = sorted((s for s in beyond if s[2] <= COST_SECONDS / 4), key=lambda s: (s[2], _size(s[1])))
-        large = large[-3 * COST_PROBES:]
-        info: dict = {"timed": None, "beyond": []}
-        self.cost[name] = info
-        if not small or not large:
-            info["note"] = "no state beyond the tests' sizes cheap enough to count instructions on"
-            return None
-        si, mut, _ = max(small, key=lambda s: s[2])
-
-        def counts(si, mut):
+        end = time.perf_counter() + FOOTPRINT_SHARE * self.seconds
+        order = sorted(compared, key=lambda s: _size(s[1]))
+        for k, (si, mut) in enumerate(order):
+            left = end - time.perf_counter()
+            if left <= 0:
+                return None, len(order) - k
             machine = machines[si]
-            key = ("cost", *_key(name, si, mut))
+            key = ("footprint", *_key(name, si, mut))
             g = self._gcc.get(key)
             if g is None:
-                g = self._gcc[key] = machine.run(machine.images[0].entries[name], mut, COST_SECONDS * 10, count=True)
-            c = machine.run(machine.images[1].entries[name], mut, COST_SECONDS * 40, count=True)
-            if g.status != "ret" or c.status != "ret" or not g.instructions:
+                g = machine.run(machine.images[0].entries[name], mut, left, record=True)
+                if g.status != "timeout":
+                    self._gcc[key] = g
+            if g.footprint is None:
+                return None, len(order) - k  # not finished in the time left; larger sizes would not either
+            limit = max(0.05, min(emulate.SLOWDOWN * g.seconds, end - time.perf_counter()))
+            c = machine.run(machine.images[1].entries[name], mut, limit, allowed=g.footprint)
+            if c.status == "footprint" and c.violation is not None:
+                regs = dict(states[si].regs)
+                regs.update(mut.regs)
+                return emulate.Mismatch(name, states[si].origin, mut.what, regs,
+                                        f"footprint: the candidate {c.violation.describe()} ({c.where})"), 0
+            if c.status == "timeout":
+                return None, len(order) - k
+        return None, 0
+
+    def _cost(self, name, machines, states, timed):
+        """The cost rule (issue 43): an untrusted candidate's speed must hold beyond the inputs
+        that were timed. Instructions are counted (a block hook) on the reference: of the states
+        as captured gcc's function finishes in at most ``COST_SECONDS``, the one where it runs
+        the most instructions (what the timing saw). Then on the same state made larger: each
+        integer argument that works as a size multiplied by 2 and 4, and the bytes gcc's
+        function read there repeated past their end, so the data stay like the tests' (zeros
+        past a buffer would favour gcc's bit loops, and a size that makes no more work says
+        nothing). A candidate whose count against gcc's grows past ``COST_GROWTH`` times its
+        ratio on the reference, and past ``COST_FLOOR``, is refused: its figure holds only for
+        the sizes that were timed. The counts are kept in :attr:`cost` per function."""
+        from sgcc.verify.function import emulate
+
+        info: dict = {"timed": None, "beyond": []}
+        self.cost[name] = info
+
+        def counts(si, mut, key_what):
+            machine = machines.get(si)
+            if machine is None:
+                return None
+            key = ("cost", key_what, *_key(name, si, mut))
+            g = self._gcc.get(key)
+            if g is None:
+                g = self._gcc[key] = machine.run(machine.images[0].entries[name], mut, COST_SECONDS * 20,
+                                                 count=True)
+            if g.status != "ret" or not g.instructions:
+                return None
+            c = machine.run(machine.images[1].entries[name], mut, max(1.0, emulate.SLOWDOWN * g.seconds), count=True)
+            if c.status != "ret":
                 return None
             return g.instructions, c.instructions
 
-        got = counts(si, mut)
-        if got is None:
-            info["note"] = "the timed state could not be counted"
+        candidates = sorted((s for s in timed if s[2] <= COST_SECONDS), key=lambda s: -s[2])[:3]
+        measured = [(got, si) for si, mut, _ in candidates if (got := counts(si, mut, "as captured")) is not None]
+        if not measured:
+            info["note"] = "no state as captured cheap enough to count instructions on"
             return None
-        reference = got[1] / got[0]
-        info["timed"] = {"state": states[si].origin, "gcc": got[0], "candidate": got[1], "ratio": round(reference, 3)}
-        for sj, m, _ in large:
-            probe = emulate.Mutation(m.what + ", memory past the buffers random", dict(m.regs), fill="random",
-                                     large=True)
-            got = counts(sj, probe)
-            if got is None:
-                continue
-            if got[0] <= info["timed"]["gcc"]:
-                continue  # not more work than the timed state: not beyond it
-            ratio = got[1] / got[0]
-            if len(info["beyond"]) >= COST_PROBES:
-                break
-            info["beyond"].append({"state": f"{states[sj].origin}; {probe.what}", "gcc": got[0], "candidate": got[1],
-                                   "ratio": round(ratio, 3)})
-            if ratio > max(COST_FLOOR, COST_GROWTH * reference):
-                regs = dict(states[sj].regs)
-                regs.update(probe.regs)
-                return emulate.Mismatch(
-                    name, states[sj].origin, probe.what, regs,
-                    f"cost: the candidate runs {got[1]:,} instructions where gcc's function runs {got[0]:,} "
-                    f"({ratio:.2f}x) on a size beyond the tests', but {reference:.2f}x on the tests' largest state "
-                    "that was timed: its speed does not hold beyond the inputs that were timed")
+        (g0, c0), si = max(measured, key=lambda m: m[0][0])
+        reference = c0 / g0
+        info["timed"] = {"state": states[si].origin, "gcc": g0, "candidate": c0, "ratio": round(reference, 3)}
+        state = states[si]
+        record = self._gcc.get(_key(name, si, emulate.Mutation("as captured", fill="random")))
+        from sgcc.verify.function.footprint import Spans
+
+        read = [] if record is None or record.footprint is None else Spans.unpack(record.footprint.touched)
+        args = emulate.integer_args(self.source_text, name)
+        sizes = [r for r in emulate.ARG_REGS[:args if args is not None else 6]
+                 if state.region_at(state.regs[r]) is None and 0 < state.regs[r] & 0xFFFFFFFF <= 1 << 24]
+        for r in sizes:
+            for k in (2, 4):
+                v = state.regs[r] & 0xFFFFFFFF
+                patches = []
+                for lo, hi in read:
+                    region = state.region_at(lo)
+                    if region is None or hi > region.end or hi - lo > COST_TILE:
+                        continue
+                    data = region.data[lo - region.start:hi - region.start]
+                    patches.append((hi, data * (k - 1)))
+                probe = emulate.Mutation(f"{r}={v * k:#x} ({k}x the timed state's), its data repeated",
+                                         {r: v * k}, patches=patches, fill="random")
+                got = counts(si, probe, "scaled")
+                if got is None or got[0] < 1.5 * g0:
+                    continue  # not more work: not a size
+                ratio = got[1] / got[0]
+                info["beyond"].append({"state": f"{state.origin}; {probe.what}", "gcc": got[0], "candidate": got[1],
+                                       "ratio": round(ratio, 3)})
+                if ratio > max(COST_FLOOR, COST_GROWTH * reference):
+                    regs = dict(state.regs)
+                    regs.update(probe.regs)
+                    return emulate.Mismatch(
+                        name, state.origin, probe.what, regs,
+                        f"cost: the candidate runs {got[1]:,} instructions where gcc's function runs {got[0]:,} "
+                        f"({ratio:.2f}x) on a size beyond the tests', but {reference:.2f}x on the tests' largest "
+                        "state that was timed: its speed does not hold beyond the inputs that were timed")
+        if not info["beyond"]:
+            info["note"] = "no integer argument works as a size here"
         return None
 
 

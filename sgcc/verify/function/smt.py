@@ -39,6 +39,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from sgcc.asm import x86
 from sgcc.errors import SgccError
 from sgcc.verify.function.emulate import ARG_REGS, CALLEE_SAVED  # one register vocabulary for both tiers
 
@@ -50,7 +51,7 @@ MAX_PATHS = 400
 DEFAULT_SECONDS = 60.0
 #: Symbolic bytes each pointer argument points to.
 BUFFER = 512
-GPRS = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")
+GPRS = tuple(r for r in x86.GPR64 if r != "rsp")  # every general register but the stack pointer
 STACK_TOP = 0x7FFF_0000_0000
 RET_MARK = 0x0DEA_D000
 BUFFER_BASE = 0x5000_0000_0000

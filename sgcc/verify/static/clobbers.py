@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from sgcc.asm import x86
 from sgcc.asm.obj import read_object
 
 _GPR_ALIASES = {
@@ -34,7 +35,7 @@ _MASK = re.compile(r"^k[0-7]$")
 
 #: Every caller-saved register ipa-ra tracks, by canonical name (the flags never survive a call).
 ALL_CALLER_SAVED = frozenset(
-    ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"]
+    [*x86.CALLER_SAVED]
     + [f"v{i}" for i in range(32)]
     + [f"k{i}" for i in range(8)]
 )
@@ -274,7 +275,8 @@ class ClobberAnalysis:
 _INSIDE = object()
 
 
-_ARG_REGS = frozenset(["rdi", "rsi", "rdx", "rcx", "r8", "r9", "rax"] + [f"v{i}" for i in range(8)])
+# (rax: a variadic call's count of vector arguments)
+_ARG_REGS = frozenset([*x86.ARGUMENT_REGS, "rax"] + [f"v{i}" for i in range(8)])
 _PARTIAL = re.compile(r"^(?:[abcd][lh]|[abcd]x|si|di|sil|dil|r(?:8|9|10|11)[wb])$")
 _WALK_BUDGET = 4000
 # C library functions whose prototypes take no floating-point or vector arguments: a call to

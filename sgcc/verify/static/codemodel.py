@@ -105,7 +105,8 @@ class Baseline:
         self.indirect_call: set[str] = set()
         self.label_taken: set[str] = set()  # groups that take addresses of their own labels
         self.group_calls: dict[str, set[tuple[str, str]]] = {}  # per function group: its external calls
-        self._flow_facts: dict | None = None
+        #: What gcc's groups read, once walked (sgcc.verify.static.controlflow.flow_facts).
+        self.flow_record: dict | None = None
         for shndx, code in unit.code.items():
             for insn in code.insns:
                 fn = unit.function_at(shndx, insn.address)
@@ -192,17 +193,42 @@ class Baseline:
                             self.noreturn.add(unit.code_name((shndx, imm)))
 
 
-    def flow_facts(self) -> dict:
-        """Per function group of gcc's unit, what it reads (:class:`sgcc.verify.static.infoflow.Flow`
-        after a walk in record mode): the bound the information-flow rule holds an untrusted
-        candidate of the same name to. Walked once per baseline, on first need."""
-        if self._flow_facts is None:
-            from sgcc.verify.static.controlflow import validate
+    def reached(self, group: str) -> set[str]:
+        """The function groups of gcc's unit that ``group`` reaches through the unit's functions
+        it calls or tail-jumps to, transitively, itself included: gcc's function as a call
+        graph, whatever it inlined. What gcc's function may call, and whether it passes stack
+        addresses to calls, is what any of these does (an untrusted candidate that inlined
+        gcc's ``xmalloc`` calls ``posix_memalign`` with its own frame's address, as gcc's
+        ``xmalloc`` does for gcc's ``main``)."""
+        if not hasattr(self, "_reached"):
+            self._reached: dict[str, set[str]] = {}
+        if group not in self._reached:
+            unit = self.unit
+            seen, todo = {group}, [group]
+            while todo:
+                for name in self.group_local_calls.get(todo.pop(), ()):
+                    if name in unit.functions:
+                        g = unit.group_of(name)
+                        if g not in seen:
+                            seen.add(g)
+                            todo.append(g)
+            self._reached[group] = seen
+        return self._reached[group]
 
-            record: dict = {}
-            validate(self.unit, self, record=record)
-            self._flow_facts = record
-        return self._flow_facts
+    def reached_calls(self, group: str) -> set[tuple[str, str]]:
+        """The externals (name, form) gcc's ``group`` calls, itself or through the unit's
+        functions it reaches (:meth:`reached`)."""
+        out: set[tuple[str, str]] = set()
+        for g in self.reached(group):
+            out |= self.group_calls.get(g, set())
+        return out
+
+    def reached_local_calls(self, group: str) -> set[str]:
+        """The unit's functions gcc's ``group`` calls, itself or through those it reaches."""
+        out: set[str] = set()
+        for g in self.reached(group):
+            out |= self.group_local_calls.get(g, set())
+        return out
 
     def _resolved_references(self, unit: Unit, shndx: int, code) -> None:
         """Addresses gcc's code takes that need no relocation: ``lea f(%rip)`` to a static

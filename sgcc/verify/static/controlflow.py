@@ -183,7 +183,7 @@ def validate(candidate: Unit, baseline: Baseline, untrusted=frozenset(), *, reco
         if record is not None:
             flow = record[group] = Flow(None)
         elif untrusted is True or any(m in untrusted for m in members) or group in untrusted:
-            facts = baseline.flow_facts().get(group) if group in base_groups else None
+            facts = flow_facts(baseline).get(group) if group in base_groups else None
             flow = Flow(facts.facts if facts is not None else Facts.permissive())
         Walk(unit, baseline, group, members, entries, table_targets.get(group, set()), construct_in_base,
              add, flow).run()
@@ -466,12 +466,11 @@ class Walk:
             form = "plt" if reloc.type == R_PLT32 else "direct"
             # gcc itself may call the block and string routines where its -O3 code did not (a
             # memset instead of inline stores): the same ones the object check lets a candidate import.
-            # An untrusted candidate may call only what gcc's *same* function calls.
+            # An untrusted candidate may call only what gcc's *same* function calls, itself or
+            # through the unit's functions it calls (codemodel.Baseline.reached).
             calls = baseline.calls
-            if self.flow is not None and self.group in baseline.group_calls:
-                calls = baseline.group_calls[self.group]
-            elif self.flow is not None and self.group in self.base_names:
-                calls = set()
+            if self.flow is not None and self.group in self.base_names:
+                calls = baseline.reached_calls(self.group)
             if (what, form) not in calls and what not in DEFAULT_ALLOWED_EXTERNALS:
                 mine = " function" if calls is not baseline.calls else ""
                 add("call", f"`{text}` at {where} reaches {what} ({form}), which gcc's{mine} code does not call so")
@@ -494,12 +493,12 @@ class Walk:
             return
         callee = self.entries.get(what)
         if callee is not None and self.flow is not None and not self.inside(what):
-            # Untrusted code calls only the unit's functions gcc's same function calls (and
+            # Untrusted code calls only the unit's functions gcc's same function reaches (and
             # private copies it brought, which are walked and held to the rule themselves).
             target = unit.group_of(callee)
             names = unit.aliases(callee)
             if names & self.base_names and self.group in self.base_names \
-                    and not names & baseline.group_local_calls.get(self.group, set()):
+                    and not names & baseline.reached_local_calls(self.group):
                 add("call", f"`{text}` at {where} reaches {target}, which gcc's function does not call")
         if kind == "call" and callee is not None:
             if callee not in baseline.noreturn and not _never_returns(unit, baseline, callee):
@@ -567,6 +566,22 @@ def _is_function(base_unit: Unit, name: str, baseline: Baseline) -> bool:
 # --------------------------------------------------------------------------------- entry point
 
 _BASELINES: dict[tuple, Baseline] = {}
+
+
+def flow_facts(baseline: Baseline) -> dict:
+    """Per function group of gcc's unit, what it reads (:class:`sgcc.verify.static.infoflow.Flow`
+    after a walk in record mode): the bound the information-flow rule holds an untrusted
+    candidate of the same name to. Walked once per baseline, on first need (kept on it)."""
+    if baseline.flow_record is None:
+        record: dict = {}
+        validate(baseline.unit, baseline, record=record)
+        # A stack address passed to a call by a function gcc's reaches counts as gcc's.
+        passes = {g for g, flow in record.items() if flow.facts.stack_to_calls}
+        for g, flow in record.items():
+            if passes & baseline.reached(g):
+                flow.facts.stack_to_calls = True
+        baseline.flow_record = record
+    return baseline.flow_record
 
 
 def verdict(candidate_obj: Path, baseline_obj: Path, untrusted=frozenset()):

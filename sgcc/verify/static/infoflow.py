@@ -49,16 +49,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sgcc.asm import x86
+from sgcc.asm.x86 import GPR64
 from sgcc.verify.static import bounds
-from sgcc.verify.static.stackframe import _GPR64, _POP, _PUSH, DIRTY, RSP, Frame, registers, stack_size
+from sgcc.verify.static.stackframe import (
+    DIRTY,
+    POP,
+    PUSH,
+    RSP,
+    Frame,
+    mem_access,
+    registers,
+    stack_size,
+)
 
-CALLEE_SAVED = (3, 5, 12, 13, 14, 15)  # rbx rbp r12 r13 r14 r15
-CALLER_SAVED = (0, 1, 2, 6, 7, 8, 9, 10, 11)  # rax rcx rdx rsi rdi r8-r11
-ARGUMENTS = (7, 6, 2, 1, 8, 9)  # rdi rsi rdx rcx r8 r9
-RETURNS = (0, 2)  # rax rdx
+# The ABI's register classes (sgcc.asm.x86), as the walk's register numbers.
+CALLEE_SAVED = tuple(x86.GPR64.index(r) for r in x86.CALLEE_SAVED)
+CALLER_SAVED = tuple(x86.GPR64.index(r) for r in x86.CALLER_SAVED)
+ARGUMENTS = tuple(x86.GPR64.index(r) for r in x86.ARGUMENT_REGS)
+RETURNS = tuple(x86.GPR64.index(r) for r in x86.RETURN_REGS)
 #: What an external call leaves in the caller-saved registers it does not return in.
-CLOBBERED = (1, 6, 7, 8, 9, 10, 11)
-RBP = 5
+CLOBBERED = tuple(g for g in CALLER_SAVED if g not in RETURNS)
+RBP = GPR64.index("rbp")
 #: C library routines that call a function they are handed, by the argument registers that
 #: carry it (rdi 7, rsi 6, rdx 2, rcx 1, r8 8). Whatever gcc's function does, a candidate must
 #: pass these a function's address it took itself (rule ``callback``): a code pointer computed
@@ -139,15 +150,30 @@ class FlowState:
     #: The vector registers (xmm/ymm/zmm numbers) that hold its own data: on entry the ones
     #: gcc's function reads as arguments; after a call the return registers.
     vectors: frozenset = frozenset()
+    #: The tainted ranges that hold only what a caller-saved register held on entry or after
+    #: a call (clang's ``push %rax`` reserves a slot that way): like a slot it never wrote,
+    #: such bytes count as written by a callee they are passed to (scanf's ``&n``).
+    junk: frozenset = frozenset()
+    #: xmm registers whose low 64 bits hold its own data and whose other lanes do not: a
+    #: scalar merged into what the caller left (clang's `vcvtsi2sd %edi, %xmm15, %xmm0` takes
+    #: the upper lanes of a register it never wrote; `cvtsi2sd %edi, %xmm0` keeps %xmm0's).
+    #: Scalar instructions may read such a register (:func:`_lanes`), a packed one may not.
+    scalar: frozenset = frozenset()
 
     def merge(self, other: FlowState) -> FlowState:
         """Where paths meet (``self`` the state seen there before): ranges join, widened so
         loops converge; a compare survives only if both paths made it."""
         limits = self.limits | other.limits
-        return FlowState(self.written & other.written, self.tainted | other.tainted,
+        tainted = self.tainted | other.tainted
+        # Junk on one path only stays junk only where the other did not taint it otherwise.
+        junk = {j for j in self.junk | other.junk
+                if not _overlaps_any((self.tainted - self.junk) | (other.tainted - other.junk), j)}
+        vectors = self.vectors & other.vectors
+        scalar = ((self.vectors | self.scalar) & (other.vectors | other.scalar)) - vectors
+        return FlowState(self.written & other.written, tainted,
                          bounds.join(self.bounds, other.bounds, limits),
                          self.compared if self.compared == other.compared else None, limits,
-                         self.flags | other.flags, self.vectors & other.vectors)
+                         self.flags | other.flags, vectors, frozenset(junk), frozenset(scalar))
 
 
 @dataclass
@@ -181,6 +207,41 @@ def code_value(name: str) -> tuple[str, int]:
     """The symbolic value of a register that holds ``name``'s address (a function of the unit or
     an external): what a routine that calls back may be handed (rule ``callback``)."""
     return (f"code:{name}", 0)
+
+
+#: The high bytes of the first four registers (bits 8-15): never part of a "low" value.
+_HIGH_BYTES = frozenset({"ah", "bh", "ch", "dh"})
+
+
+def _low_bits(name: str) -> int:
+    """How many low bits of its 64-bit register a register name spells: 8 (``cl``, ``sil``,
+    ``r8b``), 16 (``cx``, ``r8w``), 32 (``ecx``, ``r8d``) or 64; 0 for a high byte (``ch``)."""
+    if name in _HIGH_BYTES:
+        return 0
+    if name.startswith("r") and name[1:].isdigit():
+        return 64
+    if name.startswith("r") and name[-1] in "bwd" and name[1:-1].isdigit():
+        return {"b": 8, "w": 16, "d": 32}[name[-1]]
+    if name.startswith("r"):
+        return 64
+    if name.startswith("e"):
+        return 32
+    return 8 if name.endswith(("l", "b")) else 16
+
+
+def _clean_as(v, bits: int) -> bool:
+    """Whether the low ``bits`` bits of a register holding ``v`` are clean: clean data, or a
+    register whose low 8 or 16 bits the function wrote itself over something else (``setl
+    %cl`` keeps the caller's upper 56 bits of %rcx, or a stack address's; ``movzbl %cl`` and
+    ``or %al, %cl`` read only its own bits): ``("low", upper, bits)``, where ``upper`` is
+    what the register held before, which the rest of it still holds."""
+    return _clean(v) or (v[0] == "low" and 0 < bits <= v[2])
+
+
+def _whole(v):
+    """What a register holding ``v`` is when read whole: a "low" value is what its upper bits
+    still hold (the caller's register, a stack address...)."""
+    return v[1] if v is not None and v[0] == "low" else v
 
 
 def _stack(v) -> bool:
@@ -249,13 +310,22 @@ class Flow:
                         exempt.add(R.gpr[reg])
                 self._memory(frame, insn, op, refuse)
         read = {R.gpr[r] for r in reads if r in R.gpr} | _kept(insn, R)
+        # Registers read only in their low bits, as wide as each read goes (a full read, or
+        # a high byte, counts as 64: beyond any "low" value's clean part).
+        narrow: dict[int, int] = {}
+        for r in reads:
+            if r in R.gpr:
+                bits = 64 if r in R.full else (_low_bits(insn.reg_name(r)) or 64)
+                narrow[R.gpr[r]] = max(narrow.get(R.gpr[r], 0), bits)
+        for g in _kept(insn, R):
+            narrow[g] = 64
         written = {R.gpr[r] for r in writes if r in R.gpr}
-        if m in _PUSH or m in _POP or m.startswith(("call", "ret", "leave")):
+        if m in PUSH or m in POP or m.startswith(("call", "ret", "leave")):
             exempt.add(RSP)
         if m.startswith("leave"):
             exempt.add(RBP)
             self._frame_read(frame, frame.regs[RBP], 0, 8, True, refuse)
-        if m in _POP and ops and ops[0].type == X.X86_OP_MEM:
+        if m in POP and ops and ops[0].type == X.X86_OP_MEM:
             # pop into memory carries the slot's value there whole: a stack address or the
             # caller's register only into its own frame (elsewhere it would read back clean).
             top = frame.regs[RSP]
@@ -264,11 +334,11 @@ class Flow:
                 b == top[0] and a < top[1] + 8 and top[1] < c for b, a, c in frame.flow.tainted)
             if (tainted or not _clean(value)) and not self._own_frame(frame, ops[0]):
                 if value is not None and value[0] == "cs":
-                    refuse("callee-saved", f"pops the caller's %{_GPR64[value[1]]} outside its own frame")
+                    refuse("callee-saved", f"pops the caller's %{GPR64[value[1]]} outside its own frame")
                 else:
                     refuse("stack-address", "pops a slot holding a stack address or a caller's register outside "
                                             "its own frame")
-        if m in _POP:
+        if m in POP:
             size = stack_size(insn)
             # Only all 8 bytes of a slot are a whole value: a 16-bit pop of a pushed stack
             # address takes its low bits as data.
@@ -300,31 +370,34 @@ class Flow:
         if _canary_check(frame, insn, R):
             exempt.add(R.gpr[ops[0].reg])
         for g in sorted(read - exempt):
-            self._data_use(g, frame.regs[g], refuse)
+            if not _clean_as(frame.regs[g], narrow.get(g, 64)):
+                self._data_use(g, frame.regs[g], refuse)
         if m.startswith("lea") and len(ops) == 2 and not full(ops[0]) and ops[1].mem.base in R.gpr \
                 and not _clean(frame.regs[R.gpr[ops[1].mem.base]]):
             refuse("stack-address", "keeps part of a stack address as data")
         if stored is not None:
             src, dest = stored
-            v = frame.regs[src]
+            v = _whole(frame.regs[src])
             if not _clean(v):
                 ok = self._own_frame(frame, dest) if dest is not None else _stack(frame.regs[RSP]) \
                     and frame.regs[RSP][0] != "dirty"
                 if not ok and v[0] == "junk":
                     self._data_use(src, v, refuse)
                 elif not ok:
-                    rule, what = ("callee-saved", f"the caller's %{_GPR64[v[1]]}") if v[0] == "cs" else \
+                    rule, what = ("callee-saved", f"the caller's %{GPR64[v[1]]}") if v[0] == "cs" else \
                         ("return-slot", "the return address") if v[0] == "ret" else \
                         ("segment", "the stack protector's canary") if v[0] == "canary" else \
                         ("stack-address", "a stack address")
                     refuse(rule, f"stores {what} outside its own frame")
         if m == "std":
             refuse("direction", "reverses string instructions, which the model follows upwards only")
-        loads = [op for op in ops if op.type == X.X86_OP_MEM and op.access & 1 and not m.startswith("lea")]
-        if loads and m not in _POP and m not in _PUSH and not m.startswith("leave"):
+        loads = [op for k, op in enumerate(ops) if op.type == X.X86_OP_MEM and mem_access(insn, k) & 1
+                 and not m.startswith("lea")]
+        if loads and m not in POP and m not in PUSH and not m.startswith("leave"):
             if RSP in written:
                 refuse("stack-pointer", "loads the stack pointer from memory")
-            elif RBP in written and any(self._stack_based(frame, op) for op in loads) and not (
+            elif RBP in written and any(self._stack_based(frame, op) and not self._clean_slot(frame, op)
+                                        for op in loads) and not (
                     ops and ops[0].type == X.X86_OP_REG and ops[0].reg in R.gpr and ops[0].reg not in R.full):
                 # %rbp loaded from clean memory is clean data (gcc uses it as any register): it
                 # can then satisfy neither `leave` nor the rule that %rbp is back at `ret`. From
@@ -352,7 +425,10 @@ class Flow:
         if frame.flow is None:
             return
         reads, _writes = _vector_access(insn)
+        lanes = None if self.record else _lanes(insn)
         for n in sorted(reads - frame.flow.vectors):
+            if lanes is not None and _lane_read_ok(n, lanes, frame.flow.scalar):
+                continue
             if self.record:
                 self.facts.vector_live_in.add(n)
             else:
@@ -364,8 +440,11 @@ class Flow:
     def _data_use(self, g: int, v, refuse) -> None:
         if _clean(v):
             return
+        v = _whole(v)  # a "low" value read beyond its own low bits: what the rest holds
+        if _clean(v):
+            return
         kind = v[0]
-        name = "%" + _GPR64[g]
+        name = "%" + GPR64[g]
         if kind == "junk":
             if self.record:
                 self.facts.live_in.add(v[1])  # where the value came from (a copy of %rdi is %rdi's)
@@ -373,7 +452,7 @@ class Flow:
                 refuse("entry-register", f"reads {name}, which holds what its caller or a call left there, "
                                          "not an argument gcc's function reads")
         elif kind == "cs":
-            refuse("callee-saved", f"uses the caller's %{_GPR64[v[1]]} (a callee-saved register) as data")
+            refuse("callee-saved", f"uses the caller's %{GPR64[v[1]]} (a callee-saved register) as data")
         elif kind == "ret":
             refuse("return-slot", "uses the return address as data")
         elif kind == "canary":
@@ -394,29 +473,29 @@ class Flow:
         for g in sorted(set(CALLBACK_ARGS.get(name, ())) | self.facts.callbacks.get(name, set())):
             v = frame.regs[g]
             if v is None or not v[0].startswith("code:") or v[1] != 0:
-                refuse("callback", f"hands {name} a code pointer in %{_GPR64[g]} that is not the address of a "
+                refuse("callback", f"hands {name} a code pointer in %{GPR64[g]} that is not the address of a "
                                    "function it took (computed, or loaded from data)")
 
     def arguments(self, frame: Frame, refuse) -> None:
         """At a call or tail jump: what the argument registers may carry to the callee."""
         for g in ARGUMENTS:
-            v = frame.regs[g]
+            v = _whole(frame.regs[g])
             if _clean(v) or v[0] == "junk":
                 continue
             if v[0] == "cs":
-                refuse("callee-saved", f"passes the caller's %{_GPR64[v[1]]} to a call")
+                refuse("callee-saved", f"passes the caller's %{GPR64[v[1]]} to a call")
             elif v[0] == "ret":
                 refuse("return-slot", "passes the return address to a call")
             elif v[0] == "canary":
-                refuse("segment", f"passes the stack protector's canary (%{_GPR64[g]}) to a call")
+                refuse("segment", f"passes the stack protector's canary (%{GPR64[g]}) to a call")
             elif self.record:
                 self.facts.stack_to_calls = True
             elif v[0] == "entry" and v[1] >= 0:
-                refuse("call-argument", f"passes its caller's part of the stack (%{_GPR64[g]}) to a call")
+                refuse("call-argument", f"passes its caller's part of the stack (%{GPR64[g]}) to a call")
             elif v[0] == "dirty":
-                refuse("call-argument", f"passes a stack address whose offset the model lost (%{_GPR64[g]}) to a call")
+                refuse("call-argument", f"passes a stack address whose offset the model lost (%{GPR64[g]}) to a call")
             elif not self.facts.stack_to_calls:
-                refuse("call-argument", f"passes a stack address in %{_GPR64[g]} to a call, which gcc's "
+                refuse("call-argument", f"passes a stack address in %{GPR64[g]} to a call, which gcc's "
                                         "function does not (the callee could read past its frame)")
 
     def at_exit(self, frame: Frame, text: str, where: str, add, tail: bool) -> None:
@@ -425,17 +504,17 @@ class Flow:
             return
         for r in CALLEE_SAVED:
             if frame.regs[r] != ("cs", r):
-                add("callee-saved", f"`{text}` at {where} leaves %{_GPR64[r]} other than its caller's value")
+                add("callee-saved", f"`{text}` at {where} leaves %{GPR64[r]} other than its caller's value")
         if tail:
             self.arguments(frame, lambda rule, what: add(rule, f"`{text}` at {where} {what}"))
             return
         for r in RETURNS:
-            v = frame.regs[r]
+            v = _whole(frame.regs[r])
             if v is not None and v[0] == "canary":
-                add("segment", f"`{text}` at {where} returns the stack protector's canary in %{_GPR64[r]}")
+                add("segment", f"`{text}` at {where} returns the stack protector's canary in %{GPR64[r]}")
             elif not _clean(v) and v[0] != "junk":
                 add("stack-address", f"`{text}` at {where} returns a stack address or a caller's register "
-                                     f"in %{_GPR64[r]}")
+                                     f"in %{GPR64[r]}")
 
     # -- memory ------------------------------------------------------------------------
 
@@ -458,13 +537,15 @@ class Flow:
             return
         v = frame.regs[R.gpr[mem.base]] if mem.base in R.gpr else None
         iv = frame.regs[R.gpr[mem.index]] if mem.index in R.gpr else None
-        if mem.index in R.gpr and not _clean(iv):
-            self._address_use(mem.index, iv, refuse, index=True)
+        if iv is not None and mem.index in R.gpr and not _clean(iv):
+            self._address_use(mem.index, DIRTY if iv[0] == "low" and _stack(iv[1]) else _whole(iv), refuse,
+                              index=True)
             return
         if mem.base not in R.gpr or v is None or _clean(v):
             return
-        if v[0] in ("cs", "junk", "ret"):
-            self._address_use(mem.base, v, refuse, index=False)
+        if v[0] in ("cs", "junk", "low", "ret"):
+            # An address whose low bits the function overwrote is no place the model knows.
+            self._address_use(mem.base, DIRTY if v[0] == "low" and _stack(v[1]) else _whole(v), refuse, index=False)
             return
         if mem.index != 0:
             self._indexed(frame, insn, op, v, refuse)
@@ -525,13 +606,16 @@ class Flow:
 
     def _reads(self, insn, op) -> bool:
         """Whether ``insn`` reads memory operand ``op``. capstone marks the destination of some
-        vector stores (``vmovdqa %ymm0,(%rsp)``) as read too; a move only writes it."""
+        vector stores (``vmovdqa %ymm0,(%rsp)``) as read too, or as read only
+        (:func:`stackframe.mem_access`); a move only writes it."""
         m = insn.mnemonic
-        if op is insn.operands[0] or (insn.operands and insn.operands[0].type == op.type
-                                      and insn.operands[0].mem.disp == op.mem.disp
-                                      and insn.operands[0].mem.base == op.mem.base):
+        first = op is insn.operands[0] or (insn.operands and insn.operands[0].type == op.type
+                                          and insn.operands[0].mem.disp == op.mem.disp
+                                          and insn.operands[0].mem.base == op.mem.base)
+        if first:
             if m.startswith(("mov", "vmov")) and not self._is_string(insn) and len(insn.operands) == 2:
                 return False
+            return bool(mem_access(insn, 0) & 1)
         return bool(op.access & 1)
 
     def _is_string(self, insn) -> bool:
@@ -548,9 +632,9 @@ class Flow:
         return rcx[1] if rcx is not None and rcx[0] == "imm" and 0 <= rcx[1] <= 1 << 20 else None
 
     def _address_use(self, reg_id: int, v, refuse, index: bool) -> None:
-        name = "%" + _GPR64[self.R.gpr[reg_id]]
+        name = "%" + GPR64[self.R.gpr[reg_id]]
         if v[0] == "cs":
-            refuse("callee-saved", f"uses the caller's %{_GPR64[v[1]]} (a callee-saved register) as an address")
+            refuse("callee-saved", f"uses the caller's %{GPR64[v[1]]} (a callee-saved register) as an address")
         elif v[0] == "junk":
             if self.record:
                 self.facts.live_in.add(v[1])
@@ -568,7 +652,7 @@ class Flow:
         if base == "entry":
             lo, hi = off, off + size
             if lo < 8 and hi > 0:
-                if not (m in _PUSH or m in _POP):
+                if not (m in PUSH or m in POP):
                     refuse("return-slot", "touches the return-address slot")
                 return
             if lo >= 8:
@@ -582,8 +666,8 @@ class Flow:
             refuse("unbounded", "reaches above its frame from a realigned stack pointer")
             return
         if is_read:
-            whole = size == 8 and (m in ("mov", "movq") or m in _PUSH) and len(insn.operands) >= 1 \
-                and (m in _PUSH or insn.operands[0].type == self.R.X.X86_OP_REG and insn.operands[0].reg in self.R.full)
+            whole = size == 8 and (m in ("mov", "movq") or m in PUSH) and len(insn.operands) >= 1 \
+                and (m in PUSH or insn.operands[0].type == self.R.X.X86_OP_REG and insn.operands[0].reg in self.R.full)
             self._frame_read(frame, (base, off), 0, size, whole, refuse)
 
     def _aligned_below(self, base: str, hi: int) -> bool:
@@ -617,6 +701,20 @@ class Flow:
         elif not whole and any(b == base and a < hi and lo < c for b, a, c in st.tainted):
             refuse("stack-slot", "reads part of a slot that holds a stack address or a caller's register")
 
+    def _clean_slot(self, frame: Frame, op) -> bool:
+        """Whether memory operand ``op`` is a place of its own frame that it wrote on every
+        path with clean data only (no stack address, no caller's register: those stores
+        taint it): what it loads from there is clean data, so it can be no frame pointer
+        (clang keeps values in %rbp as in any register and reloads its spills whole)."""
+        if not self._own_frame(frame, op):
+            return False
+        v = frame.regs[self.R.gpr[op.mem.base]]
+        base, lo = v[0], v[1] + op.mem.disp
+        hi = lo + (op.size or 8)
+        st = frame.flow
+        return st is not None and _covered(st.written, base, lo, hi) and \
+            not any(b == base and a < hi and lo < c for b, a, c in st.tainted)
+
     def _stack_based(self, frame: Frame, op) -> bool:
         v = frame.regs[self.R.gpr[op.mem.base]] if op.mem.base in self.R.gpr else None
         return not _clean(v)
@@ -639,18 +737,30 @@ class Flow:
         """``new`` (what :func:`stackframe._step` made of ``frame``) with the flow state on."""
         R, X = self.R, self.R.X
         st = frame.flow
-        written, tainted = set(st.written), set(st.tainted)
+        written, tainted, junk = set(st.written), set(st.tainted), set(st.junk)
+        slots = new.slots
         regs = list(new.regs)
         m = insn.mnemonic
         ops = insn.operands
-        if m in _PUSH:
+
+        def taint(base: str, lo: int, hi: int, value) -> None:
+            nonlocal junk
+            tainted.add((base, lo, hi))
+            if _whole(value) is not None and _whole(value)[0] == "junk":
+                junk.add((base, lo, hi))
+            else:
+                junk = _subtract(junk, base, lo, hi)
+
+        if m in PUSH:
             top = new.regs[RSP]
             if _stack(top) and top[0] != "dirty":
                 size = stack_size(insn)
                 written.add((top[0], top[1], top[1] + size))
                 value = dict(new.slots).get(top)
                 if ops and ops[0].type == X.X86_OP_MEM or not _clean(value):
-                    tainted.add((top[0], top[1], top[1] + size))
+                    pushed = frame.regs[R.gpr[ops[0].reg]] if ops and ops[0].type == X.X86_OP_REG \
+                        and ops[0].reg in R.full else DIRTY
+                    taint(top[0], top[1], top[1] + size, pushed)
         elif m.startswith("call"):
             sp = new.regs[RSP]
             # The callee's frame lies below the stack pointer: what was written there is its.
@@ -670,25 +780,52 @@ class Flow:
                 if v is not None and (v[0] == "entry" and v[1] < 0 or v[0].startswith("aligned@")):
                     top = 0 if v[0] == "entry" else v[1] + 64
                     above = [a for b, a, _c in written if b == v[0] and a > v[1]]
-                    written.add((v[0], v[1], min([top, *above])))
+                    hi = min([top, *above])
+                    written.add((v[0], v[1], hi))
+                    # Bytes that held only a caller-saved register's value (a reserved
+                    # slot) are the callee's result there, as unwritten ones are.
+                    for b, a, c in [j for j in junk if j[0] == v[0] and j[1] < hi and v[1] < j[2]]:
+                        lo2, hi2 = max(a, v[1]), min(c, hi)
+                        tainted = _subtract(tainted, b, lo2, hi2)
+                        junk = _subtract(junk, b, lo2, hi2)
+                        slots = frozenset(sl for sl in slots if not (sl[0][0] == b and sl[0][1] < hi2
+                                                                      and lo2 < sl[0][1] + 8))
             for g in CALLER_SAVED:
-                if not _clean(frame.regs[g]) and frame.regs[g][0] != "junk":
+                v = frame.regs[g]
+                if _clean(v) or _whole(v)[0] == "junk":
+                    continue
+                if v[0] == "entry" and v[1] < 0 or v[0].startswith("aligned@"):
+                    # A place of its own frame the call was given (scanf's &n in %rdx): after
+                    # the call the register holds that place again, the callee's result or
+                    # what the call left there. Junk: no data, no address, only what may be
+                    # passed on to a call, which that place already was (rule call-argument).
+                    regs[g] = ("junk", g)
+                else:
                     regs[g] = DIRTY
         else:
             count = self._string_count(frame, insn) if self._is_string(insn) else 1
-            for op in ops:
-                if op.type == X.X86_OP_MEM and op.access & 2 and self._own_frame(frame, op) and count is not None:
+            for k, op in enumerate(ops):
+                if op.type == X.X86_OP_MEM and mem_access(insn, k) & 2 and self._own_frame(frame, op) \
+                        and count is not None and not _PARTIAL_STORE.match(m) and "{k" not in insn.op_str:
                     v = frame.regs[R.gpr[op.mem.base]]
                     lo = v[1] + op.mem.disp
                     written.add((v[0], lo, lo + (op.size or 8) * count))
                     src = ops[1] if len(ops) == 2 else None
                     if src is not None and src.type == X.X86_OP_REG and src.reg in R.gpr \
                             and not _clean(frame.regs[R.gpr[src.reg]]):
-                        tainted.add((v[0], lo, lo + (op.size or 8)))
+                        taint(v[0], lo, lo + (op.size or 8), frame.regs[R.gpr[src.reg]])
+                    elif m in _PLAIN_STORES and src is not None and count == 1 and (
+                            src.type == X.X86_OP_IMM or src.type == X.X86_OP_REG and src.reg in R.gpr):
+                        # A plain store of clean data (a constant, a clean register) replaces
+                        # the bytes it covers: what a push of the caller's register left
+                        # there is gone (clang's `push %rax` reserves a slot, `movq $0,(%rsp)`
+                        # then initializes it).
+                        tainted = _subtract(tainted, v[0], lo, lo + (op.size or 8))
+                        junk = _subtract(junk, v[0], lo, lo + (op.size or 8))
         # A whole slot read back where the model lost what it holds (two paths stored different
         # values) is not clean: it may be a stack address or a caller's register.
         loaded = None
-        if m in _POP and ops and ops[0].type == X.X86_OP_REG and ops[0].reg in R.gpr:
+        if m in POP and ops and ops[0].type == X.X86_OP_REG and ops[0].reg in R.gpr:
             loaded = (R.gpr[ops[0].reg], frame.regs[RSP])
         elif m.startswith("leave"):
             loaded = (RBP, frame.regs[RBP])
@@ -716,11 +853,17 @@ class Flow:
             if part is None or reg_id in R.full or part == RSP:
                 continue
             name = insn.reg_name(reg_id)
-            if not (name.startswith("e") or name.endswith("d")) and not _clean(frame.regs[part]):
-                regs[part] = frame.regs[part] if frame.regs[part][0] == "junk" else DIRTY
-        slots = new.slots
-        for op in ops:
-            if op.type == X.X86_OP_MEM and op.access & 2 and op.mem.index != 0 and op.mem.base in R.gpr:
+            before = frame.regs[part]
+            bits = _low_bits(name)
+            if bits >= 32 or _clean(before):
+                continue
+            if bits:
+                # Its own low 8 or 16 bits over what was there: readable at that width only.
+                regs[part] = ("low", _whole(before), max(bits, before[2] if before[0] == "low" else 0))
+            else:
+                regs[part] = before if before[0] in ("junk", "low") else DIRTY
+        for k, op in enumerate(ops):
+            if op.type == X.X86_OP_MEM and mem_access(insn, k) & 2 and op.mem.index != 0 and op.mem.base in R.gpr:
                 v = frame.regs[R.gpr[op.mem.base]]
                 span = self._indexed_span(frame, insn, op, v) if _stack(v) else None
                 if span is not None:
@@ -731,6 +874,9 @@ class Flow:
                     slots = frozenset(s for s in slots if s == (("entry", 0), ("ret", 0))
                                       or s[0][0] == span[0] and not (s[0][1] < span[2] and span[1] < s[0][1] + 8))
         flags, vectors = _flags_after(frame, insn, m, self.R), _vectors_after(st.vectors, insn, m)
+        scalar = st.scalar
+        if not self.record:
+            vectors, scalar = _scalar_after(st.vectors, st.scalar, vectors, insn, m)
         # What an instruction loads from the canary's place is the canary: it may be saved in
         # the frame and checked (`sub %fs:40, reg`: then the register is clean), nothing else.
         if _canary_check(frame, insn, R):
@@ -745,7 +891,7 @@ class Flow:
             if compared is not None and compared is not st.compared and 0 < compared[1] <= bounds.MAX_INDEX:
                 limits = limits | {compared[1] - 1, compared[1]}
         return Frame(tuple(regs), slots, FlowState(frozenset(written), frozenset(tainted), rng, compared, limits,
-                                                   flags, vectors))
+                                                   flags, vectors, frozenset(junk & tainted), scalar))
 
     def branch(self, frame: Frame, insn, taken: bool) -> Frame:
         """The state along one edge of a conditional branch: what its compare proves there."""
@@ -756,7 +902,7 @@ class Flow:
         if rng == st.bounds:
             return frame
         return Frame(frame.regs, frame.slots, FlowState(st.written, st.tainted, rng, st.compared, st.limits,
-                                                        st.flags, st.vectors))
+                                                        st.flags, st.vectors, st.junk, st.scalar))
 
     def after_external_call(self, frame: Frame, before: Frame | None = None, name: str | None = None) -> Frame:
         """After a call into the C library: the registers it does not return in hold what it
@@ -771,10 +917,12 @@ class Flow:
             from dataclasses import replace
 
             frame = Frame(frame.regs, frame.slots, replace(bounds.forget(frame.flow, CALLER_SAVED), flags=ALL_FLAGS,
-                                                           vectors=frame.flow.vectors & _RETURN_VECTORS))
+                                                           vectors=frame.flow.vectors & _RETURN_VECTORS,
+                                                           scalar=frozenset()))
         if before is not None and (name is None or name in RETURNS_AN_ARGUMENT) \
                 and any(_stack(before.regs[g]) for g in ARGUMENTS):
             regs[0] = DIRTY
+
         return Frame(tuple(regs), frame.slots, frame.flow)
 
 
@@ -906,7 +1054,8 @@ def _flags_after(frame: Frame, insn, m: str, R) -> frozenset:
         o.mem.index for o in insn.operands if o.type == X.X86_OP_MEM}
     direct = {o.reg for o in insn.operands if o.type == X.X86_OP_REG}
     inputs = [r for r in reads if r in R.gpr and (r not in address or r in direct)]
-    dirty = any(not _clean(frame.regs[R.gpr[r]]) for r in inputs)
+    dirty = any(not _clean_as(frame.regs[R.gpr[r]], 64 if r in R.full else (_low_bits(insn.reg_name(r)) or 64))
+                for r in inputs)
     if dirty:
         return st.flags | defined | undefined
     if keep:
@@ -970,6 +1119,137 @@ def _vectors_after(vectors: frozenset, insn, m: str) -> frozenset:
         return vectors | frozenset(n + UPPER for n in range(16))
     _r, w = _vector_access(insn)
     return vectors | w if w else vectors
+
+
+#: Scalar instructions whose low lane comes from their last source alone and whose upper lanes
+#: come from the destination (legacy encoding) or the first source (VEX): that register's low
+#: lane is not an input.
+_SCALAR_CONVERT = frozenset("cvtsi2sd cvtsi2ss cvtss2sd cvtsd2ss sqrtsd sqrtss roundsd roundss rcpss rsqrtss".split())
+#: Scalar arithmetic: the low lanes of both sources are inputs, the upper lanes as above.
+_SCALAR_ARITH = frozenset("addsd subsd mulsd divsd minsd maxsd addss subss mulss divss minss maxss".split())
+_FMA_SCALAR = __import__("re").compile(r"^vfn?m(?:add|sub)(?:132|213|231)s[sd]$")
+#: Read only the low 64 bits of their vector sources (a compare, a conversion to a general
+#: register, a broadcast of the low lane).
+_LOW_READERS = frozenset("ucomisd ucomiss comisd comiss cvttsd2si cvtsd2si cvttss2si cvtss2si movddup "
+                         "unpcklpd unpcklps".split())
+_LOW_MOVES = frozenset("movsd movss movq movd".split())
+_WHOLE_COPIES = frozenset("movaps movapd movdqa movdqu movups movupd".split())
+_XMM = __import__("re").compile(r"^xmm(\d+)$")
+
+
+def _lanes(insn) -> tuple[set, set, int | None] | None:
+    """For a scalar instruction on xmm registers: (the registers whose low lane is an input,
+    those that only give the destination its upper lanes, the source of a whole register
+    copy); None for every other instruction (its vector reads are whole)."""
+    m = insn.mnemonic
+    base = m[1:] if m.startswith("v") and m[1:] in (_SCALAR_CONVERT | _SCALAR_ARITH | _LOW_READERS | _LOW_MOVES
+                                                      | _WHOLE_COPIES) else m
+    vex = base != m
+    ops = insn.operands
+
+    def xmm(op) -> int | None:
+        if op.type != 1:  # X86_OP_REG
+            return None
+        hit = _XMM.match(insn.reg_name(op.reg) or "")
+        return int(hit.group(1)) if hit else None
+
+    if not ops:
+        return None
+    if base in _SCALAR_CONVERT or base in _SCALAR_ARITH or _FMA_SCALAR.match(m):
+        dest = xmm(ops[0])
+        if dest is None:
+            return None
+        fma = bool(_FMA_SCALAR.match(m))
+        provider, rest = (xmm(ops[1]), ops[2:]) if vex and not fma and len(ops) == 3 else (dest, ops[1:])
+        if provider is None:
+            return None
+        low = {n for n in (xmm(o) for o in rest) if n is not None}
+        if base in _SCALAR_ARITH or fma:
+            low.add(provider)
+        return low, {provider}, None
+    if base in _LOW_READERS:
+        # A compare reads both operands; a legacy unpack reads its destination's low lane too.
+        both = base.startswith(("ucomis", "comis")) or (base.startswith("unpckl") and not vex)
+        srcs = ops if both else ops[1:]
+        return {n for n in (xmm(o) for o in srcs) if n is not None}, set(), None
+    if base in _LOW_MOVES:
+        regs = [xmm(o) for o in ops]
+        if len(ops) == 3 and None not in regs:  # vmovsd %xmm2, %xmm1, %xmm0: upper from the first source
+            return {regs[2]}, {regs[1]}, None
+        if len(ops) == 2 and regs[1] is not None:
+            if regs[0] is not None and base in ("movsd", "movss"):
+                return {regs[1]}, {regs[0]}, None  # legacy register form: the upper lanes stay
+            return {regs[1]}, set(), None  # a store, to a general register, movq's zero extension
+        return None
+    if base in _WHOLE_COPIES and len(ops) == 2:
+        dst, src = xmm(ops[0]), xmm(ops[1])
+        if dst is not None and src is not None:
+            return set(), set(), src
+    return None
+
+
+def _lane_read_ok(n: int, lanes, scalar: frozenset) -> bool:
+    """Whether reading vector register ``n`` (not wholly its own data) is allowed to a scalar
+    instruction: only its upper lanes, carried to the destination's; its low lane where that
+    is its own data; a whole copy of such a register (the copy is then as it is)."""
+    low, upper, copy = lanes
+    if n >= UPPER:
+        return False
+    if n in low:
+        return n in scalar
+    return n in upper or (copy == n and n in scalar)
+
+
+def _scalar_after(old_vectors: frozenset, old_scalar: frozenset, vectors: frozenset, insn,
+                  m: str) -> tuple[frozenset, frozenset]:
+    """The vector registers wholly its own and those only low-lane its own after ``insn``."""
+    if m.startswith("call") or m == "vzeroupper":
+        return vectors, old_scalar
+    if m == "vzeroall":
+        return vectors, frozenset()
+    _r, w = _vector_access(insn)
+    written = {n for n in w if n < UPPER}
+    if not written:
+        return vectors, old_scalar
+    scalar = set(old_scalar) - written
+    lanes = _lanes(insn)
+    if lanes is not None:
+        low, upper, copy = lanes
+        partial = (copy is not None and copy not in old_vectors) or any(p not in old_vectors for p in upper)
+        if partial:
+            vectors = vectors - written
+            # A single-precision scalar writes 32 bits: the 32 above it in the low lane are
+            # still not its own, so such a register is not followed as a scalar at all.
+            base = m[1:] if m.startswith("v") else m
+            if copy is not None and copy in old_scalar or upper and not base.endswith("ss"):
+                scalar |= written
+    return vectors, frozenset(scalar)
+
+
+#: Stores that write only some of the bytes their memory operand spans (a mask picks them):
+#: they overwrite what the model knew there, but do not make it written.
+_PARTIAL_STORE = __import__("re").compile(r"^v?(?:maskmov|compress|scatter|pscatter)")
+
+#: Stores whose memory operand receives the source operand whole and nothing else.
+_PLAIN_STORES = frozenset({"mov", "movb", "movw", "movl", "movq", "movabs"})
+
+
+def _overlaps_any(ranges, r) -> bool:
+    return any(b == r[0] and a < r[2] and r[1] < c for b, a, c in ranges)
+
+
+def _subtract(ranges, base: str, lo: int, hi: int) -> set:
+    """``ranges`` (``(base, lo, hi)`` triples) less the bytes ``[lo, hi)`` of ``base``."""
+    out = set()
+    for b, a, c in ranges:
+        if b != base or c <= lo or a >= hi:
+            out.add((b, a, c))
+            continue
+        if a < lo:
+            out.add((b, a, lo))
+        if c > hi:
+            out.add((b, hi, c))
+    return out
 
 
 def _covered(ranges, base: str, lo: int, hi: int) -> bool:

@@ -10,9 +10,8 @@ with a DRAP register) and reports accesses to the return-address slot. Used by
 
 from __future__ import annotations
 
-_GPR64 = ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13",
-          "r14", "r15")
-_CALLER_SAVED = ("rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11")
+from sgcc.asm.x86 import CALLER_SAVED, GPR64
+
 RSP, RBP = 4, 5
 
 #: The value a function finds at the top of its stack on entry, and where that is.
@@ -31,7 +30,7 @@ class _Regs:
         md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
         self.gpr: dict[int, int] = {}
         self.full: set[int] = set()  # the 64-bit names: only writes to these keep a value
-        names = {n: i for i, n in enumerate(_GPR64)}
+        names = {n: i for i, n in enumerate(GPR64)}
         aliases = {"eax": "rax", "ax": "rax", "al": "rax", "ah": "rax", "ecx": "rcx", "cx": "rcx", "cl": "rcx",
                    "ch": "rcx", "edx": "rdx", "dx": "rdx", "dl": "rdx", "dh": "rdx", "ebx": "rbx", "bx": "rbx",
                    "bl": "rbx", "bh": "rbx", "esp": "rsp", "sp": "rsp", "spl": "rsp", "ebp": "rbp", "bp": "rbp",
@@ -125,17 +124,29 @@ class Frame:
 def _merge_untrusted(a, b):
     """Two different values of one register where paths meet, in untrusted code: clean data
     (None, or a constant) stays clean; clean data and what the caller left stays the caller's
-    ("junk", not to be read); anything else may be a stack address or the caller's state."""
+    ("junk", not to be read), or its own low bits over it where either is ("low": readable only
+    as narrow as both); anything else may be a stack address or the caller's state."""
     kinds = {v[0] if v is not None else None for v in (a, b)}
     if kinds <= {None, "imm"}:
         return UNKNOWN
+    if "low" in kinds and kinds <= {None, "imm", "low"}:
+        # Clean on one path, its own low bits over something else on the other (or both):
+        # readable at the narrower width; the rest is what both had above, merged.
+        lows = [v for v in (a, b) if v is not None and v[0] == "low"]
+        upper = lows[0][1] if len(lows) == 1 or lows[0][1] == lows[1][1] else _merge_untrusted(lows[0][1], lows[1][1])
+        return ("low", upper if upper is not None else DIRTY, min(v[2] for v in lows))
+    if "low" in kinds:  # with the caller's register or a stack address on the other path
+        a, b = (v[1] if v is not None and v[0] == "low" else v for v in (a, b))
+        return a if a == b else _merge_untrusted(a, b)
     if kinds <= {None, "imm", "junk"}:
         return a if a is not None and a[0] == "junk" else b
     return DIRTY
 
 
 def _add(value, delta):
-    return UNKNOWN if value is UNKNOWN else (value[0], value[1] + delta)
+    if value is UNKNOWN or not isinstance(value[1], int):
+        return value  # a "low" value (untrusted code's walk) stays what it was: not clean
+    return (value[0], value[1] + delta)
 
 
 def _address(frame: Frame, op, X):
@@ -154,8 +165,24 @@ def _overlaps(a, size: int, b, bsize: int = 8) -> bool:
     return a[0] == b[0] and a[1] < b[1] + bsize and b[1] < a[1] + size
 
 
-_PUSH = frozenset({"push", "pushq", "pushw", "pushf", "pushfq", "pushfw"})
-_POP = frozenset({"pop", "popq", "popw", "popf", "popfq", "popfw"})  # not popcnt
+PUSH = frozenset({"push", "pushq", "pushw", "pushf", "pushfq", "pushfw"})
+POP = frozenset({"pop", "popq", "popw", "popf", "popfq", "popfw"})  # not popcnt
+
+
+_VECTOR_STORE = __import__("re").compile(r"^v?(?:mov|extract|pextr|maskmov|cvtps2ph|pmov|compress|scatter|pscatter)")
+
+
+def mem_access(insn, k: int) -> int:
+    """The access flags of ``insn``'s operand ``k`` (a memory operand), as capstone reports
+    them but for stores it gets wrong: it marks the memory destination of VEX and EVEX vector
+    stores (`vmovsd %xmm0, 8(%rsp)`, `vmovups`, `vextractf128`...) and of some legacy ones
+    (`movq %xmm0, (m)`, `movlps`, `pextrq`) as read only. A store's destination (the first
+    operand, of a move or extract into memory) is written, not read: missed, the model kept a
+    saved register's slot as saved across such a store (and took clang's spills for unwritten)."""
+    op = insn.operands[k]
+    if k == 0 and not op.access & 2 and len(insn.operands) >= 2 and _VECTOR_STORE.match(insn.mnemonic):
+        return 2
+    return op.access
 
 
 def stack_size(insn) -> int:
@@ -204,27 +231,27 @@ def _step(frame: Frame, insn, where: str, add) -> Frame:
             slots[addr] = value
 
     # Memory operands: reading or writing the return-address slot other than by push/pop.
-    if not (m in _PUSH or m in _POP or m.startswith(("lea", "nop", "call", "ret"))):
-        for op in ops:
+    if not (m in PUSH or m in POP or m.startswith(("lea", "nop", "call", "ret"))):
+        for k, op in enumerate(ops):
             if op.type != X.X86_OP_MEM:
                 continue
             addr = _address(frame, op, X)
             if addr is UNKNOWN:
                 continue
-            if op.access & 2:  # CS_AC_WRITE
+            if mem_access(insn, k) & 2:  # CS_AC_WRITE
                 store(addr, op.size, value_of(ops[1]) if len(ops) == 2 and m in ("mov", "movq") else UNKNOWN)
             elif _overlaps(addr, op.size, ENTRY) and (ENTRY, RETURN_ADDRESS) in frame.slots:
                 add("return-slot", f"`{m} {insn.op_str}` at {where} reads the return address")
 
     _reads, writes = insn.regs_access()
-    if m in _PUSH:
+    if m in PUSH:
         size = stack_size(insn)
         value = value_of(ops[0]) if ops else UNKNOWN
         regs[RSP] = _add(regs[RSP], -size)
         if regs[RSP] is not UNKNOWN:
             store(regs[RSP], size, value)
         return Frame(tuple(regs), frozenset(slots.items()))
-    if m in _POP:
+    if m in POP:
         size = stack_size(insn)
         top = regs[RSP]
         value = slots.get(top, UNKNOWN) if top is not UNKNOWN and size == 8 else UNKNOWN
@@ -244,8 +271,8 @@ def _step(frame: Frame, insn, where: str, add) -> Frame:
         regs[RSP] = _add(top, 8)
         return Frame(tuple(regs), frozenset(slots.items()))
     if m in ("call", "callq"):
-        for name in _CALLER_SAVED:
-            regs[_GPR64.index(name)] = UNKNOWN
+        for name in CALLER_SAVED:
+            regs[GPR64.index(name)] = UNKNOWN
         # The callee's own frame lies below rsp: what was stored there is gone.
         sp = regs[RSP]
         if sp is UNKNOWN:

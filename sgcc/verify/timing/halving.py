@@ -39,8 +39,8 @@ from sgcc.verify.timing.rounds import (
     Estimate,
     OnWait,
     TimingRunFailed,
-    _calibrate,
-    _interval,
+    calibrate,
+    interval,
     timing_lock,
 )
 
@@ -195,7 +195,7 @@ def race(
         a, b = samples_a[k], samples_b[k]
         if len(a) < 2:
             return None
-        speedup, low, high = _interval(a, b, confidence, random.Random(boot_rng.random()))
+        speedup, low, high = interval(a, b, confidence, random.Random(boot_rng.random()))
         return Estimate(speedup=speedup, low=low, high=high, rounds=len(a), reps=reps, samples_a=list(a),
                         samples_b=list(b), confidence=confidence,
                         worlds=list(world_log[k]) if worlds > 1 else [])
@@ -236,11 +236,11 @@ def race(
                 return cpu
 
             try:
-                reps, _ = _calibrate(calib_sample, run_base, runs[probe], min_sample_seconds, pad_rng)
+                reps, _ = calibrate(calib_sample, run_base, runs[probe], min_sample_seconds, pad_rng)
             except TimingRunFailed as exc:
                 failed[probe] = exc
                 alive.remove(probe)
-                reps, _ = _calibrate(calib_sample, run_base, run_base, min_sample_seconds, pad_rng)
+                reps, _ = calibrate(calib_sample, run_base, run_base, min_sample_seconds, pad_rng)
             # The calibration's last pass ran one sample of each at ``reps``: what a sample costs.
             sample_seconds = max(1e-6, max(walls[-2:], default=0.0))
         rounds, total, number = first, 0, 0

@@ -300,7 +300,7 @@ def measure(
         run_a(pad_rng.randint(0, MAX_ENV_PAD), 0)
         run_b(pad_rng.randint(0, MAX_ENV_PAD), 0)
 
-        reps, shortest = _calibrate(sample, run_a, run_b, min_sample_seconds, pad_rng)
+        reps, shortest = calibrate(sample, run_a, run_b, min_sample_seconds, pad_rng)
 
         samples_a: list[float] = []
         samples_b: list[float] = []
@@ -311,7 +311,7 @@ def measure(
         for n in range(total):
             current[0] = world_of[n]
             if n in checkpoints:
-                _, low, high = _interval(samples_a, samples_b, confidence, random.Random(boot_rng.random()))
+                _, low, high = interval(samples_a, samples_b, confidence, random.Random(boot_rng.random()))
                 if futile_below is not None and high < futile_below:
                     break
                 if settled_above is not None and low > settled_above:
@@ -328,14 +328,14 @@ def measure(
             samples_b.append(b)
         round_seconds = time.perf_counter() - rounds_started
 
-    speedup, low, high = _interval(samples_a, samples_b, confidence, boot_rng)
+    speedup, low, high = interval(samples_a, samples_b, confidence, boot_rng)
     used = world_of[:len(samples_a)] if worlds > 1 or each_world else []
     per_world = []
     # One interval per world where a decision needs them (a bootstrap costs about 0.1 s).
     for w in range(worlds if each_world else 0):
         mine = [i for i, x in enumerate(used) if x == w]
         if len(mine) >= 2:
-            per_world.append(_interval([samples_a[i] for i in mine], [samples_b[i] for i in mine], confidence,
+            per_world.append(interval([samples_a[i] for i in mine], [samples_b[i] for i in mine], confidence,
                                        boot_rng))
         else:  # stopped early before this world had two rounds: it proved nothing
             per_world.append((1.0, 0.0, math.inf))
@@ -364,7 +364,7 @@ def confirm_rounds(rounds: int, worlds: int) -> int:
     return max(math.ceil(rounds / worlds), MIN_WORLD_ROUNDS) * worlds
 
 
-def _calibrate(sample, run_a, run_b, min_sample_seconds: float, rng: random.Random) -> tuple[int, float]:
+def calibrate(sample, run_a, run_b, min_sample_seconds: float, rng: random.Random) -> tuple[int, float]:
     """Smallest-ish ``reps`` whose samples of both A and B last ``min_sample_seconds``.
 
     Grows ``reps`` from 1 by the observed shortfall (with a 20% margin, so that later
@@ -393,7 +393,7 @@ def _trimmed_mean(values: Sequence[float], trim: float = TRIM) -> float:
     return sum(kept) / len(kept)
 
 
-def _interval(
+def interval(
     samples_a: Sequence[float], samples_b: Sequence[float], confidence: float, rng: random.Random
 ) -> tuple[float, float, float]:
     """Point estimate and percentile-bootstrap interval of the trimmed mean of log ratios.
