@@ -74,9 +74,10 @@ def stats(as_json: bool, zero: bool) -> None:
         ("counting since", data.get("since", "-")),
         ("compiles intercepted", c.get("eligible", 0)),
         ("  straight to gcc (no winner)", c.get("direct", 0)),
+        # Counted in "straight to gcc" too; a label no wider than the others keeps the columns.
+        ("    wrapper without sgcc's state", c.get("wrapper_unkeyed", 0)),
         ("compiles passed through", c.get("passthrough", 0)),
         ("fell back to plain gcc", c.get("fallbacks", 0) + c.get("internal_errors", 0)),
-        ("  under ccache/sccache without sgcc's state", c.get("wrapper_unkeyed", 0)),
         ("cache lookups (translation units)", lookups),
         ("  hits with optimized code", c.get("tu_hits", 0)),
         ("  hits: gcc's code is best", c.get("tu_hits_no_winner", 0)),

@@ -139,7 +139,7 @@ def index_digest(root: str) -> str:
 
 
 def write_state(settings: dict, compiler_id: str, keyring: Keyring | None, remote: Layer | None,
-                config_files: list[str] = ()) -> list[str]:
+                config_files: tuple[str, ...] | list[str] = ()) -> list[str]:
     """Write this configuration's state file (and the generation token, if there is none yet);
     returns the paths a wrapper must hash: the state, the token, then ``config_files`` (the
     configuration files the settings came from: an edit of one is a new key even for a
