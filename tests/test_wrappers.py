@@ -189,6 +189,27 @@ def test_a_key_no_longer_trusted_stops_reaching_the_next_build(setup):
     assert s.ccache_counts()["hits"] - before["hits"] == len(SOURCES)
 
 
+def test_a_rotated_key_stops_reaching_the_next_build(setup):
+    """The trusted key file rewritten in place (a new secret, the configuration file untouched):
+    only the keys' fingerprints in the state tell ccache that the winner is no longer trusted."""
+    s = setup
+    own = s.base / "rotating.key"
+    own.write_bytes(s.team_key.read_bytes())
+    own.chmod(0o600)
+    s.team_key = own
+    s.trust_team(True)
+    gcc = _gcc_objects(s)
+    s.add_winner()
+    alone = s.sgcc_alone()
+    assert alone["hot"] != gcc["hot"]
+    assert s.build("ccache sgcc", CCACHE_EXTRAFILES=s.state()) == alone
+    config = s.config.read_bytes()
+    own.write_text("a new secret for the team, more than 32 bytes of it\n")
+    assert s.config.read_bytes() == config
+    assert s.sgcc_alone() == gcc
+    assert s.build("ccache sgcc", CCACHE_EXTRAFILES=s.state()) == gcc
+
+
 def test_a_compile_under_ccache_without_sgccs_state_is_gccs(setup):
     """No state in ccache's key (or the state of another configuration: trust changed after
     `sgcc cache state` ran): the compile that would substitute compiles as gcc, so ccache
