@@ -33,9 +33,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
-import random
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -44,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from build_overhead import _store_winner, _timed, paired  # noqa: E402
+from build_overhead import RATIO_HEADER, _store_winner, _timed, interleaved, ratio_columns  # noqa: E402
 
 from sgcc import proc  # noqa: E402
 from sgcc.asm.units import AsmFile  # noqa: E402
@@ -148,31 +146,21 @@ def main() -> None:
         for command in scenarios.values():  # both caches warm
             _sh(args.clean, tree, env)
             _sh(command, tree, env)
-        rng = random.Random(args.seed)
         results: dict[str, list[tuple[float, float]]] = {k: [] for k in scenarios}
         hits: dict[str, list[tuple[int, int]]] = {k: [] for k in scenarios}
         load = []
-        for _ in range(args.rounds):
-            order = list(scenarios)
-            rng.shuffle(order)
-            for name in order:
-                _sh(args.clean, tree, env)
-                h0, m0 = _ccache_hits(env)
-                load.append(os.getloadavg()[0])
-                results[name].append(_timed(["sh", "-c", scenarios[name]], tree, env))
-                h1, m1 = _ccache_hits(env)
-                hits[name].append((h1 - h0, m1 - m0))
+        for name in interleaved(list(scenarios), args.rounds, args.seed):
+            _sh(args.clean, tree, env)
+            h0, m0 = _ccache_hits(env)
+            load.append(os.getloadavg()[0])
+            results[name].append(_timed(["sh", "-c", scenarios[name]], tree, env))
+            h1, m1 = _ccache_hits(env)
+            hits[name].append((h1 - h0, m1 - m0))
         print(f"no-change rebuild, {args.rounds} interleaved rounds; load average {min(load):.1f}-{max(load):.1f} "
               f"on {os.cpu_count()} CPUs")
-        print(f"{'build':<14} {'CPU s':>7} {'CPU x ccache gcc (quartiles)':>30} {'wall s':>7} {'wall x':>7}  "
-              "ccache hits/misses per build")
+        print(f"{'build':<14} {RATIO_HEADER}  ccache hits/misses per build (x: to ccache gcc, paired by round)")
         for name, rows in results.items():
-            ratios = paired(rows, results["ccache gcc"])
-            q = len(rows) // 4
-            print(f"{name:<14} {statistics.median(c for c, _ in rows):7.3f} {statistics.median(ratios['cpu']):12.3f} "
-                  f"({ratios['cpu'][q]:.3f}-{ratios['cpu'][-1 - q]:.3f}) "
-                  f"{statistics.median(w for _, w in rows):14.3f} {statistics.median(ratios['wall']):7.3f}  "
-                  f"{sorted(set(hits[name]))}")
+            print(f"{name:<14} {ratio_columns(rows, results['ccache gcc'])}  {sorted(set(hits[name]))}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
-import random
 import re
 import shutil
 import statistics
@@ -35,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from build_overhead import _store_winner  # noqa: E402
+from build_overhead import _store_winner, interleaved  # noqa: E402
 from overhead import typical_source  # noqa: E402
 
 from sgcc import proc  # noqa: E402
@@ -59,15 +58,6 @@ def _run(argv: list[str], cwd: str, env: dict) -> tuple[float, float]:
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"failed: {argv}")
     return (usage.ru_utime + usage.ru_stime) * 1e3, (time.perf_counter() - start) * 1e3
-
-
-def interleaved(names: list[str], rounds: int, seed: int = 1):
-    """``rounds`` rounds of every name once, each round in a fresh random order (seeded)."""
-    rng = random.Random(seed)
-    for _ in range(rounds):
-        order = list(names)
-        rng.shuffle(order)
-        yield from order
 
 
 def prepare(functions: int, before: Path | None, prefix: str) -> tuple[str, str, Path]:

@@ -118,9 +118,9 @@ def main() -> None:
     root = Path(__file__).resolve().parent.parent
     sys.path.insert(0, str(root))
     sys.path.insert(0, str(root / "bench"))
-    from build_overhead import _store_winner
+    from build_overhead import _store_winner, interleaved
     from compile_cost import _run as run_timed
-    from compile_cost import interleaved, prepare
+    from compile_cost import prepare
 
     from sgcc import proc
     from sgcc.cache import keys
