@@ -79,7 +79,6 @@ class RedisStorage(remote.Storage):
 
     def put(self, key: str, data: bytes, has_winners: bool) -> None:
         """The entry, the index and a new generation, in one transaction."""
-
         try:
             import redis
         except ImportError:  # a dependency of sgcc; a broken install must not fail a search

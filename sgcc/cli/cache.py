@@ -232,31 +232,9 @@ def cache_state() -> None:
     """
     import os
 
-    from sgcc import config as configmod
-    from sgcc.cache import compose
-    from sgcc.cache import keys as keysmod
-    from sgcc.dropin import compiler as compilermod
     from sgcc.dropin import wrapper
 
-    settings = configmod.compile_settings()
-    invoked = compilermod.resolve(["sgcc"])  # the compiler a plain `sgcc ARGS` compiles with
-    root = settings["cache_dir"]
-    store = compose.open_store(root, signing_key=settings["signing_key"], trusted_keys=settings["trusted_keys"],
-                               remote_storage=settings["remote_storage"] if settings["cache"] else "",
-                               remote_timeout=settings["remote_timeout"])
-    try:
-        keyring = store.keyring
-    except Exception as exc:  # noqa: BLE001 - said, and written into the state as it is
-        click.echo(f"sgcc: warning: the cache's keys cannot be loaded ({exc}); compiles will not substitute",
-                   err=True)
-        keyring = None
-    try:
-        paths = wrapper.write_state(settings, keysmod.compiler_id(invoked.compiler), keyring, store.remote,
-                                    [str(f) for f in configmod.load().files])
-    except OSError as exc:
-        raise SgccError(f"cannot write the wrapper state under {root}: {exc}",
-                        hint="the cache directory must be writable (SGCC_CACHE_DIR)") from exc
-    click.echo(os.pathsep.join(paths))
+    click.echo(os.pathsep.join(wrapper.state_command()))
 
 
 @cache_group.command(name="verify")

@@ -159,6 +159,38 @@ def write_state(settings: dict, compiler_id: str, keyring: Keyring | None, remot
     return [path, generation.path(root), *(os.path.abspath(f) for f in config_files)]
 
 
+def state_command() -> list[str]:
+    """``sgcc cache state``: write the state of the configuration a plain ``sgcc ARGS`` sees
+    (:func:`write_state`) and return the paths a wrapper must hash. Run once per wrapped
+    build, so it imports only what the compile path imports (the ``sgcc`` script calls it
+    before loading the command-line interface: :func:`sgcc.cli.main`). Raises SgccError."""
+    import sys
+
+    from sgcc import config as configmod
+    from sgcc.cache import compose
+    from sgcc.dropin import compiler as compilermod
+    from sgcc.errors import SgccError
+
+    settings = configmod.compile_settings()
+    invoked = compilermod.resolve(["sgcc"])  # the compiler a plain `sgcc ARGS` compiles with
+    root = settings["cache_dir"]
+    store = compose.open_store(root, signing_key=settings["signing_key"], trusted_keys=settings["trusted_keys"],
+                               remote_storage=settings["remote_storage"] if settings["cache"] else "",
+                               remote_timeout=settings["remote_timeout"])
+    try:
+        keyring = store.keyring
+    except Exception as exc:  # noqa: BLE001 - said, and written into the state as it is
+        print(f"sgcc: warning: the cache's keys cannot be loaded ({exc}); compiles will not substitute",
+              file=sys.stderr)
+        keyring = None
+    try:
+        return write_state(settings, keys.compiler_id(invoked.compiler), keyring, store.remote,
+                           [str(f) for f in configmod.load().files])
+    except OSError as exc:
+        raise SgccError(f"cannot write the wrapper state under {root}: {exc}",
+                        hint="the cache directory must be writable (SGCC_CACHE_DIR)") from exc
+
+
 def _prune(directory: str, keep: str) -> None:
     import time
 
