@@ -83,6 +83,36 @@ def _timed(argv: list[str], cwd: Path, env: dict) -> tuple[float, float]:
     return usage.ru_utime + usage.ru_stime, wall
 
 
+def interleaved(names: list[str], rounds: int, seed: int = 1):
+    """``rounds`` rounds of every name once, each round in a fresh random order (seeded)."""
+    rng = random.Random(seed)
+    for _ in range(rounds):
+        order = list(names)
+        rng.shuffle(order)
+        yield from order
+
+
+def paired(rows: list[tuple[float, float]], base: list[tuple[float, float]]) -> dict[str, list[float]]:
+    """Per round, each (CPU, wall) over the baseline's of the same round (the same load for
+    both), sorted: ``{"cpu": [...], "wall": [...]}``."""
+    return {"cpu": sorted(c / b for (c, _), (b, _) in zip(rows, base)),
+            "wall": sorted(w / b for (_, w), (_, b) in zip(rows, base))}
+
+
+def ratio_columns(rows: list[tuple[float, float]], base: list[tuple[float, float]]) -> str:
+    """One row's columns: median CPU s, median paired CPU ratio to ``base`` (quartiles; range),
+    median wall s, median paired wall ratio (quartiles). Header: :data:`RATIO_HEADER`."""
+    r = paired(rows, base)
+    rc, rw, q = r["cpu"], r["wall"], len(rows) // 4
+    return (f"{statistics.median(c for c, _ in rows):7.3f} {statistics.median(rc):6.3f} "
+            f"({rc[q]:.3f}-{rc[-1 - q]:.3f}; {rc[0]:.2f}-{rc[-1]:.2f}) {statistics.median(w for _, w in rows):7.3f} "
+            f"{statistics.median(rw):6.3f} ({rw[q]:.3f}-{rw[-1 - q]:.3f})")
+
+
+#: The header of :func:`ratio_columns`.
+RATIO_HEADER = f"{'CPU s':>7} {'CPU x':>6} {'(quartiles; range)':<24} {'wall s':>7} {'wall x':>6} (quartiles)"
+
+
 def _winner(text: str) -> str:
     return text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n\tnop\n", 1)
 
@@ -167,35 +197,23 @@ def main() -> None:
         records = record_build(tree, make, env, args.sgcc, work)
         caches = build_caches(records, work, other_projects(work))
         scenarios = {"gcc": ("gcc", None), **{k: (args.sgcc, v) for k, v in caches.items()}}
-        rng = random.Random(args.seed)
         results: dict[str, list[tuple[float, float]]] = {k: [] for k in scenarios}
         load = []
-        for _ in range(args.rounds):
-            order = list(scenarios)
-            rng.shuffle(order)
-            for name in order:
-                cc, cache_dir = scenarios[name]
-                senv = dict(env)
-                if cache_dir is not None:
-                    senv["SGCC_CACHE_DIR"] = str(cache_dir)
-                proc.run(["make", "clean"], cwd=tree, env=senv, timeout=600)
-                load.append(os.getloadavg()[0])
-                results[name].append(_timed([*make, f"CC={cc}"], tree, senv))
+        for name in interleaved(list(scenarios), args.rounds, args.seed):
+            cc, cache_dir = scenarios[name]
+            senv = dict(env)
+            if cache_dir is not None:
+                senv["SGCC_CACHE_DIR"] = str(cache_dir)
+            proc.run(["make", "clean"], cwd=tree, env=senv, timeout=600)
+            load.append(os.getloadavg()[0])
+            results[name].append(_timed([*make, f"CC={cc}"], tree, senv))
         n_c = len(records)
         print(f"{args.tree or f'generated project ({args.files + 1} C files)'}: {n_c} eligible compiles, "
               f"make -j{args.jobs}, {args.rounds} interleaved rounds; load average during the run "
               f"{min(load):.1f}-{max(load):.1f} on {os.cpu_count()} CPUs")
-        base_cpu = [c for c, _ in results["gcc"]]
-        base_wall = [w for _, w in results["gcc"]]
-        print(f"{'scenario':<46} {'CPU s':>7} {'CPU x gcc':>16} {'wall s':>7} {'wall x gcc':>16}")
+        print(f"{'scenario (x: to gcc, paired by round)':<46} {RATIO_HEADER}")
         for name, rows in results.items():
-            cpu = [c for c, _ in rows]
-            wall = [w for _, w in rows]
-            rc = [c / b for c, b in zip(cpu, base_cpu)]  # per round: the same load for both
-            rw = [w / b for w, b in zip(wall, base_wall)]
-            print(f"{name:<46} {statistics.median(cpu):7.2f} {statistics.median(rc):6.3f} "
-                  f"({min(rc):.2f}-{max(rc):.2f}) {statistics.median(wall):7.2f} {statistics.median(rw):6.3f} "
-                  f"({min(rw):.2f}-{max(rw):.2f})")
+            print(f"{name:<46} {ratio_columns(rows, results['gcc'])}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
-import random
 import re
 import shutil
 import statistics
@@ -35,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from build_overhead import _store_winner  # noqa: E402
+from build_overhead import _store_winner, interleaved  # noqa: E402
 from overhead import typical_source  # noqa: E402
 
 from sgcc import proc  # noqa: E402
@@ -61,6 +60,19 @@ def _run(argv: list[str], cwd: str, env: dict) -> tuple[float, float]:
     return (usage.ru_utime + usage.ru_stime) * 1e3, (time.perf_counter() - start) * 1e3
 
 
+def prepare(functions: int, before: Path | None, prefix: str) -> tuple[str, str, Path]:
+    """Bytecode for this tree (and ``before``), as pip leaves an installed package; the real
+    gcc; a scratch directory with ``unit.c``, a ``functions``-function unit of ordinary code."""
+    compileall.compile_dir(str(ROOT / "sgcc"), quiet=1)
+    if before:
+        compileall.compile_dir(str(before / "sgcc"), quiet=1)
+    gcc = os.path.realpath(shutil.which("gcc"))
+    work = tempfile.mkdtemp(prefix=prefix)
+    src = Path(work) / "unit.c"
+    src.write_text(re.sub(r"\b([a-z]+)_(\d+)\b", r"\1_u_\2", typical_source(functions=functions)))
+    return gcc, work, src
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=30)
@@ -70,15 +82,9 @@ def main() -> None:
     ap.add_argument("--before", type=Path, help="another sgcc source tree to time beside this one")
     ap.add_argument("--stub", action="store_true", help="run `true` in gcc's place: sgcc's own cost alone")
     args = ap.parse_args()
-    compileall.compile_dir(str(ROOT / "sgcc"), quiet=1)
-    if args.before:
-        compileall.compile_dir(str(args.before / "sgcc"), quiet=1)
-    gcc = os.path.realpath(shutil.which("gcc"))
     flags = args.flags.split()
-    work = tempfile.mkdtemp(prefix="sgcc-compile-cost-")
+    gcc, work, _ = prepare(args.functions, args.before, "sgcc-compile-cost-")
     try:
-        src = Path(work) / "unit.c"
-        src.write_text(re.sub(r"\b([a-z]+)_(\d+)\b", r"\1_u_\2", typical_source(functions=args.functions)))
         asm = proc.run([gcc, *flags, "-S", "unit.c", "-o", "-"], cwd=work, check=True).stdout.decode()
         ctx = keys.context(gcc, flags, "flags")
         hit = cache.Store(Path(work) / "hit")
@@ -126,16 +132,12 @@ def main() -> None:
             if name in rows:  # learns the as command, memoizes the hit
                 _run(rows[name][0], work, rows[name][1])
         results: dict[str, list[tuple[float, float]]] = {k: [] for k in rows}
-        rng = random.Random(1)
         load = []
-        for _ in range(args.rounds):
-            order = list(rows)
-            rng.shuffle(order)
-            for name in order:
-                if name.startswith("sgcc first hit"):  # forget the memo: this is the first hit again
-                    shutil.rmtree(os.path.join(first.root, "entries", keys.context_id(ctx), "joined"),
-                                  ignore_errors=True)
-                results[name].append(_run(rows[name][0], work, rows[name][1]))
+        for name in interleaved(list(rows), args.rounds):
+            if name.startswith("sgcc first hit"):  # forget the memo: this is the first hit again
+                shutil.rmtree(os.path.join(first.root, "entries", keys.context_id(ctx), "joined"),
+                              ignore_errors=True)
+            results[name].append(_run(rows[name][0], work, rows[name][1]))
             load.append(os.getloadavg()[0])
         medians = {k: (statistics.median(c for c, _ in v), statistics.median(w for _, w in v))
                    for k, v in results.items()}

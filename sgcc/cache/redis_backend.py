@@ -2,12 +2,15 @@
 
 Lookups (every compile whose local cache misses) use the lean client :mod:`sgcc.cache.resp`,
 one pipelined conversation per request: ``AUTH`` and ``SELECT`` when the URL asks for them,
-then ``SMEMBERS`` of a context's winners index or ``GET`` of an entry. Stores (made by
+then ``SMEMBERS`` of a context's winners index, ``GET`` of an entry, or ``GET`` of the
+generation (``sgcc cache state``, once per wrapped build). Stores (made by
 ``sgcc optimize``, never by a plain compile) use redis-py, the well-kept client, in one
 ``MULTI``: the entry and its place in the winners index change together.
 """
 
 from __future__ import annotations
+
+import os
 
 from sgcc.cache import remote, resp
 
@@ -19,6 +22,10 @@ STORE_TIMEOUT_FACTOR = 10
 def entry_name(key: str) -> str:
     """The Redis key of an entry: ``sgcc:2:<context id>:<key>``."""
     return f"{remote.NAMESPACE}:{key[48:64]}:{key}"
+
+
+#: The Redis key of the generation token every store replaces (sgcc.cache.remote.Storage.generation).
+GENERATION = f"{remote.NAMESPACE}:generation"
 
 
 def index_name(context_id: str) -> str:
@@ -63,8 +70,15 @@ class RedisStorage(remote.Storage):
             raise remote.RemoteError("SMEMBERS answered something that is not a set")
         return frozenset(m.decode("ascii", "replace") for m in members)
 
+    def generation(self) -> str:
+        """The generation token ("" before any store)."""
+        value = self._call(("GET", GENERATION), 256)
+        if value is not None and not isinstance(value, bytes):
+            raise remote.RemoteError("GET answered something that is not a value")
+        return (value or b"").decode("ascii", "replace")
+
     def put(self, key: str, data: bytes, has_winners: bool) -> None:
-        """The entry and the index, in one transaction."""
+        """The entry, the index and a new generation, in one transaction."""
         try:
             import redis
         except ImportError:  # a dependency of sgcc; a broken install must not fail a search
@@ -80,6 +94,7 @@ class RedisStorage(remote.Storage):
                 pipe.sadd(index_name(key[48:64]), key)
             else:
                 pipe.srem(index_name(key[48:64]), key)
+            pipe.set(GENERATION, os.urandom(16).hex())
             pipe.execute()
         except redis.TimeoutError as exc:
             raise remote.RemoteTimeout(str(exc)) from None

@@ -11,7 +11,10 @@ A compromised server can withhold winners but cannot get code into a build.
 **Layout on the server** (:data:`NAMESPACE` ``sgcc:2``, 2 = the entry schema):
 ``sgcc:2:<context id>:<key>`` holds the entry's bytes exactly as the local file holds them,
 and the set ``sgcc:2:<context id>:win`` names the keys with winners: the remote twin of the
-local index (:mod:`sgcc.cache.store`). A compile asks it for its context before running gcc,
+local index (:mod:`sgcc.cache.store`). ``sgcc:2:generation`` is a random token every store
+replaces in the same transaction: ``sgcc cache state`` folds it into what ccache and sccache
+hash in front of sgcc, so a winner stored remotely reaches the next wrapped build
+(:mod:`sgcc.dropin.wrapper`). A compile asks it for its context before running gcc,
 so a compile with no winner anywhere still goes straight to gcc in one exec.
 
 **Failure.** Every conversation with the server has one deadline, ``remote_timeout``
@@ -136,7 +139,13 @@ class Storage:
         raise NotImplementedError
 
     def put(self, key: str, data: bytes, has_winners: bool) -> None:
-        """Store ``data`` under ``key`` and keep the winners index true."""
+        """Store ``data`` under ``key``, keep the winners index true, and replace the
+        generation (:meth:`generation`) in the same transaction."""
+        raise NotImplementedError
+
+    def generation(self) -> str:
+        """A token every :meth:`put` replaces ("" before the first): what a compiler cache in
+        front of sgcc folds into its keys, once per build (:mod:`sgcc.dropin.wrapper`)."""
         raise NotImplementedError
 
 
@@ -275,6 +284,18 @@ class Layer:
         self.refused = why
         self._count("remote_refused")
         log(f"remote value {key[:16]} refused: {why}")
+
+    def generation(self) -> str:
+        """The server's generation (:meth:`Storage.generation`), or ``"unreachable"`` when it
+        is marked down or fails now (then marked down, as any failure)."""
+        if not self._usable():
+            return "unreachable"
+        try:
+            return self.storage().generation()
+        except (RemoteError, RemoteRefused) as exc:
+            if isinstance(exc, RemoteError):
+                self._mark_down(exc)
+            return "unreachable"
 
     def push(self, key: str, data: bytes, has_winners: bool) -> bool:
         """Store an entry's bytes remotely too (not when read-only or down); whether it was."""

@@ -30,7 +30,9 @@ the two steps, an entry removed by hand) only costs that context the full lookup
 on ``<key>`` substituted (after gcc's first ``.file`` line), tagged with the checksum of the
 entry version it came from (:meth:`Store.read_joined`, :meth:`Store.write_joined`; the compile's
 use of it: :mod:`sgcc.cache.lookup`). Other files: ``ROOT/stats.d`` and ``ROOT/stats.json``
-(:mod:`sgcc.cache.stats`), ``ROOT/as-commands`` (:mod:`sgcc.dropin.assemble`).
+(:mod:`sgcc.cache.stats`), ``ROOT/as-commands`` (:mod:`sgcc.dropin.assemble`),
+``ROOT/wrapper-state/`` (:mod:`sgcc.cache.generation`: the token every change of winners
+replaces, which ccache and sccache hash in front of sgcc).
 
 **Whose entry.** An entry is used only if a trusted key signed it (:mod:`sgcc.cache.trust`)
 and it names the very key it is read under (:meth:`sgcc.cache.entry.Entry.decode`): a signed
@@ -243,9 +245,9 @@ class Store:
         if len(header) != 6 or header[0] != "sgcc-joined" or header[1] != head[2]:
             return None  # another version of the entry (or none): the memo is stale
         body = raw[nl + 1:]
-        if keys.sha256(body).hexdigest() != header[2]:
-            return None
-        # Both files are code a build will assemble: each must carry a trusted signature.
+        # Both files are code a build will assemble: each must carry a trusted signature. The
+        # memo's covers its line and its body, so its body's own checksum (header[2]) needs no
+        # second pass over the assembly here (one SHA-256 pass less on every repeated hit).
         signed_line = raw[:nl].rpartition(b" ")[0]
         if not self.keyring.verify(head[3], entry[enl + 1:]) or not self.keyring.verify(header[5], signed_line + body):
             return None
@@ -296,6 +298,7 @@ class Store:
                 _unlink(path)
                 _unlink(self._mark_path(key))
                 _unlink(self._joined_path(key))
+                _bump_generation(self.root)  # whatever it held, it is gone now
         finally:
             lock.release()
         self.bump({"corrupt": 1})
@@ -323,6 +326,7 @@ class Store:
             new.key = key
             data = new.encode(self.keyring)
             has_winners = new.has_winners
+            had_winners = os.path.exists(mark)
             os.makedirs(os.path.dirname(mark), exist_ok=True)
             if has_winners:  # the mark first: a compile must never see winners without it
                 os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o666))
@@ -332,6 +336,8 @@ class Store:
             _unlink(self._joined_path(key))  # derived from the old version
             if not has_winners:
                 _unlink(mark)
+            if has_winners or had_winners:  # after the change, never before it (sgcc.cache.generation)
+                _bump_generation(self.root)
         finally:
             lock.release()
         self.bump({"stores": 1})
@@ -345,14 +351,18 @@ class Store:
     def delete(self, key: str) -> bool:
         """Remove ``key``'s entry (and its mark); whether there was one."""
         lock = self._locked(key)
+        mark = self._mark_path(key)
+        had_winners = os.path.exists(mark)
         try:
             os.unlink(self.path(key))
             return True
         except OSError:
             return False
         finally:
-            _unlink(self._mark_path(key))
+            _unlink(mark)
             _unlink(self._joined_path(key))
+            if had_winners:  # after the change (sgcc.cache.generation)
+                _bump_generation(self.root)
             lock.release()
 
     # -- listing, size, eviction ----------------------------------------------------------
@@ -435,6 +445,13 @@ class Store:
     def zero_stats(self) -> None:
         """Reset the counters (entries are kept)."""
         statsmod.zero(self.root)
+
+
+def _bump_generation(root: str) -> None:
+    """A new winners' generation (:mod:`sgcc.cache.generation`), imported only by writes."""
+    from sgcc.cache import generation
+
+    generation.bump(root)
 
 
 def _unlink(path: str) -> None:

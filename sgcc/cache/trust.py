@@ -80,10 +80,13 @@ def load_key(path: str, *, create: bool = False) -> bytes:
     return _read_key(path)
 
 
-def _sha256(data: bytes) -> bytes:
+def _sha256(*parts: bytes) -> bytes:
     from sgcc.cache.keys import sha256  # the built-in module: hashlib costs every hit ~4 ms
 
-    return sha256(data).digest()
+    h = sha256()
+    for part in parts:  # no concatenated copy of a message of a few hundred kilobytes
+        h.update(part)
+    return h.digest()
 
 
 def hmac_sha256(key: bytes, message: bytes) -> str:
@@ -93,8 +96,8 @@ def hmac_sha256(key: bytes, message: bytes) -> str:
     if len(key) > 64:
         key = _sha256(key)
     key = key.ljust(64, b"\0")
-    inner = _sha256(bytes(b ^ 0x36 for b in key) + message)
-    return _sha256(bytes(b ^ 0x5C for b in key) + inner).hex()
+    inner = _sha256(bytes(b ^ 0x36 for b in key), message)
+    return _sha256(bytes(b ^ 0x5C for b in key), inner).hex()
 
 
 def key_id(key: bytes) -> str:

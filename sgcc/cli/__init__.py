@@ -37,9 +37,39 @@ def is_command(argv: list[str]) -> bool:
     return base.startswith("sgcc") or base == "__main__.py"  # `python -m sgcc`
 
 
+def _cache_state() -> int:
+    """``sgcc cache state`` without the command-line interface's imports: it runs once per
+    build wrapped by ccache or sccache, whose no-change rebuild is otherwise a few
+    milliseconds per file (docs/build-systems.md). Errors as :func:`sgcc.cli.main.run_command`
+    reports them."""
+    from sgcc.dropin import wrapper
+    from sgcc.errors import SgccError
+
+    try:
+        paths = wrapper.state_command()
+    except SgccError as exc:
+        print(exc.render(), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("sgcc: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug in sgcc: one line for the user, the details on request
+        from sgcc.config import env_flag
+
+        if env_flag("SGCC_DEBUG", unknown=True):
+            raise
+        print(f"sgcc: error: internal error ({type(exc).__name__}: {exc})", file=sys.stderr)
+        print("sgcc: hint: this is a bug in sgcc; SGCC_DEBUG=1 shows where it happened", file=sys.stderr)
+        return 70
+    print(os.pathsep.join(paths))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``sgcc`` console script."""
     argv = list(sys.argv if argv is None else argv)
+    if argv[1:] == ["cache", "state"] and is_command(argv):
+        return _cache_state()
     if is_command(argv):
         from sgcc.cli.main import run_command
         from sgcc.verify.box.signals import install_signal_handlers

@@ -74,6 +74,8 @@ def stats(as_json: bool, zero: bool) -> None:
         ("counting since", data.get("since", "-")),
         ("compiles intercepted", c.get("eligible", 0)),
         ("  straight to gcc (no winner)", c.get("direct", 0)),
+        # Counted in "straight to gcc" too; a label no wider than the others keeps the columns.
+        ("    wrapper without sgcc's state", c.get("wrapper_unkeyed", 0)),
         ("compiles passed through", c.get("passthrough", 0)),
         ("fell back to plain gcc", c.get("fallbacks", 0) + c.get("internal_errors", 0)),
         ("cache lookups (translation units)", lookups),
@@ -138,7 +140,7 @@ def _human(n: float) -> str:
 
 @click.group(name="cache")
 def cache_group() -> None:
-    """Inspect and manage the verdict cache (list, show, clear, trim, verify)."""
+    """Inspect and manage the verdict cache (list, show, clear, trim, verify, state)."""
 
 
 @cache_group.command(name="list")
@@ -210,6 +212,29 @@ def cache_trim(max_size: str | None) -> None:
         raise click.BadParameter(str(exc), param_hint="'--max-size'") from None
     n = store.trim(limit)
     click.echo(f"sgcc: evicted {n} entries; {_human(store.size())} remain in {store.root}")
+
+
+@cache_group.command(name="state")
+def cache_state() -> None:
+    """Write what ccache or sccache in front of sgcc must hash, and print its files.
+
+    Prints paths separated by ':', the value for CCACHE_EXTRAFILES (ccache) or
+    SCCACHE_EXTRAFILES (sccache): this configuration's state (sgcc's version and code, the
+    real compiler, the CPU, the cache, the instruction-set policy, the trusted keys, the
+    remote and its generation, the index of winners), the token every change of winners
+    replaces, and the configuration files read. Run it once per build, with the build's
+    environment and from its directory:
+
+      CCACHE_EXTRAFILES=$(sgcc cache state) make CC="ccache sgcc"
+
+    A compile under ccache or sccache substitutes winners only when both files are in the
+    wrapper's key for the configuration it sees; otherwise it compiles as gcc.
+    """
+    import os
+
+    from sgcc.dropin import wrapper
+
+    click.echo(os.pathsep.join(wrapper.state_command()))
 
 
 @cache_group.command(name="verify")

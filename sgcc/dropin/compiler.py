@@ -113,6 +113,25 @@ def is_gcc(compiler: str) -> bool:
     return _stem(real) in _WRAPPERS and _gcc_name(os.path.basename(compiler))
 
 
+#: The compiler caches whose keys can hold sgcc's state (sgcc.dropin.wrapper).
+CACHING_WRAPPERS = ("ccache", "sccache")
+
+
+def caching_parent() -> tuple[str, str] | None:
+    """(name, executable) of the compiler cache that started this process (ccache or sccache,
+    judged by the parent's executable, links followed: ccache's masquerading links too), or
+    None. One ``readlink``: asked only by a compile that would substitute."""
+    try:
+        exe = os.readlink(f"/proc/{os.getppid()}/exe")
+    except OSError:
+        return None
+    base = os.path.basename(exe).removesuffix(" (deleted)")
+    for name in CACHING_WRAPPERS:
+        if base == name or base.startswith((name + "-", name + ".")):
+            return name, exe
+    return None
+
+
 def _self_paths(argv0: str) -> set[str]:
     paths = {os.path.realpath(argv0)}
     if sys.argv and sys.argv[0]:

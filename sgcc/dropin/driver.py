@@ -358,7 +358,42 @@ def plan(compiler: str, inv: gccargs.Invocation, settings: dict, remote: Layer |
     # Checked only now, when sgcc would take its own path (one stat, off the common path).
     if inv.mode != "link" and not all(_plain_output(inv.output_for(s)) for s in inv.sources):
         return None  # -o /dev/null, /dev/stdout, a FIFO: gcc writes those its own way
+    if not _wrapper_allows(lookup, settings):
+        return None
     return lookup
+
+
+def _wrapper_allows(lookup: Lookup, settings: dict) -> bool:
+    """Under a compiler cache (ccache, sccache: the parent process), whether this compile may
+    still substitute: only when the wrapper hashes sgcc's state for the configuration seen now
+    (:mod:`sgcc.dropin.wrapper`); an overlay never. Otherwise the lookup keeps nothing to
+    substitute (a recording still records) and False means gcc runs the command as it is."""
+    if not lookup.marks and not lookup.overlay:
+        return True
+    parent = compilermod.caching_parent()
+    if parent is None:
+        return True
+    from sgcc.dropin import wrapper
+
+    name, exe = parent
+    if lookup.overlay:
+        log(f"under {name}: the overlay of sgcc optimize --project is not used (no state covers it)")
+        lookup.overlay = ""
+    if lookup.marks:
+        store = lookup.store
+        try:
+            keyring = store.keyring if store is not None else None
+        except Exception:  # noqa: BLE001 - a key file that cannot be read: the hit fails anyway
+            keyring = None
+        if not wrapper.keyed(name, exe, settings, lookup.ctx["compiler"], keyring):
+            log(f"under {name} without sgcc's state in its key ({wrapper.WRAPPERS[name]}, see `sgcc cache state`): "
+                "compiling as gcc")
+            lookup.marks = frozenset()
+            if not os.environ.get("SGCC_RECORD"):
+                _stats(settings, {"wrapper_unkeyed": 1})
+                return False
+            lookup.counts["wrapper_unkeyed"] = 1
+    return bool(lookup.marks) or bool(os.environ.get("SGCC_RECORD"))
 
 
 def _plain_output(path: str) -> bool:
