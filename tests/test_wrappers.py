@@ -268,6 +268,7 @@ def redis_url(request) -> str:
     return db.url
 
 
+@pytest.mark.alone  # the remote's deadline (remote_timeout), as in tests/test_remote_cache.py
 def test_a_winner_only_on_the_remote_reaches_the_next_build(setup, redis_url, tmp_path):
     """A teammate stores a winner on the remote after this build began: the builds that
     reuse this build's state keep gcc's object (what sgcc gave just before the store); the
