@@ -12,6 +12,7 @@ cannot load; an instruction it lacks), and on a difference, the state.
 from __future__ import annotations
 
 import gc
+import os
 import random
 import time
 from dataclasses import dataclass, field
@@ -69,6 +70,23 @@ FOOTPRINT_SHARE = 1.0
 COST_TILE = 8 << 20
 COST_GROWTH = 2.0
 COST_FLOOR = 1.25
+#: The test's time shares are wall-clock; on a busy machine each is stretched by the load per
+#: CPU (1-minute load average), up to this factor, so that a neighbour's load does not shrink
+#: which states are tried (a candidate wrong past 2^24 words was accepted at a load of 8 on 2
+#: CPUs, its sizes dropped as "gcc's function does not finish in time").
+MAX_STRETCH = 4.0
+
+
+def load_stretch() -> float:
+    """How much slower than on an idle machine this process's emulation runs now, as far as
+    the load average says: the runnable processes per CPU, between 1 and MAX_STRETCH."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return 1.0
+    return min(MAX_STRETCH, max(1.0, load / (os.cpu_count() or 1)))
+
+
 #: Most seconds a candidate's run on one state may take (a longer allowance leaves it undecided).
 CANDIDATE_SECONDS = 15.0
 #: States gcc's function takes longer than this on (as captured) are run as captured only.
@@ -164,6 +182,15 @@ class FunctionTester:
         ``untrusted`` (True: all) are also held to the footprint rule
         (:mod:`sgcc.verify.function.footprint`): gcc's own variants need not be, and run
         several times faster without its memory hook."""
+
+        seconds = self.seconds
+        self.seconds = seconds * load_stretch()  # this check's shares (MAX_STRETCH)
+        try:
+            return self._check(cand_obj, functions, untrusted)
+        finally:
+            self.seconds = seconds
+
+    def _check(self, cand_obj, functions, untrusted: frozenset | bool) -> FunctionVerdict:
         from sgcc.asm.obj import read_object
 
         verdict = FunctionVerdict()
