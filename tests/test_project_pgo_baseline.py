@@ -20,7 +20,9 @@ import pytest
 
 from sgcc import proc
 
-pytestmark = pytest.mark.slow  # builds, profiles, tests and times a project
+# Builds, profiles, tests and times a project; whole-project candidates are raced and adopted by
+# timing, which a neighbour test's load moves: under pytest-xdist they run with nothing beside them.
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
 
 PGOWIN = Path(__file__).parent / "projects" / "pgowin"
 
