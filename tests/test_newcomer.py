@@ -52,6 +52,13 @@ def three_files(tmp_path) -> Path:
     return tmp_path
 
 
+@pytest.fixture
+def private_timing_lock(tmp_path, monkeypatch):
+    """A timing lock of this test's own: what it asserts about waits and holders must not
+    see another worker's timings (pytest-xdist workers share the run's lock, conftest.py)."""
+    monkeypatch.setenv("SGCC_TIMING_LOCK", str(tmp_path / "timing.lock"))
+
+
 @contextlib.contextmanager
 def _lock_held_by_another_thread(seconds: float):
     """The timing lock (the tests' own file) held by a thread of this process, another
@@ -220,6 +227,7 @@ def test_an_overrun_and_its_cause_are_said():
     assert account(60.5, 60.0, 45.0, [], started) == {}  # 0.5 s over: not worth a line
 
 
+@pytest.mark.usefixtures("private_timing_lock")
 @pytest.mark.slow
 def test_a_wait_for_the_timing_lock_is_announced_and_counted(sgcc_exe, tmp_path):
     """Another run holds the timing lock: the run says who, while it waits, and its summary
@@ -283,6 +291,7 @@ def test_bench_examples_says_what_it_runs_at_once(tmp_path):
 # -- the shared cache and timing lock --------------------------------------------------------
 
 
+@pytest.mark.usefixtures("private_timing_lock")
 def test_stats_say_whose_counters_and_who_holds_the_timing_lock(sgcc_exe):
     from sgcc.verify.timing.rounds import timing_lock
 
@@ -353,6 +362,7 @@ def test_built_candidates_are_raced_while_a_timing_fits():
     assert notes == ["racing 2 candidates for f (successive halving)"]
 
 
+@pytest.mark.usefixtures("private_timing_lock")
 def test_a_search_timing_does_not_wait_for_the_lock_past_the_budget():
     """A race that found the lock busy waited 42.6 s for it with the budget spent, then timed
     nothing and ended 46 s over (lcs, --budget 120s, another developer timing): the wait is
