@@ -125,6 +125,19 @@ def test_return_kind_and_arguments_from_the_c_definition(source, kind, args):
     assert emulate.integer_args(text, "f") == args
 
 
+def _one_input_program(tmp_path, src, function: str, states: int, seconds: float):
+    """gcc's program of ``src`` with one test ("4"), its states of ``function`` and ``main``
+    captured, and a function tester over them."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "a.in").write_text("4\n")
+    req = Request(source=src, flags=["-O3"], tests=tmp_path / "tests", output=tmp_path / "out")
+    program = build_baseline(req, tmp_path)
+    with Sandbox(timeout=20) as sandbox:
+        tests = sandbox.record(program.binary, load_tests(tmp_path / "tests"))
+        capture = funcstate.capture(program, sandbox, tests, tmp_path / "cap", "gcc", [function, "main"])
+    return program, funcdiff.FunctionTester(capture, program.obj, program.source_text, states=states, seconds=seconds)
+
+
 def test_external_calls_must_match(tmp_path):
     # A function that calls out: gcc's own passes; a candidate that calls with another
     # argument is refused, and the report names the call.
@@ -132,14 +145,7 @@ def test_external_calls_must_match(tmp_path):
     src.write_text('#include <stdio.h>\n#include <stdlib.h>\n'
                    '__attribute__((noinline)) void show(int n) { for (int i = 0; i < n; i++) printf("%d\\n", i * 3); }\n'
                    'int main(void) { int n; if (scanf("%d", &n) != 1) return 1; show(n); return 0; }\n')
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "a.in").write_text("4\n")
-    req = Request(source=src, flags=["-O3"], tests=tmp_path / "tests", output=tmp_path / "out")
-    program = build_baseline(req, tmp_path)
-    with Sandbox(timeout=20) as sandbox:
-        tests = sandbox.record(program.binary, load_tests(tmp_path / "tests"))
-        capture = funcstate.capture(program, sandbox, tests, tmp_path / "cap", "gcc", ["show", "main"])
-    tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, states=200, seconds=10)
+    program, tester = _one_input_program(tmp_path, src, "show", 200, 10)
     assert tester.check(program.obj, ["show"]).ok
     text = program.asm.unit("show").text
     assert "printf" in text
@@ -304,14 +310,7 @@ def test_fwrite_is_compared_by_what_it_writes(tmp_path):
     src.write_text('#include <stdio.h>\n'
                    '__attribute__((noinline)) void say(int n) { if (n > 0) fwrite("hello, world\\n", 1, 13, stdout); }\n'
                    'int main(void) { int n; if (scanf("%d", &n) != 1) return 1; say(n); return 0; }\n')
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "a.in").write_text("4\n")
-    req = Request(source=src, flags=["-O3"], tests=tmp_path / "tests", output=tmp_path / "out")
-    program = build_baseline(req, tmp_path)
-    with Sandbox(timeout=20) as sandbox:
-        tests = sandbox.record(program.binary, load_tests(tmp_path / "tests"))
-        capture = funcstate.capture(program, sandbox, tests, tmp_path / "cap", "gcc", ["say", "main"])
-    tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, states=60, seconds=5)
+    program, tester = _one_input_program(tmp_path, src, "say", 60, 5)
     text = program.asm.unit("say").text
     assert "$13, %edx" in text and "$1, %esi" in text, text
     outcomes = {}
