@@ -235,7 +235,7 @@ def per_generator(cands: list[dict]) -> dict:
         g["passed"] += stage in ("time", "accepted")
         g["timed"] += c.get("speedup") is not None
         g["accepted"] += stage == "accepted"
-        if stage in ("check", "assemble", "control", "link", "test"):
+        if stage in ("screen", "assemble", "check", "control", "link", "test"):
             reason = c.get("reason", "")
             kind = reason.split(":", 1)[0] if stage == "control" else \
                 "function-level test" if "gcc's function" in reason or "function-level" in reason else \

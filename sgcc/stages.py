@@ -16,8 +16,9 @@ class Stage(enum.StrEnum):
 
     PENDING = "pending"  # not looked at yet
     SKIPPED = "skipped"  # never built: identical to gcc's unit, a repeat, or the budget ran out
-    CHECK = "check"  # the text screen and the object checks refused it
+    SCREEN = "screen"  # refused before any assembler ran: no assembly in the answer, the text screen, no such function
     ASSEMBLE = "assemble"  # the assembler refused it
+    CHECK = "check"  # the checks of the assembled object refused it (symbols, sections, ISA, clobbered registers)
     CONTROL = "control"  # the control-flow proof refused it (sgcc.verify.static.controlflow)
     LINK = "link"  # the program did not link
     TEST = "test"  # a test failed in the isolated runner

@@ -38,7 +38,7 @@ def test_example_program(tmp_path, name):
     report = optimize(req)
     for cand in report.candidates:
         if "/bad/" in cand.origin:
-            assert cand.stage in ("check", "assemble", "test"), (cand.origin, cand.stage, cand.reason)
+            assert cand.stage in ("screen", "assemble", "check", "test"), (cand.origin, cand.stage, cand.reason)
         elif name in FLOW_REFUSED:
             # Honest, but in a shape the information-flow rule cannot bound for an untrusted
             # (replay) candidate (FLOW_REFUSED; docs/proof.md, "What the rule cannot prove").

@@ -72,20 +72,20 @@ def _llm(report, function="count_bits"):
 def test_each_answer_stops_at_its_stage_and_the_faster_one_ships(scripted_run):
     report, _, _, tmp = scripted_run
     got = {k: (c.stage, c.reason) for k, c in _llm(report).items()}
-    assert got[(0, 1)] == ("check", "no assembly in the answer: no <assembly> tags and no ``` block")
+    assert got[(0, 1)] == ("screen", "no assembly in the answer: no <assembly> tags and no ``` block")
     assert got[(0, 2)][0] == "assemble" and "bad register name `%nosuchreg'" in got[(0, 2)][1]
     assert got[(0, 3)][0] == "test" and "output differs from the expected" in got[(0, 3)][1]
     assert got[(1, 1)][0] == "accepted"
     assert got[(1, 2)] == ("skipped", "same text as another candidate of this round")
-    assert got[(1, 3)][0] == "check" and got[(1, 3)][1].startswith("prose around the assembly: 'Here it is:'")
-    assert got[(2, 1)] == ("check", "the assembly block in the answer is empty")
-    assert got[(2, 2)] == ("check", "the ``` block in the answer is marked as c code, not assembly")
-    assert got[(2, 3)] == ("check", "<assembly> is never closed by </assembly>")
+    assert got[(1, 3)][0] == "screen" and got[(1, 3)][1].startswith("prose around the assembly: 'Here it is:'")
+    assert got[(2, 1)] == ("screen", "the assembly block in the answer is empty")
+    assert got[(2, 2)] == ("screen", "the ``` block in the answer is marked as c code, not assembly")
+    assert got[(2, 3)] == ("screen", "<assembly> is never closed by </assembly>")
     winner = _llm(report)[(1, 1)]
     assert report.shipped == [winner.id]
     assert report.final["low"] > 1.03
     assert _passes_tests(tmp / "out")
-    assert all(c.stage in ("check", "skipped") for c in _llm(report, "main").values())
+    assert all(c.stage in ("screen", "skipped") for c in _llm(report, "main").values())
 
 
 def test_refinement_prompts_carry_the_feedback(scripted_run):
@@ -252,7 +252,7 @@ def test_cli_with_scripted_answers(tmp_path, sgcc_exe):
     r, out, data = _optimize_cli(sgcc_exe, tmp_path, "--model", f"fake:{script}", "--samples", "2", "--rounds", "1")
     assert r.returncode == 0, r.stderr.decode()
     stages = sorted((c["function"], c["meta"]["round"], c["meta"]["sample"], c["stage"]) for c in data["candidates"])
-    assert ("count_bits", 0, 1, "check") in stages and ("count_bits", 0, 2, "test") in stages
+    assert ("count_bits", 0, 1, "screen") in stages and ("count_bits", 0, 2, "test") in stages
     assert all(c["meta"]["tokens"] for c in data["candidates"])
     assert data["honest"]["speedup"] == 1.0 and _passes_tests(out)
 

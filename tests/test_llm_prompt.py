@@ -114,7 +114,7 @@ def test_assembler_feedback_never_quotes_other_files():
 
 def test_check_feedback_quotes_the_refused_line():
     answer = '\t.text\nf:\n\t.incbin "/etc/passwd"\n\tret\n'
-    text = prompt.feedback(_result("check", "line 3: directive .incbin is not allowed (it reads a file)"), answer)
+    text = prompt.feedback(_result("screen", "line 3: directive .incbin is not allowed (it reads a file)"), answer)
     assert 'line 3 of your answer: `.incbin "/etc/passwd"`' in text and "not allowed" in text
     text = prompt.feedback(_result("check", "new external symbol: system"), "\tcall\tsystem\n")
     assert "refused before it ran: new external symbol: system" in text
@@ -143,7 +143,7 @@ def test_correct_attempts_get_their_measured_speed():
 
 
 def test_feedback_for_invalid_answers_repeats_and_links():
-    text = prompt.feedback(_result("check", "no assembly in the answer: no <assembly> tags and no ``` block"),
+    text = prompt.feedback(_result("screen", "no assembly in the answer: no <assembly> tags and no ``` block"),
                            "I cannot", invalid=True)
     assert text.startswith("Your answer could not be used: no assembly in the answer")
     assert "Wrap the assembly code in assembly tags" in text

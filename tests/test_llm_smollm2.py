@@ -128,7 +128,7 @@ def test_optimize_end_to_end_with_best_of_3_and_2_refinement_rounds(tmp_path, sg
         m = c["meta"]
         assert m["prompt_tokens"] > 50 and 0 < m["tokens"] <= 48 and m["tokens_per_s"] > 0, c
         # Every answer stops somewhere, with a reason; none can be shipped unproven.
-        assert c["stage"] in ("skipped", "check", "assemble", "link", "test", "time", "accepted"), c
+        assert c["stage"] in ("skipped", "screen", "assemble", "check", "link", "test", "time", "accepted"), c
         assert c["reason"], c
         if c["stage"] == "skipped":
             assert c["reason"].startswith(("same text as", "identical to gcc")), c

@@ -102,7 +102,7 @@ def test_a_function_with_no_unit_is_said_to_be_inlined(program_dir, tmp_path):
     stream = io.StringIO()
     report = optimize(req, Progress(stream))
     (work,) = [c for c in report.candidates if c.function == "work"]
-    assert work.stage == Stage.CHECK
+    assert work.stage == Stage.SCREEN
     assert work.reason == ("no function named work in static.c: gcc inlined its calls into main (static.c:13) and "
                            "kept no copy of its own; a candidate for main replaces that code")
     lines = stream.getvalue().splitlines()

@@ -100,7 +100,7 @@ def test_garbage_is_minus_one_and_zero(text):
 def test_hostile_answer_refused_by_the_screen(prob):
     hostile = _answer('\t.text\n\t.globl\tcount_bits\ncount_bits:\n\t.incbin "/etc/passwd"\n\tret\n')
     v = prob.evaluate(hostile)
-    assert v.stage == "check" and ".incbin" in v.reason
+    assert v.stage == "screen" and ".incbin" in v.reason
     assert _score(hostile, "correctness_guided") == -1.0
     assert _score(hostile, "speedup_only") == 0.0
 

@@ -99,7 +99,7 @@ class Candidate:
     stage ``skipped`` without building anything. ``meta`` holds small JSON-able facts the
     report keeps (tokens, tokens/s, seconds of generation, the flags of a variant...).
     ``invalid`` set to a reason means "this is not assembly at all" (a model's answer with no
-    assembly in it, or prose around it): the engine refuses it at stage ``check`` with that
+    assembly in it, or prose around it): the engine refuses it at stage ``screen`` with that
     reason, without building; ``text`` is then the raw answer (so repeats are recognized).
     """
 
@@ -205,7 +205,7 @@ class Generator(abc.ABC):
 
     def unmatched(self, names: set[str]) -> list[Candidate]:
         """Candidates this generator has for functions the program does not define (``names``
-        are the ones it does); the engine refuses them at ``check`` without building. By
+        are the ones it does); the engine refuses them at ``screen`` without building. By
         default none: only generators that read candidates from elsewhere have such."""
         return []
 

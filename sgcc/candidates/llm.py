@@ -134,7 +134,7 @@ class LLMGenerator(Generator):
                         lines = program.asm.join({unit.name: cand.text}).split("\n")
                     except Exception:  # noqa: BLE001
                         lines = None
-                invalid = bool(cand.invalid) and result.stage == Stage.CHECK and result.reason == cand.invalid
+                invalid = bool(cand.invalid) and result.stage == Stage.SCREEN and result.reason == cand.invalid
                 text = prompt.feedback(result, cand.text, invalid=invalid, offset=offset, base_lines=lines)
                 jobs.append((i, prompt.messages_for(program.source_text, unit.text, raw, text)))
         if self.temperature == 0:  # the same conversation would get the same answer

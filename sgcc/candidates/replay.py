@@ -59,7 +59,7 @@ class ReplayGenerator(Generator):
         self._all = load(self.directory)
 
     def unmatched(self, names: set[str]) -> list[Candidate]:
-        """Candidates for functions the program does not have (refused at ``check``)."""
+        """Candidates for functions the program does not have (refused at ``screen``)."""
         return [c for c in self._all if c.function not in names]
 
     def propose(self, program: ProgramView, unit: Unit, round_no: int, history: list[Attempt]) -> list[Candidate]:

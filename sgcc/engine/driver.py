@@ -10,7 +10,7 @@ the order of the modules that hold them:
    (:func:`sgcc.engine.search.weigh`);
 3. seed the search from the verdict cache (:mod:`sgcc.engine.verdicts`), prepare the
    generators, and search (:mod:`sgcc.engine.search`): every candidate from every generator
-   goes through the pipeline (:mod:`sgcc.engine.pipeline`): screen its text (``check``),
+   goes through the pipeline (:mod:`sgcc.engine.pipeline`): screen its text (``screen``),
    substitute it into the baseline assembly and assemble (``assemble``), compare the object
    with the baseline's and apply the instruction-set policy (``check``), link (``link``),
    run all tests in the sandbox (``test``), then time it against the baseline on paired,
@@ -130,7 +130,7 @@ class Engine:
                     if held:  # in the C source, but gcc left no unit of its own: say where its code is
                         why += (f": {inlining.describe(cand.function, held)} and kept no copy of its own; "
                                 f"a candidate for {held[0][0]} replaces that code")
-                    res.stop(Stage.CHECK, why)
+                    res.stop(Stage.SCREEN, why)
                     report.candidates.append(res)
 
             weigh(req, program, sandbox, all_tests, report, self.note)

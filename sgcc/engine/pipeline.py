@@ -1,4 +1,4 @@
-"""One candidate through the stages: ``check`` (text screen), ``assemble``, ``check``
+"""One candidate through the stages: ``screen`` (text screen), ``assemble``, ``check``
 (object checks, instruction set), ``control`` (the control-flow proof, with the
 information-flow rule for untrusted units), ``check`` (registers callers rely on), ``link``,
 ``test`` (the sandbox), ``time`` (paired, interleaved rounds against the baseline), then
@@ -73,7 +73,7 @@ class Pipeline:
             # a whole file defines the file's variables (the object check holds them to gcc's).
             verdict = textscreen.screen_text(text, may_define=program.defined, writable_data=name == WHOLE_UNIT)
             if not verdict.ok:
-                result.stop(Stage.CHECK, verdict.reason, verdict.detail)
+                result.stop(Stage.SCREEN, verdict.reason, verdict.detail)
                 return None
         try:
             if WHOLE_UNIT in replacements:
@@ -81,7 +81,7 @@ class Pipeline:
             else:
                 asm_text = program.asm.join(replacements)
         except KeyError as exc:
-            result.stop(Stage.CHECK, f"no function named {exc.args[0]} in the program")
+            result.stop(Stage.SCREEN, f"no function named {exc.args[0]} in the program")
             return None
         asm = where / "cand.s"
         asm.write_text(asm_text, encoding="utf-8", errors="surrogateescape")
@@ -153,7 +153,7 @@ class Pipeline:
         started = time.perf_counter()
         binary = None
         if candidate.invalid:  # the generator knows it is no assembly (a model's answer without any)
-            result.stop(Stage.CHECK, candidate.invalid)
+            result.stop(Stage.SCREEN, candidate.invalid)
         else:
             binary = self.build_candidate(program, candidate.replacements(), where, result,
                                           untrusted=untrusted_units(candidate))

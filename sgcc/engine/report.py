@@ -229,7 +229,7 @@ class Report:
                          f"({ref.get('what', 'clang')}) {theirs}")
         p = self.paper
         if p:
-            refused = any(c.id != "-" and c.stage in (Stage.CHECK, Stage.CONTROL) for c in self.candidates)
+            refused = any(c.id != "-" and c.stage in (Stage.SCREEN, Stage.CHECK, Stage.CONTROL) for c in self.candidates)
             lines.append(paper_line(p, shipped=bool(h["functions"]), refused=refused))
         for gen, t in self.throughput().items():
             per_fn = ", ".join(f"{fn} {v['seconds']:.1f} s" for fn, v in t["functions"].items())

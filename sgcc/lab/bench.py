@@ -180,7 +180,7 @@ def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir
                 "outcome": outcome, "built": sum(c.id != "-" for c in report.candidates),
                 # Built, assembled, and refused by sgcc's static proof (object check, control
                 # flow): the papers would count them compiled; they never linked here.
-                "refused": sum(c.id != "-" and c.stage in (Stage.CHECK, Stage.CONTROL) for c in report.candidates),
+                "refused": sum(c.id != "-" and c.stage in (Stage.SCREEN, Stage.CHECK, Stage.CONTROL) for c in report.candidates),
                 "attempts": attempts(report.candidates),
                 "generators": generator_counts(report.candidates, set(report.shipped)),
                 # What the accepted candidates changed (sgcc.engine.explain), and per shipped function.

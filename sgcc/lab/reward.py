@@ -61,15 +61,15 @@ DEFAULT_ALPHA = 1.0
 #: answer, and every test passed.
 ANSWER, PASSED = "answer", "passed"
 #: Stages at which a solution "failed to compile" (Correctness-Guided reward -1).
-NOT_COMPILED = (ANSWER, Stage.CHECK, Stage.ASSEMBLE, Stage.LINK)
+NOT_COMPILED = (ANSWER, Stage.SCREEN, Stage.ASSEMBLE, Stage.CHECK, Stage.LINK)
 
 
 @dataclass
 class Verdict:
     """What the engine found out about one solution.
 
-    ``stage``: ``answer`` (no usable assembly in the text), ``check`` (refused by the
-    screen or the object checks), ``assemble``, ``link``, ``test`` (built, some tests fail)
+    ``stage``: ``answer`` (no usable assembly in the text), ``screen`` (refused by the
+    text screen), ``assemble``, ``check`` (refused by the object checks), ``link``, ``test`` (built, some tests fail)
     or ``passed`` (every test passes; ``speedup`` is then measured unless timing was off).
     """
 

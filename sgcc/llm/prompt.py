@@ -4,7 +4,7 @@ The prompt is the papers' template (SuperCoder, appendix A.3) with the C source 
 translation unit and the ``gcc -O3`` text of one function unit. The answer must hold exactly
 one block of assembly, in ``<assembly>`` tags or a fenced ``` block, and nothing else: the
 prompt asks for no other text, and an answer that does not comply is a candidate refused
-at ``check`` with the reason (:func:`parse_answer`).
+at ``screen`` with the reason (:func:`parse_answer`).
 
 Iterative refinement continues the conversation with the previous answer and what the
 engine found out about it (:func:`feedback`): the assembler's error pointing at the exact
@@ -240,7 +240,7 @@ def feedback(result, text: str, *, invalid: bool = False, offset: int | None = N
             body = "Your answer repeats an earlier attempt. Try a different optimization."
         else:
             body = f"Your answer was not tried: {reason}."
-    elif stage == Stage.CHECK:
+    elif stage in (Stage.SCREEN, Stage.CHECK):
         m = _LINE_REASON.match(reason)
         code = _code_line(text, int(m.group(1))) if m else None
         if m and code is not None:

@@ -11,8 +11,9 @@ from sgcc.stages import Stage
 class Verdict:
     """The outcome of one screening step.
 
-    ``stage`` is where the candidate stops when ``ok`` is false (:attr:`Stage.CHECK` for the
-    text screen and the object checks, :attr:`Stage.ASSEMBLE` for the assembler). ``reason``
+    ``stage`` is where the candidate stops when ``ok`` is false (:attr:`Stage.SCREEN` for the
+    text screen, :attr:`Stage.ASSEMBLE` for the assembler, :attr:`Stage.CHECK` for the checks of
+    the assembled object). ``reason``
     is one human-readable line; ``detail`` carries more (e.g. the assembler's sanitized error
     lines) for feedback to a model. Neither ever contains the content of a file the candidate
     tried to read.

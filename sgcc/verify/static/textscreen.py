@@ -546,7 +546,7 @@ def screen_text(
     text: str, *, max_bytes_emitted: int = 1 << 20, may_define: frozenset[str] = frozenset(),
     writable_data: bool = False,
 ) -> Verdict:
-    """Screen candidate assembly text before any assembler runs (stage ``"check"``).
+    """Screen candidate assembly text before any assembler runs (stage ``"screen"``).
 
     Pure: reads nothing but ``text``. Accepts the GAS subset gcc emits for functions (AT&T
     syntax; code, read-only data and CFI directives; bounded data and alignment) and refuses
@@ -561,7 +561,7 @@ def screen_text(
     sections to be gcc's exactly: the same bytes, symbols and relocation targets.
     """
     if len(text) > MAX_TEXT_CHARS:
-        return Verdict(False, Stage.CHECK, f"the candidate text is larger than {MAX_TEXT_CHARS} characters")
+        return Verdict(False, Stage.SCREEN, f"the candidate text is larger than {MAX_TEXT_CHARS} characters")
     screen = _TextScreen(max_bytes_emitted, frozenset(may_define), writable_data)
     try:
         bad = _BAD_CHAR.search(text)
@@ -575,5 +575,5 @@ def screen_text(
             for stmt in _statements(line, lineno):
                 screen.statement(stmt, lineno)
     except _Refusal as refusal:
-        return Verdict(False, Stage.CHECK, str(refusal))
-    return Verdict(True, Stage.CHECK, "", f"at most {screen.emitted} bytes")
+        return Verdict(False, Stage.SCREEN, str(refusal))
+    return Verdict(True, Stage.SCREEN, "", f"at most {screen.emitted} bytes")
