@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -121,6 +122,23 @@ def refusals(src: Path, where: Path, native: bool, jobs: int = 2) -> list[str]:
     base = Side(base_text, obj=base_obj)
     target = isa.native_target("gcc") if native else isa.target_from_flags("gcc", ["-O3"])
 
+    # Many flag sets give some unit the same text (a leaf function -funroll-loops leaves
+    # alone): the stages are a function of the candidate's text, gcc's side and the target,
+    # so each distinct candidate is checked once and its verdict shared (one lock: two
+    # workers never check the same text twice).
+    verdicts: dict[tuple, str | None] = {}
+    locks: dict[tuple, threading.Lock] = {}
+    guard = threading.Lock()
+
+    def checked(replacements: dict[str, str], d: Path) -> str | None:
+        key = tuple(sorted(replacements.items()))
+        with guard:
+            lock = locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in verdicts:
+                verdicts[key] = check(base, base_obj, replacements, d, target)
+            return verdicts[key]
+
     profiles = {}
     for name, base_name, flags in pgo_sets(native):
         if name == base_name:
@@ -150,14 +168,14 @@ def refusals(src: Path, where: Path, native: bool, jobs: int = 2) -> list[str]:
             if t.text is None:
                 continue
             offered += 1
-            why = check(base, base_obj, {unit.name: t.text, **t.also}, d, target)
+            why = checked({unit.name: t.text, **t.also}, d)
             if why:
                 out.append(f"{src.name} {name} {unit.name}: {why}")
         text, why = whole_file_text(base, var)
         if text is None:
             out.append(f"{src.name} {name} <whole> not offered: {why}")
         elif text != base_text:
-            why = check(base, base_obj, {"<translation-unit>": text}, d, target)
+            why = checked({"<translation-unit>": text}, d)
             if why:
                 out.append(f"{src.name} {name} <whole>: {why}")
         return out
