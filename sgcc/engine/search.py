@@ -57,6 +57,7 @@ def weigh(request: Request, program: Program, sandbox: Sandbox, tests: list[Test
     from sgcc.engine import profile
 
     weights: dict[str, float] | None
+    scope = "the tests"
     if program.weights is not None:
         weights = program.weights  # profiled already (a project profiles its binary once)
     else:
@@ -66,8 +67,14 @@ def weigh(request: Request, program: Program, sandbox: Sandbox, tests: list[Test
         seconds = profile.PROFILE_SECONDS
         if request.budget_seconds is not None:
             seconds = min(seconds, PROFILE_SHARE * request.budget_seconds)
-        weights = profile.function_weights(program.binary, tests, sandbox=sandbox,
-                                           names=[u.name for u in program.asm.units], seconds=seconds)
+        found = profile.profile_tests(program.binary, tests, sandbox=sandbox,
+                                      names=[u.name for u in program.asm.units], seconds=seconds)
+        weights = None if found is None else found.weights
+        if found is not None and found.profiled < found.total:
+            scope = found.scope()
+            report.notes.append(
+                f"profiled on {scope}: the others would have taken about {found.skipped_seconds:.0f} s more under "
+                f"callgrind (at most {seconds:g} s go into the profile); a function only they run is not searched")
     if weights is None:
         report.notes.append("no profile (valgrind unavailable or failed): every function is searched, "
                             "in file order")
@@ -76,7 +83,7 @@ def weigh(request: Request, program: Program, sandbox: Sandbox, tests: list[Test
     cold = [u.name for u in program.asm.units if weights.get(u.name, 0.0) <= 0.0]
     inlined = inlining.for_program(request, program) if cold else {}
     for name in cold:
-        why = "not executed by the tests"
+        why = f"not executed by {scope}"
         if inlined.get(name):
             # Its code ran, inside the units gcc inlined it into: this copy is for other callers.
             why += (f": {inlining.describe(name, inlined[name])}, where the tests run its code "
