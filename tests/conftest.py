@@ -55,6 +55,26 @@ def _share_of_the_machine(alone: bool):
             fcntl.flock(machine, fcntl.LOCK_UN)
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """The heaviest test files first (tests/durations.json, tests/durations.py), each file's
+    tests kept together and in their order: pytest-xdist hands out whole files in this order
+    (``--dist loadfile``; its own reordering, by the number of tests, is off in pyproject.toml),
+    and a long file started last is the run's tail."""
+    from tests import durations
+
+    table = durations.load()
+    root = Path(str(config.rootpath))
+
+    def seconds(item) -> float:
+        try:
+            rel = Path(str(item.path)).resolve().relative_to(root).as_posix()
+        except ValueError:
+            return durations.UNKNOWN
+        return table.get(rel, durations.UNKNOWN)
+
+    items.sort(key=lambda item: -seconds(item))  # stable: a file's tests keep their order
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     # Setup, call and teardown together: a module fixture's build (set up by the first test
