@@ -33,5 +33,9 @@ ORDER: tuple[Stage, ...] = tuple(Stage)
 #: Built candidates that got past assembling and linking (the papers' "compile pass").
 COMPILED = frozenset({Stage.TEST, Stage.TIME, Stage.PROVE, Stage.ACCEPTED})
 
+#: Refused by sgcc's own checks before linking (the text screen, the object checks, the
+#: control-flow proof), which the papers' pipeline does not have.
+REFUSED_BEFORE_LINK = frozenset({Stage.SCREEN, Stage.CHECK, Stage.CONTROL})
+
 #: Candidates that passed every test (the papers' "test pass").
 PASSED = frozenset({Stage.TIME, Stage.ACCEPTED})

@@ -17,10 +17,10 @@ counted (a caller's weight excludes its callees); ``NAME.cold`` parts count for 
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path

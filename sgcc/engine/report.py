@@ -7,7 +7,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from sgcc.stages import COMPILED, PASSED, Stage
+from sgcc.stages import COMPILED, PASSED, REFUSED_BEFORE_LINK, Stage
 
 if TYPE_CHECKING:
     from sgcc.verify.timing.rounds import Estimate
@@ -229,7 +229,7 @@ class Report:
                          f"({ref.get('what', 'clang')}) {theirs}")
         p = self.paper
         if p:
-            refused = any(c.id != "-" and c.stage in (Stage.SCREEN, Stage.CHECK, Stage.CONTROL) for c in self.candidates)
+            refused = any(c.id != "-" and c.stage in REFUSED_BEFORE_LINK for c in self.candidates)
             lines.append(paper_line(p, shipped=bool(h["functions"]), refused=refused))
         for gen, t in self.throughput().items():
             per_fn = ", ".join(f"{fn} {v['seconds']:.1f} s" for fn, v in t["functions"].items())

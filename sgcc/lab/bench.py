@@ -34,7 +34,7 @@ from pathlib import Path
 
 from sgcc.errors import SgccError
 from sgcc.lab import metrics, studies
-from sgcc.stages import COMPILED, PASSED, Stage
+from sgcc.stages import COMPILED, PASSED, REFUSED_BEFORE_LINK, Stage
 
 BEST_OF = (1, 2, 4, 8)
 #: Seconds without a line after which the bench says which problems are running and what
@@ -178,9 +178,9 @@ def run_problem(problem: Problem, make_request: Callable, opts: Options, workdir
         outcome += f" ({problem.name} has no directory of replay candidates)"
     row.update({"honest": report.honest, "candidates": len(report.candidates), "stages": report.stage_counts(),
                 "outcome": outcome, "built": sum(c.id != "-" for c in report.candidates),
-                # Built, assembled, and refused by sgcc's static proof (object check, control
-                # flow): the papers would count them compiled; they never linked here.
-                "refused": sum(c.id != "-" and c.stage in (Stage.SCREEN, Stage.CHECK, Stage.CONTROL) for c in report.candidates),
+                # Refused by sgcc's own checks before linking (text screen, object check, control
+                # flow): the papers would count the assembled ones compiled; none linked here.
+                "refused": sum(c.id != "-" and c.stage in REFUSED_BEFORE_LINK for c in report.candidates),
                 "attempts": attempts(report.candidates),
                 "generators": generator_counts(report.candidates, set(report.shipped)),
                 # What the accepted candidates changed (sgcc.engine.explain), and per shipped function.
