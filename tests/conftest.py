@@ -56,23 +56,41 @@ def _share_of_the_machine(alone: bool):
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """The heaviest test files first (tests/durations.json, tests/durations.py), each file's
-    tests kept together and in their order: pytest-xdist hands out whole files in this order
-    (``--dist loadfile``; its own reordering, by the number of tests, is off in pyproject.toml),
-    and a long file started last is the run's tail."""
+    """The heaviest test files first, each file's tests kept together and in their order:
+    pytest-xdist hands out whole files in this order (``--dist loadfile``; its own reordering,
+    by the number of tests, is off in pyproject.toml), and a long file started last is the
+    run's tail. Tests the last measured run found slow are marked ``slow``, with the tests
+    that share a module fixture with one (tests/durations.json, tests/durations.py)."""
     from tests import durations
 
-    table = durations.load()
+    files, slow = durations.load()
     root = Path(str(config.rootpath))
 
-    def seconds(item) -> float:
+    def rel(item) -> str:
         try:
-            rel = Path(str(item.path)).resolve().relative_to(root).as_posix()
+            return Path(str(item.path)).resolve().relative_to(root).as_posix()
         except ValueError:
-            return durations.UNKNOWN
-        return table.get(rel, durations.UNKNOWN)
+            return ""
 
-    items.sort(key=lambda item: -seconds(item))  # stable: a file's tests keep their order
+    heavy: dict[str, set[str]] = {}  # file -> module fixtures a slow test of it uses
+    for item in items:
+        if item.nodeid in slow:
+            item.add_marker(pytest.mark.slow)
+            heavy.setdefault(rel(item), set()).update(_module_fixtures(item))
+    for item in items:
+        if heavy.get(rel(item), set()) & _module_fixtures(item):
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: -files.get(rel(item), durations.UNKNOWN))  # stable: a file keeps its order
+
+
+def _module_fixtures(item) -> set[str]:
+    """The module- and package-scoped fixtures ``item`` uses (built once for the tests of a
+    file: a fast test sharing one with a slow test pays for building it when run alone)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return set()
+    return {name for name, defs in info.name2fixturedefs.items()
+            if defs and defs[-1].scope in ("module", "package")}
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,8 +1,12 @@
-"""Each test file's seconds in a run of the suite, for tests/conftest.py's order.
+"""How long each test file and each slow test took in a run of the suite, for
+tests/conftest.py: the order files run in, and which tests the fast subset leaves out.
 
 pytest-xdist (``--dist loadfile``) hands out whole files in the order collected; with the
 heaviest first, no long file starts last and keeps one worker busy while the other idles (the
-longest-processing-time-first rule). Regenerate after the suite's shape changes::
+longest-processing-time-first rule). A test that took :data:`SLOW_SECONDS` or more is marked
+``slow`` (as are the tests that share a module fixture with it, which would otherwise pay for
+building it), so ``-m "not slow"`` stays a fast subset as tests grow. Regenerate after the
+suite's shape changes::
 
     .venv/bin/python -m pytest -q -n 2 --dist loadfile --junitxml=/tmp/suite.xml
     .venv/bin/python tests/durations.py /tmp/suite.xml
@@ -20,36 +24,47 @@ from pathlib import Path
 TABLE = Path(__file__).with_name("durations.json")
 #: Seconds assumed for a file the table does not list: early enough not to be the tail.
 UNKNOWN = 60.0
+#: A test that took this long (set-up, call and tear-down) is not in the fast subset.
+SLOW_SECONDS = 2.0
 
 
-def load() -> dict[str, float]:
-    """The table (file path relative to the repository -> seconds); empty when unreadable."""
+def load() -> tuple[dict[str, float], frozenset[str]]:
+    """The table: seconds per file (path relative to the repository), and the node ids of the
+    slow tests; empty when unreadable."""
     try:
         data = json.loads(TABLE.read_text())
-    except (OSError, ValueError):
-        return {}
-    return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
+        files = {str(k): float(v) for k, v in data["files"].items()}
+        return files, frozenset(str(n) for n in data["slow"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}, frozenset()
 
 
-def from_junit(path: Path) -> dict[str, float]:
-    """Seconds per test file from a ``--junitxml`` report (setup, call and teardown)."""
-    seconds: dict[str, float] = {}
+def from_junit(path: Path) -> tuple[dict[str, float], dict[str, float]]:
+    """Seconds per test file and per test (node id) from a ``--junitxml`` report."""
+    files: dict[str, float] = {}
+    tests: dict[str, float] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
-        module = case.get("classname", "").split(".")
-        # classname is tests.test_x or tests.test_x.Class: the file is the test_ part.
-        parts = [p for p in module if p]
+        # classname is tests.test_x (or tests.test_x.Class): the file is up to the test_ part.
+        parts = [p for p in case.get("classname", "").split(".") if p]
+        cls = []
         while parts and not parts[-1].startswith("test_"):
-            parts.pop()
+            cls.insert(0, parts.pop())
         if not parts:
             continue
         name = "/".join(parts) + ".py"
-        seconds[name] = seconds.get(name, 0.0) + float(case.get("time", 0) or 0)
-    return seconds
+        seconds = float(case.get("time", 0) or 0)
+        files[name] = files.get(name, 0.0) + seconds
+        tests["::".join([name, *cls, case.get("name", "")])] = seconds
+    return files, tests
 
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: tests/durations.py JUNIT_XML")
-    table = {k: round(v, 1) for k, v in sorted(from_junit(Path(sys.argv[1])).items(), key=lambda kv: -kv[1])}
+    files, tests = from_junit(Path(sys.argv[1]))
+    table = {"files": {k: round(v, 1) for k, v in sorted(files.items(), key=lambda kv: -kv[1])},
+             "slow": sorted(n for n, s in tests.items() if s >= SLOW_SECONDS)}
     TABLE.write_text(json.dumps(table, indent=1) + "\n")
-    print(f"{len(table)} files, {sum(table.values()) / 60:.1f} min in all -> {TABLE}")
+    fast = sum(s for s in tests.values() if s < SLOW_SECONDS)
+    print(f"{len(files)} files, {sum(files.values()) / 60:.1f} min in all; {len(table['slow'])} slow tests; "
+          f"the rest {fast / 60:.1f} min -> {TABLE}")

@@ -1,0 +1,44 @@
+"""tests/durations.py: the table that orders the suite's files and picks the fast subset."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests import durations
+
+REPORT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">
+<testcase classname="tests.test_a" name="test_quick" time="0.5" />
+<testcase classname="tests.test_a" name="test_long[x-1]" time="12.0" />
+<testcase classname="tests.test_b.TestGroup" name="test_in_class" time="3.0" />
+<testcase classname="tests.test_b" name="test_edge" time="1.999" />
+</testsuite></testsuites>"""
+
+
+def test_seconds_per_file_and_per_test_from_a_junit_report(tmp_path):
+    xml = tmp_path / "r.xml"
+    xml.write_text(REPORT)
+    files, tests = durations.from_junit(xml)
+    assert files == {"tests/test_a.py": 12.5, "tests/test_b.py": pytest.approx(4.999)}
+    assert tests["tests/test_a.py::test_long[x-1]"] == 12.0
+    assert tests["tests/test_b.py::TestGroup::test_in_class"] == 3.0  # the node id pytest gives it
+    slow = {n for n, s in tests.items() if s >= durations.SLOW_SECONDS}
+    assert slow == {"tests/test_a.py::test_long[x-1]", "tests/test_b.py::TestGroup::test_in_class"}
+
+
+def test_an_unreadable_table_orders_nothing_and_marks_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(durations, "TABLE", tmp_path / "missing.json")
+    assert durations.load() == ({}, frozenset())
+    (tmp_path / "old.json").write_text(json.dumps({"tests/test_a.py": 3.0}))  # the shape before "files"/"slow"
+    monkeypatch.setattr(durations, "TABLE", tmp_path / "old.json")
+    assert durations.load() == ({}, frozenset())
+
+
+def test_the_table_in_the_repository_names_real_tests():
+    files, slow = durations.load()
+    assert files and slow
+    for nodeid in list(slow)[:50]:
+        path = nodeid.split("::")[0]
+        assert path in files, nodeid
+        assert (durations.TABLE.parent.parent / path).is_file(), nodeid
