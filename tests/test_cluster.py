@@ -352,7 +352,10 @@ def test_interrupt_leaves_nothing_running_and_the_rest_resumes(ray_cluster, data
     js, journal = tmp_path / "i.json", tmp_path / "run.jsonl"
     argv = [sgcc_exe, "bench", str(dataset), *BENCH[:-1], "--json", str(js), "--resume", str(journal),
             "--cluster", ray_cluster.address]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    # SIGINT as an interactive shell gives it (a suite started in the background by a shell
+    # without job control runs with SIGINT ignored, and the bench would inherit that).
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         _wait_for(_task_pids, 240, "a node to run a problem")
         proc.send_signal(signal.SIGINT)

@@ -238,7 +238,11 @@ def test_signals_to_sgcc_end_every_run_and_remove_temp_dirs(bindir, sig):
     os.chmod(d, 0o777)
     marker = d / "ticks"
     try:
+        # SIGINT as an interactive shell gives it: a suite started in the background by a shell
+        # without job control runs with SIGINT ignored, which its children inherit (and Python
+        # then keeps ignoring it, as it should).
         p = subprocess.Popen([sys.executable, "-c", DRIVER, str(bindir), str(marker)], stdout=subprocess.PIPE,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
                              text=True)
         root = Path(p.stdout.readline().strip())
         deadline = time.monotonic() + 30
