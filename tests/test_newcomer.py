@@ -388,3 +388,20 @@ def test_a_search_timing_does_not_wait_for_the_lock_past_the_budget():
     assert [r.reason for _, _, r, _ in group] == ["not timed: search budget reached"] * 2
     assert report.notes[0].startswith(f"2 candidate(s) for f not timed: the timing lock was held by another run "
                                       f"(pid {os.getpid()} in ") and report.notes[0].endswith("until the budget ran out")
+
+
+def test_a_cut_profile_says_which_tests_never_run_a_source(sgcc_exe, three_files, tmp_path):
+    """With a small budget the profile (a tenth of it) covers the quickest test only: a source
+    it never saw run is 'never run by the 1 quickest of the 2 tests', not 'by the tests'."""
+    cands = tmp_path / "cands"
+    cands.mkdir()
+    report = three_files / "r.json"
+    r = _sgcc(sgcc_exe, "optimize", "main.c", "work.c", "cold.c", "-O2", "--tests", "tests", "-o", "out",
+              "--generators", "replay", "--candidates", str(cands), "--report", str(report), "--no-cache",
+              "--budget", "5s", cwd=three_files)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    data = json.loads(report.read_text())
+    assert data["skipped"]["cold.c"] == "the 1 quickest of the 2 tests (the profiled ones) never run its functions"
+    assert any(n.startswith("profiled on the 1 quickest of the 2 tests") for n in data["notes"]), data["notes"]

@@ -60,6 +60,7 @@ def weigh(request: Request, program: Program, sandbox: Sandbox, tests: list[Test
     scope = "the tests"
     if program.weights is not None:
         weights = program.weights  # profiled already (a project profiles its binary once)
+        scope = program.weights_scope
     else:
         if note is not None:
             note("profiling the baseline on the tests")

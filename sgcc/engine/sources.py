@@ -157,9 +157,14 @@ def optimize_sources(request: Request, sources: list[Path], make_request: MakeRe
             seconds = min(seconds, 0.1 * request.budget_seconds)
         with sandboxmod.Sandbox(timeout=request.test_timeout, worlds=request.worlds,
                                 world_seed=request.world_seed) as sandbox:
-            weights = profile.function_weights(first.binary, sandboxmod.load_tests(request.tests), sandbox=sandbox,
-                                               names=sorted({n for names in units.values() for n in names}),
-                                               seconds=seconds)
+            found = profile.profile_tests(first.binary, sandboxmod.load_tests(request.tests), sandbox=sandbox,
+                                          names=sorted({n for names in units.values() for n in names}),
+                                          seconds=seconds)
+        weights = None if found is None else found.weights
+        scope = "the tests" if found is None else found.scope()
+        if found is not None and found.profiled < found.total:
+            out.notes.append(f"profiled on {scope}: the others would have taken about {found.skipped_seconds:.0f} s "
+                             f"more under callgrind (at most {seconds:g} s go into the profile)")
         share = {src: sum((weights or {}).get(n, 0.0) for n in units[src]) for src in sources}
         if weights is not None:
             out.weights = {str(s): round(share[s], 6) for s in sources}
@@ -168,7 +173,7 @@ def optimize_sources(request: Request, sources: list[Path], make_request: MakeRe
         todo = todo or order[:1]
         for src in order:
             if src not in todo:
-                out.skipped[str(src)] = "the tests never run its functions"
+                out.skipped[str(src)] = f"{scope} never run its functions"
         out.before_seconds = time.perf_counter() - started
         last: Path | None = None
         for k, src in enumerate(todo):
@@ -189,6 +194,7 @@ def optimize_sources(request: Request, sources: list[Path], make_request: MakeRe
             program, flags = baseline(src, f"base-{k}")
             if weights is not None:
                 program.weights = {u.name: weights.get(u.name, 0.0) for u in program.asm.units}
+                program.weights_scope = scope
             req = make_request(src, flags, work / f"out-{k}")
             req.budget_seconds, req.budget_candidates = secs, cands
             req.object_output = work / f"opt-{k}-{src.stem}.o"
