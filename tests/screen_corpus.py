@@ -124,20 +124,20 @@ def refusals(src: Path, where: Path, native: bool, jobs: int = 2) -> list[str]:
 
     # Many flag sets give some unit the same text (a leaf function -funroll-loops leaves
     # alone): the stages are a function of the candidate's text, gcc's side and the target,
-    # so each distinct candidate is checked once and its verdict shared (one lock: two
-    # workers never check the same text twice).
+    # so each distinct candidate is checked once and its verdict shared (two threads may
+    # both check a text neither has finished: the same verdict, twice).
     verdicts: dict[tuple, str | None] = {}
-    locks: dict[tuple, threading.Lock] = {}
     guard = threading.Lock()
 
     def checked(replacements: dict[str, str], d: Path) -> str | None:
         key = tuple(sorted(replacements.items()))
         with guard:
-            lock = locks.setdefault(key, threading.Lock())
-        with lock:
-            if key not in verdicts:
-                verdicts[key] = check(base, base_obj, replacements, d, target)
-            return verdicts[key]
+            if key in verdicts:
+                return verdicts[key]
+        why = check(base, base_obj, replacements, d, target)
+        with guard:
+            verdicts[key] = why
+        return why
 
     profiles = {}
     for name, base_name, flags in pgo_sets(native):

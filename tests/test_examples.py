@@ -5,8 +5,7 @@ shipped program agreeing with gcc's on every test. A file of its own so that par
 
 The runs use one world (``worlds=1``): what is asserted here is where each candidate stops
 and that the shipped program is right, not how fast it is; every test and timing round in a
-second environment would double the runs (isqrt: 50 s -> 36 s a run) for nothing these
-candidates can show. Running in several worlds is tests/test_worlds.py's subject."""
+second environment would double the runs for nothing these candidates can show. Running in several worlds is tests/test_worlds.py's subject."""
 
 from __future__ import annotations
 

@@ -56,6 +56,14 @@ class Profile:
             return "the tests"
         return f"the {self.profiled} quickest of the {self.total} tests (the profiled ones)"
 
+    def cut_note(self, seconds: float) -> str | None:
+        """The report's note when tests were left out of the profile (None when none were)."""
+        if self.profiled >= self.total:
+            return None
+        return (f"profiled on {self.scope()}: the others would have taken about {self.skipped_seconds:.0f} s more "
+                f"under callgrind (at most {seconds:g} s go into the profile); a function only they run is not "
+                "searched")
+
 
 def function_weights(binary: Path, tests: list[TestCase], *, sandbox: Sandbox, names: list[str],
                      seconds: float = PROFILE_SECONDS) -> dict[str, float] | None:

@@ -71,11 +71,11 @@ def weigh(request: Request, program: Program, sandbox: Sandbox, tests: list[Test
         found = profile.profile_tests(program.binary, tests, sandbox=sandbox,
                                       names=[u.name for u in program.asm.units], seconds=seconds)
         weights = None if found is None else found.weights
-        if found is not None and found.profiled < found.total:
+        if found is not None:
             scope = found.scope()
-            report.notes.append(
-                f"profiled on {scope}: the others would have taken about {found.skipped_seconds:.0f} s more under "
-                f"callgrind (at most {seconds:g} s go into the profile); a function only they run is not searched")
+            cut = found.cut_note(seconds)
+            if cut:
+                report.notes.append(cut)
     if weights is None:
         report.notes.append("no profile (valgrind unavailable or failed): every function is searched, "
                             "in file order")

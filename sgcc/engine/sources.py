@@ -162,9 +162,9 @@ def optimize_sources(request: Request, sources: list[Path], make_request: MakeRe
                                           seconds=seconds)
         weights = None if found is None else found.weights
         scope = "the tests" if found is None else found.scope()
-        if found is not None and found.profiled < found.total:
-            out.notes.append(f"profiled on {scope}: the others would have taken about {found.skipped_seconds:.0f} s "
-                             f"more under callgrind (at most {seconds:g} s go into the profile)")
+        cut = None if found is None else found.cut_note(seconds)
+        if cut:
+            out.notes.append(cut)
         share = {src: sum((weights or {}).get(n, 0.0) for n in units[src]) for src in sources}
         if weights is not None:
             out.weights = {str(s): round(share[s], 6) for s in sources}
