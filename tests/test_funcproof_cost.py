@@ -11,6 +11,7 @@ none asserts a duration.
 from __future__ import annotations
 
 import struct
+import time
 
 import pytest
 
@@ -278,6 +279,99 @@ def test_a_state_where_gcc_s_function_reads_below_its_object_is_dropped_not_a_re
 
 @pytest.mark.alone  # emulator time limits decide which large states are compared
 def test_sizes_beyond_the_tests_move_off_a_state_with_no_room_past_its_buffer(popcount):
+    _no_room_refused(popcount)
+
+
+@pytest.mark.alone  # emulator time limits decide which large states are compared
+def test_a_candidate_slow_on_the_small_sizes_does_not_use_up_the_time_of_the_larger_ones(popcount, monkeypatch):
+    # The time for sizes beyond the tests' was wall-clock, the candidate's runs charged to it:
+    # narrow_over_4m's large memset made it slow on the first sizes, 4,000,001 words was left a
+    # 0.04 s allowance (gcc needs 0.11 s), and it and every larger size were dropped; the wrong
+    # candidate was accepted (CI, and here once in three runs). Here every candidate run on a
+    # size beyond the tests' is slowed by half a second, the sizes' whole time in a few runs:
+    # only gcc's runs may count.
+    slow = emulate.Machine.run
+
+    def run(self, entry, mutation, *args, **kwargs):
+        out = slow(self, entry, mutation, *args, **kwargs)
+        if mutation.large and entry == self.images[1].entries["count_bits"]:
+            time.sleep(0.5)
+        return out
+
+    monkeypatch.setattr(emulate.Machine, "run", run)
+    _no_room_refused(popcount)
+
+
+@pytest.mark.alone  # emulator time limits decide which large states are compared
+def test_a_candidate_slow_on_the_cheap_mutations_is_refused_not_tested_on_fewer_states(popcount, monkeypatch):
+    # The guaranteed states (every state as captured, the base's cheap mutations, the sizes
+    # beyond the tests') ran up to a wall-clock limit, and a pass that hit it kept what it had
+    # tested: a candidate slow on the cheap mutations (within the 1 s a run may take where gcc's
+    # takes milliseconds: a delay loop on inputs no test has) used up that limit before the sizes,
+    # and narrow_over_4m, wrong past 4,000,000 words, was accepted. A candidate whose own runs
+    # keep the guaranteed states from finishing is refused.
+    program, capture, tmp = popcount
+    slow = emulate.Machine.run
+
+    def run(self, entry, mutation, *args, **kwargs):
+        out = slow(self, entry, mutation, *args, **kwargs)
+        if mutation.what != "as captured" and not mutation.large and entry == self.images[1].entries["count_bits"]:
+            time.sleep(0.8)  # a delay loop in the candidate's code, as its run measures it
+            out.seconds += 0.8
+        return out
+
+    monkeypatch.setattr(emulate.Machine, "run", run)
+    obj = _joined(program, tmp, "count_bits", (POPCOUNT / "narrow" / "narrow_over_4m.s").read_text(), "slow_cheap")
+    verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0).check(obj, ["count_bits"])
+    assert not verdict.ok, verdict.level()
+    assert verdict.mismatch.rule == "cost", verdict.mismatch.render()
+    assert "did not finish" in verdict.mismatch.difference, verdict.mismatch.render()
+
+
+def _reads_below_past_4m():
+    """narrow_over_4m's text made right everywhere but for one read: past 4,000,000 words it
+    loads the word below its buffer (malloc's chunk header), and drops it. Its results are
+    gcc's on every state; only the footprint rule on the sizes beyond the tests' sees it."""
+    text = (POPCOUNT / "narrow" / "narrow_over_4m.s").read_text()
+    old = "\txorl\t%eax, %eax\n\tcmpl\t$4000000, %esi\n\tsetg\t%al\n"
+    assert old in text
+    return text.replace(old, "\tcmpl\t$4000000, %esi\n\tjle\t.Lc_count_bits_in\n\tmovq\t-8(%rdi), %rdx\n"
+                             ".Lc_count_bits_in:\n\txorl\t%eax, %eax\n")
+
+
+@pytest.mark.alone  # emulator time limits decide which large states are held to the rule
+def test_a_read_outside_gcc_s_footprint_only_past_the_tests_sizes_is_refused(popcount):
+    program, capture, tmp = popcount
+    obj = _joined(program, tmp, "count_bits", _reads_below_past_4m(), "reads_below")
+    verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0).check(obj, ["count_bits"])
+    assert not verdict.ok, verdict.level()
+    assert verdict.mismatch.regs["rsi"] & 0xFFFFFFFF > 4_000_000, verdict.mismatch.render()
+    assert verdict.mismatch.difference.startswith("footprint: the candidate"), verdict.mismatch.render()
+
+
+@pytest.mark.alone  # emulator time limits decide which large states are held to the rule
+def test_a_candidate_slow_under_the_footprint_rule_does_not_keep_the_larger_sizes_from_it(popcount, monkeypatch):
+    # The footprint rule's time for the sizes beyond the tests' was wall-clock, the candidate's
+    # runs charged to it: a candidate slow on the smallest sizes left the larger ones "compared
+    # for results only", and the read outside gcc's footprint past 4,000,000 words shipped. Here
+    # every candidate run under the rule on such a size is slowed by two seconds.
+    program, capture, tmp = popcount
+    slow = emulate.Machine.run
+
+    def run(self, entry, mutation, *args, **kwargs):
+        out = slow(self, entry, mutation, *args, **kwargs)
+        if mutation.large and kwargs.get("allowed") is not None and entry == self.images[1].entries["count_bits"]:
+            time.sleep(2.0)
+        return out
+
+    monkeypatch.setattr(emulate.Machine, "run", run)
+    obj = _joined(program, tmp, "count_bits", _reads_below_past_4m(), "reads_below_slow")
+    verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0).check(obj, ["count_bits"])
+    assert not verdict.ok, verdict.level()
+    assert verdict.mismatch.difference.startswith("footprint: the candidate"), verdict.mismatch.render()
+
+
+def _no_room_refused(popcount):
     # popcount's largest test calls count_bits twice; on the second call (one word) the buffer
     # lies just below another mapping, so gcc's own function faults on every size beyond the
     # tests'. When timing noise made that state the quickest (the base), every size was skipped

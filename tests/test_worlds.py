@@ -209,7 +209,7 @@ def test_worlds_differ_in_every_varied_property_and_show_nothing_real():
         assert a.user != b.user
     # Synthetic: no value of the user's own environment, home, cwd or host name appears
     # (but for the generic ones the worlds' pools hold too, such as root's /root or /bin/sh).
-    generic = {*worldsmod._ROOT_HOMES, *worldsmod._SHELLS, *worldsmod._LANGS, *worldsmod._PATH_HEADS,
+    generic = {*worldsmod._ROOT_HOMES, *worldsmod._SHELLS, *worldsmod._FLAGS, *worldsmod._LANGS, *worldsmod._PATH_HEADS,
                *(v for vs in worldsmod._extras("", "", uid).values() for v in vs)}
     real = {v for v in os.environ.values() if len(v) >= 4}
     real |= {os.getcwd(), os.path.expanduser("~"), socket.gethostname()}

@@ -111,6 +111,7 @@ _MEANINGFUL = ("LD_", "MALLOC", "GLIBC", "LC_", "LANG", "TZ", "GCONV", "LOCPATH"
                "SHELL", "USER", "PWD", "OLDPWD", "IFS", "ENV", "BASH", "CDPATH", "DISPLAY", "XDG", "DBUS", "SSH",
                "GIT", "OMP", "MKL", "OPENBLAS", "CUDA", "NO_COLOR", "CLICOLOR", "FORCE", "DEBUG", "VERBOSE", "CI")
 _CONSONANTS, _VOWELS = "BCDFGHJKLMNPRSTVWXZ", "AEIOUY"
+_FLAGS = ("1", "yes", "true", "on", "0", "no")
 
 
 def fresh_name(rng: random.Random) -> str:
@@ -131,7 +132,7 @@ def fresh_value(rng: random.Random) -> str:
     if kind == 1:
         return "/" + "/".join(fresh_name(rng).lower() for _ in range(rng.randint(1, 4)))
     if kind == 2:
-        return rng.choice(("1", "yes", "true", "on", "0", "no"))
+        return rng.choice(_FLAGS)
     return fresh_name(rng).lower()
 
 
