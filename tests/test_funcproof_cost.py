@@ -343,7 +343,10 @@ def _reads_below_past_4m():
 def test_a_read_outside_gcc_s_footprint_only_past_the_tests_sizes_is_refused(popcount):
     program, capture, tmp = popcount
     obj = _joined(program, tmp, "count_bits", _reads_below_past_4m(), "reads_below")
-    verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0).check(obj, ["count_bits"])
+    # 8 s: gcc's runs under the footprint hook reach 4,000,001 words after about 3 s of the
+    # rule's time here (the default 4 s would leave a slower machine little room).
+    verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0, seconds=8).check(
+        obj, ["count_bits"])
     assert not verdict.ok, verdict.level()
     assert verdict.mismatch.regs["rsi"] & 0xFFFFFFFF > 4_000_000, verdict.mismatch.render()
     assert verdict.mismatch.difference.startswith("footprint: the candidate"), verdict.mismatch.render()
@@ -366,7 +369,8 @@ def test_a_candidate_slow_under_the_footprint_rule_does_not_keep_the_larger_size
 
     monkeypatch.setattr(emulate.Machine, "run", run)
     obj = _joined(program, tmp, "count_bits", _reads_below_past_4m(), "reads_below_slow")
-    verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0).check(obj, ["count_bits"])
+    verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0, seconds=8).check(
+        obj, ["count_bits"])
     assert not verdict.ok, verdict.level()
     assert verdict.mismatch.difference.startswith("footprint: the candidate"), verdict.mismatch.render()
 
