@@ -112,43 +112,67 @@ def check(base: Side, base_obj: Path, replacements: dict[str, str], where: Path,
     return None
 
 
+def work(native: bool) -> list[tuple]:
+    """Every compilation ``refusals`` makes, each once, with the target it is checked for:
+    (name, flags, "portable" | "native") or (name, profile base, flags, target). With ``native``
+    the portable flag sets are not checked again for the native target: the instruction-set
+    check is the only stage that depends on the target, and what it admits for the portable
+    target the native one (a superset) admits too."""
+    def fixed(item: tuple) -> tuple:
+        return (*item[:-1], tuple(item[-1]))  # the flags as a tuple: items are compared
+
+    portable = [(*fixed(item), "portable") for item in flag_sets(False) + pgo_sets(False)]
+    if not native:
+        return portable
+    seen = {item[:-1] for item in portable}
+    return portable + [(*fixed(item), "native") for item in flag_sets(True) + pgo_sets(True)
+                       if fixed(item) not in seen]
+
+
 def refusals(src: Path, where: Path, native: bool, jobs: int = 2) -> list[str]:
-    """What the verify stages refuse of every variant of ``src`` (program, variant, unit: why)."""
+    """What the verify stages refuse of every variant of ``src`` (program, variant, unit: why):
+    the portable flag sets checked for the portable target and, with ``native``, the native
+    ones for this host's."""
     where.mkdir(parents=True, exist_ok=True)
     got = _compile(src, [], where, "base")
     if got is None:
         return []
     base_text, base_obj = got
     base = Side(base_text, obj=base_obj)
-    target = isa.native_target("gcc") if native else isa.target_from_flags("gcc", ["-O3"])
+    targets = {"portable": isa.target_from_flags("gcc", ["-O3"])}
+    if native:
+        targets["native"] = isa.native_target("gcc")
+    items = work(native)
 
     # Many flag sets give some unit the same text (a leaf function -funroll-loops leaves
     # alone): the stages are a function of the candidate's text, gcc's side and the target,
-    # so each distinct candidate is checked once and its verdict shared (two threads may
-    # both check a text neither has finished: the same verdict, twice).
+    # so each distinct candidate is checked once per target and its verdict shared (two
+    # threads may both check a text neither has finished: the same verdict, twice).
     verdicts: dict[tuple, str | None] = {}
     guard = threading.Lock()
 
-    def checked(replacements: dict[str, str], d: Path) -> str | None:
-        key = tuple(sorted(replacements.items()))
+    def checked(replacements: dict[str, str], d: Path, target: str) -> str | None:
+        key = (target, *sorted(replacements.items()))
         with guard:
             if key in verdicts:
                 return verdicts[key]
-        why = check(base, base_obj, replacements, d, target)
+        why = check(base, base_obj, replacements, d, targets[target])
         with guard:
             verdicts[key] = why
         return why
 
     profiles = {}
-    for name, base_name, flags in pgo_sets(native):
-        if name == base_name:
-            profiles[name] = train(src, where, name, flags)
+    for item in items:
+        if len(item) == 4 and item[0] == item[1]:
+            profiles[item[0]] = train(src, where, item[0], item[2])
 
     def one(item):
-        name, flags = item[0], item[-1]
+        name, flags, target = item[0], item[-2], item[-1]
+        if target == "native":
+            name += "@native"  # (the flag search's mixes are named alike for both targets)
         d = where / name
         d.mkdir(exist_ok=True)
-        if len(item) == 3:  # profile-guided: the profile copied to where gcc looks for this output
+        if len(item) == 4:  # profile-guided: the profile copied to where gcc looks for this output
             gcda = profiles.get(item[1])
             if gcda is None:
                 return []
@@ -168,20 +192,20 @@ def refusals(src: Path, where: Path, native: bool, jobs: int = 2) -> list[str]:
             if t.text is None:
                 continue
             offered += 1
-            why = checked({unit.name: t.text, **t.also}, d)
+            why = checked({unit.name: t.text, **t.also}, d, target)
             if why:
                 out.append(f"{src.name} {name} {unit.name}: {why}")
         text, why = whole_file_text(base, var)
         if text is None:
             out.append(f"{src.name} {name} <whole> not offered: {why}")
         elif text != base_text:
-            why = checked({"<translation-unit>": text}, d)
+            why = checked({"<translation-unit>": text}, d, target)
             if why:
                 out.append(f"{src.name} {name} <whole>: {why}")
         return out
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return [x for batch in pool.map(one, flag_sets(native) + pgo_sets(native)) for x in batch]
+        return [x for batch in pool.map(one, items) for x in batch]
 
 
 if __name__ == "__main__":
