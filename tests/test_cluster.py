@@ -187,6 +187,15 @@ def _verdicts(report: dict) -> dict:
     return {r["name"]: (r["compiled"], r["passed"], tuple(sorted(r["honest"]["functions"]))) for r in report["problems"]}
 
 
+def _why_they_differ(report: dict, other: dict) -> str:
+    """What each run said about the problems whose verdicts differ (a failure names its cause)."""
+    mine, theirs = _verdicts(report), _verdicts(other)
+    rows = {r["name"]: r for r in report["problems"]}
+    rows2 = {r["name"]: r for r in other["problems"]}
+    return "\n".join(f"{n}: {rows[n].get('outcome')!r} {rows[n].get('attempts')} {rows[n].get('notes')} | "
+                     f"other run: {rows2[n].get('outcome')!r}" for n in mine if mine[n] != theirs.get(n))
+
+
 # --------------------------------------------------------------------------- a real cluster
 
 
@@ -285,7 +294,7 @@ def test_cluster_gives_the_verdicts_of_one_machine_and_records_nodes(ray_cluster
     js, out = tmp_path / "c.json", tmp_path / "shipped"
     r = _bench(sgcc_exe, dataset, js, "--cluster", ray_cluster.address, "--output-dir", str(out))
     report, local = json.loads(js.read_text()), local_run["json"]
-    assert _verdicts(report) == _verdicts(local)
+    assert _verdicts(report) == _verdicts(local), _why_they_differ(report, local)
     assert _verdicts(report) == {"bitrev": (True, True, ("reverse_all",)), "popcount": (True, True, ("count_bits",)),
                                  "wrong": (True, False, ())}
     nodes = {n["id"] for n in report["cluster"]["nodes"]}
@@ -329,7 +338,7 @@ def test_killed_worker_loses_only_its_problem_and_resume_reruns_nothing(ray_clus
             proc.wait()
     assert proc.returncode == 0, stderr[-3000:]
     report = json.loads(js.read_text())
-    assert _verdicts(report) == _verdicts(local_run["json"])
+    assert _verdicts(report) == _verdicts(local_run["json"]), _why_they_differ(report, local_run["json"])
     assert victim.unique_id not in {r["node"]["id"] for r in report["problems"]}
     lines = journal.read_text().splitlines()
     assert len(lines) == 1 + 3  # the settings, then each problem once

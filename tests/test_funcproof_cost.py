@@ -151,6 +151,41 @@ def test_sizes_beyond_the_tests_stop_where_gcc_stops_finishing_and_are_counted(b
     assert reason in verdict.level()
 
 
+@pytest.mark.alone  # it stops this very process: nothing else may share it
+def test_a_run_kept_off_the_cpu_is_run_again_and_one_that_had_the_cpu_is_the_candidate_s(bitrev):
+    # A candidate's run that stopped on its wall-clock limit was its failure however little of
+    # that limit it had on the CPU: a stall of the machine (another process, a node dying beside
+    # it) refused an honest candidate. Real stalls here: a helper stops this very process
+    # (SIGSTOP: no thread runs, the clock goes on) 0.15 s into the honest candidate's run on the
+    # largest test's state (0.3 s of work), for 1.5 s, past its 1 s limit.
+    import os
+    import signal
+    import subprocess
+
+    from sgcc.asm.obj import read_object
+
+    program, capture, tmp = bitrev
+    obj = _joined(program, tmp, "reverse_all", (BITREV / "candidates" / "reverse_all.s").read_text(), "stalled")
+    state = next(st for st in capture.states["reverse_all"] if st.origin.startswith("test large"))
+    machine = emulate.Machine(state, capture, [read_object(program.obj), read_object(obj)], fill_seed=0)
+    as_captured = emulate.Mutation("as captured")
+    # Its first run maps the pages (1.4 s here), the next ones take 0.3 s.
+    assert machine.run(machine.images[1].entries["reverse_all"], as_captured, 30.0).status == "ret"
+    g = emulate.Outcome("ret", seconds=0.05)  # an allowance of 20 times that: 1 s, the cap too
+    pid = os.getpid()
+    staller = subprocess.Popen(["sh", "-c", f"sleep 0.15; kill -STOP {pid}; sleep 1.5; kill -CONT {pid}"])
+    try:
+        c, ended, spent = funcdiff._candidate_run(machine, "reverse_all", as_captured, g, 1.0, None)
+    finally:
+        staller.wait()
+        os.kill(pid, signal.SIGCONT)
+    assert (c.status, ended) == ("ret", "done"), (c.status, ended, c.cpu)
+    assert spent > 1.0  # the stalled run, then the one that finished
+    # The same run held to 0.2 s, which it uses up on the CPU: its own doing, at the cap.
+    c, ended, _ = funcdiff._candidate_run(machine, "reverse_all", as_captured, g, 0.2, None)
+    assert (c.status, ended) == ("timeout", "capped") and c.cpu >= funcdiff.ON_CPU * 0.2, (c.status, ended, c.cpu)
+
+
 def test_the_summary_says_how_each_winner_was_proven_and_what_the_test_cost():
     from sgcc.engine.report import CandidateResult, Report
     from sgcc.stages import Stage
@@ -378,6 +413,41 @@ def test_a_candidate_slow_under_the_footprint_rule_does_not_keep_the_larger_size
     verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0, seconds=8).check(
         obj, ["count_bits"])
     assert not verdict.ok, verdict.level()
+    assert verdict.mismatch.difference.startswith("footprint: the candidate"), verdict.mismatch.render()
+
+
+def _slow_under_the_rule_reads_below_past_4m(pairs: int = 12):
+    """narrow_over_4m made right, and slow only under the footprint hook: each word pushes and
+    pops its value ``pairs`` times (its own frame: allowed, and every access a hook call), and
+    past 4,000,000 words it loads the word below its buffer, last, once the loop is done."""
+    text = (POPCOUNT / "narrow" / "narrow_over_4m.s").read_text()
+    head = "\txorl\t%eax, %eax\n\tcmpl\t$4000000, %esi\n\tsetg\t%al\n"
+    load = "\tmovq\t(%rdi), %rdx\n"
+    tail = ".Lc_count_bits_3:\n\tret\n"
+    assert head in text and load in text and tail in text
+    text = text.replace(head, "\tmovq\t%rdi, %r8\n\tmovl\t%esi, %r9d\n\txorl\t%eax, %eax\n")
+    text = text.replace(load, load + "\tpushq\t%rdx\n\tpopq\t%rdx\n" * pairs)
+    return text.replace(tail, ".Lc_count_bits_3:\n\tcmpl\t$4000000, %r9d\n\tjle\t.Lc_count_bits_r\n"
+                              "\tmovq\t-8(%r8), %rdx\n.Lc_count_bits_r:\n\tret\n")
+
+
+@pytest.mark.slow
+@pytest.mark.alone  # emulator time limits decide which large states are held to the rule
+def test_a_candidate_too_slow_under_the_footprint_rule_is_refused_not_left_unchecked(popcount):
+    # A candidate's run under the rule on a size beyond the tests' was allowed 100 times gcc's
+    # time, at most 15 s; where the 100 times passed 15 s, a timeout was counted "compared for
+    # results only". A candidate that makes many accesses of its own frame per word (each a hook
+    # call, nothing natively) then kept every large size from the rule, and its read below the
+    # buffer past 4,000,000 words shipped.
+    program, capture, tmp = popcount
+    # Twelve pairs: 50 times gcc's time under the hook at 4,000,000 words, past the 15 s a run
+    # may take there; seen accepted before ("7 size(s) beyond the tests' compared for results
+    # only"). Refused now on the first size it does not finish under the rule (with its CPU).
+    obj = _joined(program, tmp, "count_bits", _slow_under_the_rule_reads_below_past_4m(), "slow_hooked")
+    verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0, seconds=8).check(
+        obj, ["count_bits"])
+    assert not verdict.ok, verdict.level()
+    assert verdict.mismatch.regs["rsi"] & 0xFFFFFFFF > 1_000_000, verdict.mismatch.render()  # beyond the tests'
     assert verdict.mismatch.difference.startswith("footprint: the candidate"), verdict.mismatch.render()
 
 

@@ -98,6 +98,9 @@ class Outcome:
     memory: dict = field(default_factory=dict)  # start -> bytes written (merged ranges, final values)
     calls: list = field(default_factory=list)
     seconds: float = 0.0
+    #: Seconds this run had on the CPU (the emulating thread's time): a timeout with much less
+    #: than its limit was the machine's doing (another process ran), not the code's.
+    cpu: float = 0.0
     #: Record mode (gcc's function): the bytes it touched outside its own frame.
     footprint: Spans | None = None
     #: Check mode (a candidate): its first access outside the footprint rule, and where.
@@ -767,7 +770,7 @@ class Machine:
             fp.count(self._starts() if count else None)
         self.violated_in = ""
         out = Outcome("ret")
-        started = time.perf_counter()
+        started, on_cpu = time.perf_counter(), time.thread_time()
         try:
             pc, deadline, counted = entry, started + seconds, True
             self.deadline, self.overtime = deadline, False
@@ -819,6 +822,7 @@ class Machine:
             if self.overtime:
                 out.status = "timeout"
         out.seconds = time.perf_counter() - started
+        out.cpu = time.thread_time() - on_cpu
         out.calls = self.calls
         if fp is not None and mode == "check":
             out.violation = fp.violation()

@@ -89,6 +89,13 @@ def load_stretch() -> float:
 
 #: Most seconds a candidate's run on one state may take (a longer allowance leaves it undecided).
 CANDIDATE_SECONDS = 15.0
+#: A candidate's run that stops on its limit with less than this share of it on the CPU was
+#: kept off the CPU (another process ran): it is run again, at most PREEMPTED_RUNS times in all,
+#: and then counted undecided. Only a limit the candidate used up is its own doing.
+ON_CPU = 0.5
+PREEMPTED_RUNS = 3
+#: gcc's runs under the footprint hook at least this long tell the candidate's slowdown there.
+RATIO_MIN_SECONDS = 0.01
 #: States gcc's function takes longer than this on (as captured) are run as captured only.
 EXPENSIVE = 0.05
 #: Seconds (at least) for the run that watches whether gcc's function reads what it writes.
@@ -384,7 +391,7 @@ class FunctionTester:
         if mismatch is not None:
             return mismatch, tested, mutated, why
         if footprint:
-            mismatch, unchecked = self._footprint_beyond(name, shared["machines"], states, shared["sizes"])
+            mismatch, unchecked = self._footprint_beyond(name, shared, states)
             if unchecked:
                 self.results_only[name] = unchecked
             if mismatch is not None:
@@ -560,17 +567,24 @@ class FunctionTester:
                         dropped[reason] = dropped.get(reason, 0) + 1
                         done.add(key)
                         continue
-            limit = max(0.05, emulate.SLOWDOWN * g.seconds)
             cap = max(CANDIDATE_SECONDS, 3 * g.seconds) if position < guaranteed else CANDIDATE_SECONDS
-            allowed = g.footprint if hooked else None
-            c = machine.run(machine.images[1].entries[name], mut, min(limit, cap), allowed=allowed)
-            own += c.seconds
-            if c.status == "timeout" and limit <= cap:
-                # Wall time on a shared machine jitters: confirm with a longer limit before failing.
-                limit = max(1.0, 5 * limit)
-                c = machine.run(machine.images[1].entries[name], mut, min(limit, cap), allowed=allowed)
-                own += c.seconds
-            if c.status == "timeout" and limit > cap:
+            if hooked:
+                cap = _rule_cap(cap, g, shared)
+            c, ended, spent = _candidate_run(machine, name, mut, g, cap, g.footprint if hooked else None)
+            own += spent
+            if hooked:
+                _note_ratio(c, g, shared)
+            if ended == "preempted":
+                reason = "states the machine kept the emulator from deciding (another process had the CPU)"
+                dropped[reason] = dropped.get(reason, 0) + 1
+                continue
+            if ended == "capped" and hooked:
+                # Under the footprint rule, where gcc's function finished under the same hook: left
+                # undecided, a candidate slow under the hook alone (accesses of its own frame, each a
+                # hook call) kept this state from the rule, compared for results only.
+                regs = {**states[si].regs, **mut.regs}
+                return emulate.Mismatch(name, states[si].origin, mut.what, regs, _too_slow(c, g)), tested, mutated, why
+            if ended == "capped":
                 why = why or "a state too long to decide in the emulator"
                 continue  # its allowance was cut to the cap: undecided, not a failure
             if c.status == "unsupported: an instruction the emulator lacks":
@@ -602,8 +616,9 @@ class FunctionTester:
                 timed.append((si, mut, g.seconds))  # what the timing saw: the cost rule's reference
         return None, tested, mutated, why
 
-    def _footprint_beyond(self, name, machines, states, compared):
-        """The footprint rule on the sizes far beyond the tests' (compared without it): smallest
+    def _footprint_beyond(self, name, shared, states):
+        """The footprint rule on the sizes far beyond the tests' (``shared["sizes"]``, compared
+        without it; ``shared`` is the passes' state, funcdiff._loop): smallest
         first, gcc's runs in ``FOOTPRINT_SHARE`` times ``seconds``. Returns a mismatch (the first
         access outside the rule, or a candidate that does not finish where gcc's function did) or
         None, and how many could not be held to it in that time."""
@@ -614,7 +629,8 @@ class FunctionTester:
         # the same for every candidate. Charged with the wall clock, a candidate slow on the
         # smallest size left every larger one unchecked.
         left = FOOTPRINT_SHARE * self.seconds
-        order = sorted(compared, key=lambda s: _size(s[1]))
+        machines = shared["machines"]
+        order = sorted(shared["sizes"], key=lambda s: _size(s[1]))
         unchecked = 0
         for k, (si, mut) in enumerate(order):
             if left <= 0:
@@ -630,26 +646,22 @@ class FunctionTester:
             if g.footprint is None:
                 # Not finished in the time left; larger sizes would not either.
                 return None, unchecked + len(order) - k
-            limit = max(0.05, emulate.SLOWDOWN * g.seconds)
-            c = machine.run(machine.images[1].entries[name], mut, min(limit, CANDIDATE_SECONDS), allowed=g.footprint)
-            if c.status == "timeout" and limit <= CANDIDATE_SECONDS:
-                # Wall time on a shared machine jitters: confirm with a longer limit first.
-                limit = max(1.0, 5 * limit)
-                c = machine.run(machine.images[1].entries[name], mut, min(limit, CANDIDATE_SECONDS),
-                                allowed=g.footprint)
+            c, ended, _ = _candidate_run(machine, name, mut, g,
+                                         _rule_cap(max(CANDIDATE_SECONDS, 3 * g.seconds), g, shared), g.footprint)
+            _note_ratio(c, g, shared)
             regs = {**states[si].regs, **mut.regs}
             if c.status == "footprint" and c.violation is not None:
                 return emulate.Mismatch(name, states[si].origin, mut.what, regs,
                                         f"footprint: the candidate {c.violation.describe()} ({c.where})"), 0
-            if c.status == "timeout" and limit <= CANDIDATE_SECONDS:
-                # Its own doing, where gcc's function finished under the same hook: undecided,
-                # it would let a candidate keep this size (and, before, every larger one) from
-                # the rule.
-                return emulate.Mismatch(name, states[si].origin, mut.what, regs,
-                                        f"footprint: the candidate did not finish in {limit:.1f} s under the "
-                                        f"rule, where gcc's function took {g.seconds:.2f} s"), 0
-            if c.status == "timeout":
-                unchecked += 1  # beyond the most a candidate's run may take: undecided, counted
+            if ended in ("timeout", "capped"):
+                # Its own doing (it had the CPU), where gcc's function finished under the same
+                # hook. Counted undecided at the cap, as before, a candidate slow under the hook
+                # alone (a dozen pushes and pops of its own frame per word: nothing natively, a
+                # hook call each here) kept every large size from the rule, and its read below
+                # the buffer past 4,000,000 words was accepted.
+                return emulate.Mismatch(name, states[si].origin, mut.what, regs, _too_slow(c, g)), 0
+            if ended == "preempted":
+                unchecked += 1  # the machine's doing, not the candidate's: undecided, counted
         return None, unchecked
 
     def _cost(self, name, machines, states, timed):
@@ -729,6 +741,58 @@ class FunctionTester:
         if not info["beyond"]:
             info["note"] = "no integer argument works as a size here"
         return None
+
+
+def _rule_cap(cap: float, g, shared: dict) -> float:
+    """The most a candidate's run under the footprint rule may take on a state where gcc's run
+    under the same hook took ``g``: ``cap``, or twice the candidate's own slowdown under the
+    hook so far (``shared["ratio"]``) times gcc's run, up to ``LARGE_SECONDS``. An honest
+    candidate that makes several times gcc's accesses (SWAR's constants: 6 times gcc's time
+    at 24,000,000 words) finishes; one slow under the hook only where it is never timed does
+    not, and is refused."""
+    return max(cap, min(LARGE_SECONDS, 2.0 * shared.get("ratio", 0.0) * g.seconds))
+
+
+def _note_ratio(c, g, shared: dict) -> None:
+    """Remember the candidate's slowdown under the hook (runs long enough to say)."""
+    if c.status != "timeout" and g.cpu >= RATIO_MIN_SECONDS:
+        shared["ratio"] = max(shared.get("ratio", 0.0), c.cpu / max(g.cpu, 1e-6))
+
+
+def _candidate_run(machine, name: str, mut, g, cap: float, allowed) -> tuple:
+    """The candidate's run on ``mut``, allowed ``SLOWDOWN`` times gcc's run ``g`` on the same
+    state (at least 0.05 s), a timeout confirmed with five times that (at least 1 s): wall time
+    on a shared machine jitters; never more than ``cap`` seconds. Judged by the CPU: a run that
+    stops on its limit having had less than ``ON_CPU`` of it on the CPU is run again.
+
+    Returns the outcome, how it ended: "done" (not a timeout), "timeout" (it used up a limit
+    below the cap: its own doing), "capped" (it used up the cap), "preempted" (kept off the CPU
+    ``PREEMPTED_RUNS`` times), and the wall seconds its runs took."""
+    from sgcc.verify.function import emulate
+
+    entry, spent = machine.images[1].entries[name], 0.0
+    limit = max(0.05, emulate.SLOWDOWN * g.seconds)
+    for attempt in range(2):
+        allowance = min(limit, cap)
+        for _ in range(PREEMPTED_RUNS):
+            c = machine.run(entry, mut, allowance, allowed=allowed)
+            spent += c.seconds
+            if c.status != "timeout" or c.cpu >= ON_CPU * allowance:
+                break
+        else:
+            return c, "preempted", spent
+        if c.status != "timeout":
+            return c, "done", spent
+        if limit >= cap or attempt:
+            return c, ("capped" if limit >= cap else "timeout"), spent
+        limit = max(1.0, 5 * limit)
+    raise AssertionError("unreachable")
+
+
+def _too_slow(c, g) -> str:
+    """The difference of a candidate that did not finish under the footprint rule."""
+    return (f"footprint: the candidate did not finish in {c.seconds:.1f} s under the rule ({c.cpu:.1f} s on the "
+            f"CPU), where gcc's function took {g.seconds:.2f} s")
 
 
 def _size(mut) -> int:
