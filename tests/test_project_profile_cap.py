@@ -41,13 +41,13 @@ def _cut_profile(tmp_path):
     proc.run(["gcc", "-O2", "-o", str(tree / "slow"), str(tree / "slow.c")], check=True, timeout=120)
     os.chmod(tmp_path, 0o755)
     workload.hand_over(tree)
-    with Sandbox(timeout=60) as sb:
-        costs = attribute.profile(sb, workload.launcher(tree, "bench", ["./slow"]), tree, tmp_path / "prof",
+    with Sandbox(timeout=60, expose=workload.expose) as sb:
+        costs = attribute.profile(sb, workload.launcher(tree, "bench", ["./slow"]), tmp_path / "prof",
                                   timeout=8, partial=True)
         assert costs is not None and attribute.was_partial(costs)
         assert any(fn == "step" and ir > 0 for (_ob, fn), ir in costs.items()), sorted(costs)[:10]
         # Without partial, a run stopped at its limit is no profile.
-        assert attribute.profile(sb, workload.launcher(tree, "bench", ["./slow"]), tree, tmp_path / "prof2",
+        assert attribute.profile(sb, workload.launcher(tree, "bench", ["./slow"]), tmp_path / "prof2",
                                  timeout=4) is None
 
 

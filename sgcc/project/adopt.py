@@ -253,8 +253,7 @@ def build(run: ProjectRun, v: Variant, texts: dict[str, str], differ: set[str], 
             del texts[k]
     if spec.command_mode:
         run.note(f"{v.name} as a candidate: the project's tests: {spec.test}")
-        ok, why = workload.run_tests(run.sandbox, workload.copy_tree(tree, tree.with_name(slug + "-test")),
-                                     spec.test, spec.test_timeout)
+        ok, why = run.run_tests(workload.copy_tree(tree, tree.with_name(slug + "-test")))
         if not ok:
             e["why"] = f"the project's tests fail: {why}"
             return None

@@ -74,6 +74,7 @@ class Project:
         with sandboxmod.Sandbox(timeout=r.spec.test_timeout, expose=workload.expose, processes=256,
                                 open_files=256, file_size=1 << 30, worlds=r.tmpl.worlds) as sb:
             r.sb = sb
+            baseline.place_copies(r)
             baseline.prepare(r)
             targets = plan.choose(r, *plan.profile(r))
             budget = self._budget(targets, started)
@@ -125,13 +126,10 @@ class Project:
             adopted = None
             r.report.whole_project = {"adopted": False, "why": f"{type(exc).__name__}: {exc}"}
         r.report.phases["whole_project"] = round(time.monotonic() - t0, 1)
-        if r.pgo_tree is not None:
-            # Its build is the PGO-everywhere reference's: kept back in the reserve, spent now.
-            budget.reserve = max(0.0, budget.reserve - r.build_seconds)
         if adopted is None:
             return tree, base
         if r.spec.command_mode:
-            return adopted, workload.launcher(adopted, "bench", r.commands)
+            return adopted, r.launcher(adopted, "bench", r.commands)
         return adopted, adopted / r.spec.binary
 
     def _search(self, targets: list[Target], budget: ProjectBudget, tree: Path, base: Path) -> None:

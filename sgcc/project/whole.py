@@ -98,7 +98,8 @@ def compile_one(compiler: str, c, variant: Variant, workdir: Path, root: Path, p
         gcda = prof.gcda.get(c.key) if prof is not None else None
         if gcda is None:
             return None, "no profile (the workload did not run it)"
-        return pgo.compile_with_profile(compiler, c, gcda, prof.tree, root, extra=list(variant.flags))
+        return pgo.compile_with_profile(compiler, c, gcda, prof.tree, root, extra=list(variant.flags),
+                                        placed=prof.at is not None)
     inv = gccargs.parse(c.args)
     if not inv.sources:
         return None, "no source on the compile's command line"
