@@ -58,7 +58,9 @@ def rebuild_and_check(run: ProjectRun) -> dict | None:
         return None
     run.note("timing the rebuilt project's workload against gcc's build (interleaved)")
     tmpl = run.tmpl
-    est = timing.measure(*runs, rounds=tmpl.timing_rounds, min_sample_seconds=tmpl.min_sample,
+    # The final timing, then the reference's two: they share what the budget has left.
+    rounds = run.budget.rounds(tmpl.timing_rounds, timings=3) if run.budget is not None else tmpl.timing_rounds
+    est = timing.measure(*runs, rounds=rounds, min_sample_seconds=tmpl.min_sample,
                          seed=tmpl.seed, worlds=len(sb.worlds))
     result = {**estimate_dict(est), "tests_passed": True, "significant": timing.decide(est, tmpl.min_gain)}
     if not result["significant"]:

@@ -60,8 +60,8 @@ def references(run: ProjectRun) -> None:
                                                   "this build's code byte for byte"}
         else:
             run.note("timing the PGO-everywhere reference against gcc's build (interleaved)")
-            est = timing.measure(base_run, pgo_run, rounds=tmpl.timing_rounds, min_sample_seconds=tmpl.min_sample,
-                                 seed=tmpl.seed)
+            est = timing.measure(base_run, pgo_run, rounds=_rounds(run, 2 if final_run is not None else 1),
+                                 min_sample_seconds=tmpl.min_sample, seed=tmpl.seed)
             refs["pgo_everywhere"] = {**estimate_dict(est), "what": what}
             if run.pgo_tree is not None:
                 refs["pgo_everywhere"]["same_code_as_candidate"] = same
@@ -69,11 +69,17 @@ def references(run: ProjectRun) -> None:
                     refs["pgo_everywhere"]["differs_from_candidate"] = differ[:5]
         if final_run is not None:
             run.note("timing sgcc's result against the PGO-everywhere reference (interleaved)")
-            est = timing.measure(pgo_run, final_run, rounds=tmpl.timing_rounds, min_sample_seconds=tmpl.min_sample,
+            est = timing.measure(pgo_run, final_run, rounds=_rounds(run, 1), min_sample_seconds=tmpl.min_sample,
                                  seed=tmpl.seed)
             refs["sgcc_vs_pgo_everywhere"] = estimate_dict(est)
     except timing.TimingRunFailed as exc:
         refs["pgo_everywhere"] = {"error": f"the PGO build's workload did not behave as gcc's: {exc}"}
+
+
+def _rounds(run: ProjectRun, timings: int) -> int:
+    """Rounds for the next of ``timings`` timings within what the budget has left."""
+    wanted = run.tmpl.timing_rounds
+    return run.budget.rounds(wanted, timings) if run.budget is not None else wanted
 
 
 def _programs(tree: Path) -> dict[str, Path]:

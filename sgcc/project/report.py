@@ -16,6 +16,8 @@ class ProjectReport:
     workload: list[str] = field(default_factory=list)
     budget_seconds: float = 0.0
     budget_rule: str = ""
+    budget_fixed_at: float = 0.0  # seconds into the run when the budget was fixed (0: --budget, at the start)
+    budget_over: float = 0.0  # seconds past it at the end
     coverage: float = 0.0  # share of the project's executed instructions the searched functions hold
     project_share: float = 0.0  # share of all the workload's instructions that are the project's code
     units: list[dict] = field(default_factory=list)
@@ -42,8 +44,12 @@ class ProjectReport:
         return json.dumps(finite_json(asdict(self)), indent=2)
 
     def summary(self) -> str:
+        fixed = (f", fixed {self.budget_fixed_at / 60:.1f} min into the run for what followed"
+                 if self.budget_fixed_at and self.budget_rule != "--budget" else "")
+        over = f"; {self.budget_over:.0f} s over it" if self.budget_over > 1 else ""
         lines = [f"sgcc: project {self.root}: {len(self.units)} translation unit(s) searched in "
-                 f"{self.seconds / 60:.1f} min (budget {self.budget_seconds / 60:.0f} min: {self.budget_rule})",
+                 f"{self.seconds / 60:.1f} min (budget {self.budget_seconds / 60:.0f} min: {self.budget_rule}{fixed}"
+                 f"{over})",
                  f"sgcc: correctness rests on {self.proof}"]
         if self.workload:
             lines.append(f"sgcc: workload: {'; '.join(self.workload)} (the project's code: "
@@ -76,6 +82,9 @@ class ProjectReport:
             lines.append(f"sgcc: rebuilt with the cache: the workload runs {f['speedup']:.3f}x "
                          f"[{f['low']:.3f}, {f['high']:.3f}] as fast as gcc's build (CPU, interleaved), "
                          f"{'and its own tests pass' if f.get('tests_passed') else 'tests: see notes'}")
+            w = self.whole_project or {}
+            if w.get("adopted") and w.get("lowers") and not w.get("withdrawn"):
+                lines.append(f"sgcc: what shipped is {w.get('variant')}, which {w['lowers']}")
         else:
             lines.append("sgcc: the project is built as plain gcc builds it (nothing proven faster)")
         lines += reference_lines(self.references, self.final)
@@ -115,10 +124,12 @@ def whole_project_lines(w: dict) -> list[str]:
                 parts.append(f"{_fmt(e['vs_pgo'])} against PGO everywhere")
             if e.get("why"):
                 parts.append(e["why"])
-            lines.append(f"  {e['name']}: " + "; ".join(parts))
+            lowered = f" ({e['lowers']})" if e.get("lowers") else ""
+            lines.append(f"  {e['name']}{lowered}: " + "; ".join(parts))
     if w.get("adopted"):
-        text = (f"sgcc: {w.get('variant', 'PGO everywhere')} ({w.get('compiles', 0)} compiles) passed the tests, "
-                f"{_fmt(w['timing'])} against gcc's build: the search started from it")
+        lowered = f", which {w['lowers']}," if w.get("lowers") else ""
+        text = (f"sgcc: {w.get('variant', 'PGO everywhere')}{lowered} ({w.get('compiles', 0)} compiles) passed the "
+                f"tests, {_fmt(w['timing'])} against gcc's build: the search started from it")
         lines.append(text + (" (withdrawn: the rebuilt tree failed its tests)" if w.get("withdrawn") else ""))
     else:
         lines.append(f"sgcc: no whole-project candidate taken as the baseline: {w.get('why', '')}")
