@@ -108,15 +108,47 @@ class Result:
         return f"exit status {self.returncode}"
 
 
-def _preexec(limits: Limits | None, isolate_network: bool, drop_privileges: bool, libc):
+_CLONE_NEWNS = 0x00020000
+_MS_BIND, _MS_REC, _MS_PRIVATE = 4096, 16384, 1 << 18
+
+
+def _place(libc, place: tuple[str, str], cwd: str | None) -> None:
+    """In the child: a private mount namespace (in a user namespace of its own unless root,
+    the uid and gid mapped to themselves) where ``place[0]`` is mounted over ``place[1]``;
+    then into ``cwd`` again, so that a directory under ``place[1]`` is the mounted one."""
+    uid, gid = os.geteuid(), os.getegid()
+    if libc.unshare(_CLONE_NEWNS if uid == 0 else _CLONE_NEWUSER | _CLONE_NEWNS) != 0:
+        raise OSError("unshare")
+    if uid != 0:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+            fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
+            try:
+                os.write(fd, text.encode())
+            finally:
+                os.close(fd)
+    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        raise OSError("make / private")
+    if libc.mount(place[0].encode(), place[1].encode(), None, _MS_BIND | _MS_REC, None) != 0:
+        raise OSError(f"bind {place[0]} over {place[1]}")
+    os.chdir(cwd or place[1])
+
+
+def _preexec(limits: Limits | None, isolate_network: bool, drop_privileges: bool, libc,
+             place: tuple[str, str] | None = None, cwd: str | None = None):
     """Build the function the child runs between fork and exec.
 
-    Order matters: the network namespace needs privileges, so it is made before they are
-    dropped; limits come last so they bind the unprivileged user (RLIMIT_NPROC does not
-    bind root).
+    Order matters: the mount namespace of ``place`` and the network namespace need
+    privileges, so they are made before they are dropped; limits come last so they bind the
+    unprivileged user (RLIMIT_NPROC does not bind root).
     """
 
     def child() -> None:
+        if place is not None:
+            try:
+                _place(libc, place, cwd)
+            except OSError as exc:
+                os.write(2, f"sgcc: cannot place {place[0]} at {place[1]}: {exc}\n".encode())
+                os._exit(126)
         if isolate_network:
             flags = _CLONE_NEWNET if os.geteuid() == 0 else (_CLONE_NEWUSER | _CLONE_NEWNET)
             if libc.unshare(flags) != 0:
@@ -150,6 +182,7 @@ def run(
     drop_privileges: bool = False,
     check: bool = False,
     spawner=None,
+    place: tuple[str | os.PathLike, str | os.PathLike] | None = None,
 ) -> Result:
     """Run ``argv`` to completion and return what it did.
 
@@ -165,6 +198,12 @@ def run(
     ``(returncode, user, sys, maxrss_kb, notes)`` (see :mod:`sgcc.verify.box.isolate`, whose
     box reports the CPU time of every process of the run). ``cwd``, ``isolate_network`` and
     ``drop_privileges`` are then the spawner's business.
+
+    ``place=(DIR, AT)`` runs the child in a private mount namespace where the host directory
+    ``DIR`` is mounted over ``AT`` (a project's copy where its build put the tree,
+    :mod:`sgcc.project.place`); the rest of the file system is the host's. ``cwd`` is then
+    entered after the mount (a path under ``AT`` is the copy's). Exit status 126 when the
+    kernel refuses (:func:`placing_available` says beforehand).
     """
     argv = [os.fspath(a) for a in argv]
     start = time.perf_counter()
@@ -194,16 +233,18 @@ def run(
             os.close(fd)
         pid, in_fd, out_fd, err_fd = spawned.pid, ours[0], ours[1], ours[2]
     else:
-        needs_preexec = limits is not None or isolate_network or drop_privileges
-        libc = _libc() if isolate_network else None
-        preexec = _preexec(limits, isolate_network, drop_privileges, libc) if needs_preexec else None
+        needs_preexec = limits is not None or isolate_network or drop_privileges or place is not None
+        libc = _libc() if isolate_network or place is not None else None
+        placed = None if place is None else (os.fspath(place[0]), os.fspath(place[1]))
+        preexec = _preexec(limits, isolate_network, drop_privileges, libc, placed,
+                           None if cwd is None else os.path.abspath(cwd)) if needs_preexec else None
         try:
             popen = subprocess.Popen(
                 argv,
                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                cwd=cwd,
+                cwd=cwd if place is None else None,  # entered after the mount (_place)
                 env=env,
                 start_new_session=True,
                 preexec_fn=preexec,
@@ -327,6 +368,28 @@ def _kill_group(pgid: int) -> None:
 
 
 _NETWORK_ISOLATION: bool | None = None
+_PLACING: bool | None = None
+
+
+def placing_available() -> bool:
+    """Whether :func:`run` can ``place`` a directory here (a private mount namespace; in a
+    user namespace unless root): probed once."""
+    global _PLACING
+    if _PLACING is None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="sgcc-place-") as d:
+            a, b = os.path.join(d, "a"), os.path.join(d, "b")
+            os.mkdir(a)
+            os.mkdir(b)
+            with open(os.path.join(a, "mark"), "w"):
+                pass
+            try:
+                r = run(["/bin/sh", "-c", "test -e mark"], cwd=b, place=(a, b), timeout=10)
+                _PLACING = r.returncode == 0
+            except SgccError:
+                _PLACING = False
+    return _PLACING
 
 
 def network_isolation_available() -> bool:

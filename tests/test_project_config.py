@@ -66,6 +66,10 @@ def test_unknown_and_mistyped_settings_are_refused(tmp_path, sgcc_exe):
     _refused(_optimize(sgcc_exe, tmp_path), b"test_timeout must be a positive number", p)
     (p / "sgcc.toml").write_text('[project]\ntest = "make check"\nbenchmark = ["./prog"]\n')
     _refused(_optimize(sgcc_exe, tmp_path), b"unknown [project] setting(s): benchmark", p)
+    (p / "sgcc.toml").write_text('[project]\ntest = "make check"\nbench_is_test = "yes"\n')
+    _refused(_optimize(sgcc_exe, tmp_path), b'bench_is_test must be true, false or "auto"', p)
+    (p / "sgcc.toml").write_text('[project]\ntest = "make check"\nprofile_timeout = -5\n')
+    _refused(_optimize(sgcc_exe, tmp_path), b"profile_timeout must be a number of seconds", p)
 
 
 def test_tests_on_the_command_line_are_relative_to_the_current_directory(tmp_path, sgcc_exe):

@@ -41,18 +41,52 @@ def _cut_profile(tmp_path):
     proc.run(["gcc", "-O2", "-o", str(tree / "slow"), str(tree / "slow.c")], check=True, timeout=120)
     os.chmod(tmp_path, 0o755)
     workload.hand_over(tree)
-    with Sandbox(timeout=60) as sb:
-        costs = attribute.profile(sb, workload.launcher(tree, "bench", ["./slow"]), tree, tmp_path / "prof",
+    with Sandbox(timeout=60, expose=workload.expose) as sb:
+        costs = attribute.profile(sb, workload.launcher(tree, "bench", ["./slow"]), tmp_path / "prof",
                                   timeout=8, partial=True)
         assert costs is not None and attribute.was_partial(costs)
         assert any(fn == "step" and ir > 0 for (_ob, fn), ir in costs.items()), sorted(costs)[:10]
         # Without partial, a run stopped at its limit is no profile.
-        assert attribute.profile(sb, workload.launcher(tree, "bench", ["./slow"]), tree, tmp_path / "prof2",
+        assert attribute.profile(sb, workload.launcher(tree, "bench", ["./slow"]), tmp_path / "prof2",
                                  timeout=4) is None
 
 
 def test_the_budget_is_said_before_any_work():
     assert "about 9 min (--budget)" in expected_duration(540)
     assert "5 min + 2 min per source" in expected_duration(None) and "at most 30 min" in expected_duration(None)
+    # What comes before the default budget is fixed is bounded on its own, and said first.
+    assert "two profiles (each at most 108 s: profile_timeout)" in expected_duration(None)
     assert profile_cap(540) == pytest.approx(108) and profile_cap(None) == pytest.approx(108)
     assert profile_cap(60) == 60
+    # The test profile's limit is a setting (brotli and cmark both hit the old fixed one).
+    assert profile_cap(None, 400) == 400 and profile_cap(540, 30) == 30
+
+
+def test_the_budget_bounds_what_follows_it_and_its_timings_fit_what_is_left():
+    """Lua: 32.3 min against a 30-minute default, fixed 213 s into the run; the final and
+    reference timings took their full rounds whatever was left."""
+    import time
+
+    from sgcc.project.budget import FEWEST_ROUNDS, ProjectBudget
+
+    b = ProjectBudget.choose(None, [], build_seconds=10, test_seconds=2, workload_seconds=0.5, rounds=20)
+    # Kept back: the final rebuild, tests and timing; the reference's build and two timings.
+    assert b.total == 300 and b.reserve == pytest.approx(10 * 1.2 + 2 + 23 + 10 + 46 + 30)
+    b.start(time.monotonic())  # the default counts from when it is fixed
+    assert b.remaining() == pytest.approx(300, abs=1) and b.over() == 0
+    assert b.rounds(20, timings=3) == 20  # 3 timings of 23 rounds of 1 s fit 300 s
+    b.start(time.monotonic() - 250)  # 50 s left: 50 / 2 - 3 = 22 -> 20; 50 / 3 - 3 = 13
+    assert b.rounds(20, timings=2) == 20 and b.rounds(20, timings=3) == 13
+    b.start(time.monotonic() - 292)  # 8 s left: never under the floor
+    assert b.rounds(20, timings=2) == FEWEST_ROUNDS
+    b.start(time.monotonic() - 310)
+    assert b.over() == pytest.approx(10, abs=1)
+    # A long workload cannot reserve more than half the budget.
+    assert ProjectBudget.choose(600, [], 10, 2, workload_seconds=60).reserve == 300
+
+
+def test_project_entries_are_dated():
+    """`sgcc cache list` showed '?' for 30 of 36 entries: those project mode wrote."""
+    from sgcc.project.store import _applying
+
+    assert _applying("x.c", None, None).updated[:2] == "20"

@@ -4,6 +4,8 @@ tested end to end in tests/test_project_pgo_baseline.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sgcc.project import whole
 
 
@@ -59,3 +61,42 @@ def test_the_producer_string_and_the_order_it_gives_the_debug_strings_are_not_a_
     swapped = a.replace('"short int"', '"x"').replace('"char"', '"short int"').replace('"x"', '"char"')
     assert whole._without_producer(a) == whole._without_producer(b)
     assert whole._without_producer(a) != whole._without_producer(swapped)
+
+
+def _compiles(*flag_sets):
+    from sgcc.project.record import Compile
+
+    return [Compile(key=f"k{n}", source=Path(f"s{n}.c"), cwd=Path("."), args=["gcc", *flags, "-c", f"s{n}.c"],
+                    asm_path=Path(f"s{n}.s"), output=Path(f"s{n}.o")) for n, flags in enumerate(flag_sets)]
+
+
+def test_a_set_that_lowers_the_build_s_level_says_so():
+    """brotli at -O3: "-O2 everywhere" shipped as a 1.064x gain, printed nowhere as a change of
+    the user's optimisation level."""
+    o3 = _compiles(["-O3", "-fPIC"], ["-O2", "-O3"], ["-O2"])
+    assert whole.lowers(o3, whole.Variant(("-O2",))) == "lowers the build's -O3 to -O2 on 2 of 3 compiles"
+    assert whole.lowers(o3, whole.Variant(("-O3",))) == ""
+    assert whole.lowers(o3, whole.Variant(("-O3", "-funroll-loops"))) == ""
+    assert whole.lowers(_compiles(["-Ofast"]), whole.Variant(("-O3",))) == \
+        "lowers the build's -Ofast to -O3 on 1 of 1 compiles"
+    assert whole.lowers(o3, whole.PGO) == ""
+
+
+def test_a_set_every_compile_has_already_is_not_compiled_or_built():
+    """PGO everywhere + -O3 on an -O3 build is PGO everywhere's own compiles: it was built,
+    tested and raced (about 90 s on brotli) as if it were another candidate."""
+    o3 = _compiles(["-O3", "-g"], ["-O2", "-O3"])
+    assert whole.same_as(o3, whole.Variant(("-O3",), profile=True), {"k0", "k1"}) == "PGO everywhere"
+    assert whole.same_as(o3, whole.Variant(("-O3",))) == "gcc's build"
+    assert whole.same_as(o3, whole.Variant(("-O3", "-funroll-loops"))) == ""
+    assert whole.same_as(_compiles(["-O3"], ["-O2"]), whole.Variant(("-O3",), profile=True), {"k0", "k1"}) == ""
+    # Only the compiles the profile covers count for a profile-guided set.
+    assert whole.same_as(_compiles(["-O3"], ["-O2"]), whole.Variant(("-O3",), profile=True), {"k0"}) == \
+        "PGO everywhere"
+    unrolled = _compiles(["-O3", "-funroll-loops"], ["-O3", "-fno-unroll-loops", "-funroll-loops"])
+    assert whole.same_as(unrolled, whole.Variant(("-O3", "-funroll-loops"))) == "gcc's build"
+    assert whole.same_as(_compiles(["-O3", "-funroll-loops", "-fno-unroll-loops"]),
+                         whole.Variant(("-O3", "-funroll-loops"))) == ""
+    # Compiled, two variants whose texts agree (but for the producer string) are one candidate.
+    a = {"k0": '\t.string\t"GNU C17 -O3"\nf:\n\tret\n'}
+    assert whole.same_texts(a, {"k0": a["k0"]}) and not whole.same_texts(a, {"k0": "f:\n\tnop\n\tret\n"})

@@ -31,7 +31,8 @@ from typing import Any
 
 from sgcc.errors import SgccError
 
-__all__ = ["Decoded", "FunctionSymbol", "ObjectFile", "Reloc", "disassemble", "read_object"]
+__all__ = ["Decoded", "FunctionSymbol", "ObjectFile", "Reloc", "disassemble", "loaded_digest", "read_object",
+           "shared_object_name"]
 
 #: Symbol types that mark code: functions and indirect functions (gas may write the latter
 #: as STT_LOOS, the value STT_GNU_IFUNC shares).
@@ -447,3 +448,73 @@ def read_object(path: str | os.PathLike, *, remember: bool = True) -> ObjectFile
         while len(_MEMO) > MEMO_SIZE:
             _MEMO.popitem(last=False)
     return obj
+
+
+# -- linked programs and libraries (whole files, not the objects the checks above read) -----
+
+SHF_ALLOC = 0x2
+
+
+def _elf(path: str | os.PathLike):
+    """(the open file, its ELFFile), or None when ``path`` is no ELF file."""
+    try:
+        f = open(path, "rb")
+    except OSError:
+        return None
+    if f.read(4) != b"\x7fELF":
+        f.close()
+        return None
+    f.seek(0)
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        return f, ELFFile(f)
+    except Exception:  # noqa: BLE001 - malformed: not an ELF file we can read
+        f.close()
+        return None
+
+
+def shared_object_name(path: str | os.PathLike) -> str | None:
+    """The ``DT_SONAME`` of a shared library (what programs that link it name, and the loader
+    looks for), or None: no ELF shared object, or none with a name."""
+    opened = _elf(path)
+    if opened is None:
+        return None
+    f, elf = opened
+    try:
+        if elf.header["e_type"] != "ET_DYN":
+            return None
+        dyn = elf.get_section_by_name(".dynamic")
+        for tag in dyn.iter_tags() if dyn is not None else ():
+            if tag.entry.d_tag == "DT_SONAME":
+                return str(tag.soname)
+        return None
+    except Exception:  # noqa: BLE001 - malformed
+        return None
+    finally:
+        f.close()
+
+
+def loaded_digest(path: str | os.PathLike) -> str | None:
+    """SHA-256 of what the loader maps of a program or library: the name, type, flags and
+    contents of every ``SHF_ALLOC`` section, in order (debug information, symbol tables and
+    the producer string left out, and the build ID, which the linker computes over them
+    too). Two builds with the same digest run the same code on the same data. None for a
+    file that is no ELF file."""
+    opened = _elf(path)
+    if opened is None:
+        return None
+    f, elf = opened
+    h = hashlib.sha256()
+    try:
+        for sec in elf.iter_sections():
+            if not sec["sh_flags"] & SHF_ALLOC or sec.name == ".note.gnu.build-id":
+                continue
+            h.update(f"{sec.name}\0{sec['sh_type']}\0{sec['sh_flags']}\0{sec['sh_addr']}\0".encode())
+            if sec["sh_type"] != "SHT_NOBITS":
+                h.update(sec.data())
+        return h.hexdigest()
+    except Exception:  # noqa: BLE001 - malformed
+        return None
+    finally:
+        f.close()

@@ -116,7 +116,10 @@ class Pipeline:
         if program.link is not None:
             linked, error = program.link(asm_text, obj, where, replacements)
             if linked is None:
-                result.stop(Stage.LINK, "the project does not build with it", error[:800])
+                # A project's candidate is built and its own test command run in that build.
+                failed = error.startswith("the test command")
+                result.stop(Stage.LINK, "the project's tests fail with it" if failed else
+                            "the project does not build with it", error[:800])
             return linked
         r = proc.run(gccargs.link_argv(self.req.compiler, self.req.flags, [str(obj)], str(binary)), timeout=120,
                      limits=proc.Limits(cpu=60, file_size=256 << 20))

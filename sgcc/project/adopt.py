@@ -83,15 +83,24 @@ def _build_field(run: ProjectRun, info: dict, started: float, cap: float) -> tup
     variants = whole.field(run.generator_names(), run.tmpl.isa)
     prof = run.profile
     built: Built = {}
+    compiled: dict[Variant, dict[str, str]] = {}  # every variant compiled, built or not
     prep = 0.0
     for n, v in enumerate(variants):
         e: dict = {"name": v.name, "flags": list(v.flags), "profile": v.profile}
         info["field"].append(e)
+        lowered = whole.lowers(run.compiles, v)
+        if lowered:
+            e["lowers"] = lowered
         if n and time.monotonic() - started + prep > cap:
             e["why"] = f"cut by the budget (the whole-project candidates may take {cap:.0f} s)"
             continue
         if v.profile and (prof is None or prof.error or not prof.gcda):
             e["why"] = f"no whole-project profile ({prof.error if prof else 'not made'})"
+            continue
+        same = whole.same_as(run.compiles, v, prof.gcda if prof is not None else None)
+        if same:
+            # PGO + -O3 on an -O3 build is PGO everywhere's own compiles: not compiled, not built.
+            e["why"] = f"the same as {same}: every compile has {' '.join(v.flags)} already"
             continue
         t0 = time.monotonic()
         run.note(f"{v.name} as a candidate: compiling"
@@ -111,8 +120,17 @@ def _build_field(run: ProjectRun, info: dict, started: float, cap: float) -> tup
         if not differ:
             e["why"] = "the same as gcc's build (every compile's assembly unchanged)"
             continue
+        twin = next((w for w, t in compiled.items() if whole.same_texts(t, texts)), None)
+        compiled[v] = dict(texts)
+        if twin is not None:
+            e["why"] = f"the same as {twin.name} (every compile's assembly the same): not built twice"
+            continue
+        run.say(f"{v.name}{' (' + lowered + ')' if lowered else ''}: {len(texts)} compiles, {len(differ)} of "
+                "them changed; building and testing the project with them")
         tree = build(run, v, texts, differ, e)
         prep = max(prep, time.monotonic() - t0)
+        run.say(f"{v.name}: " + (f"built, the project's tests pass ({time.monotonic() - t0:.0f} s)"
+                                 if tree is not None else e.get("why", "not built")))
         if tree is not None:
             built[v] = (tree, texts, e)
             if v == whole.PGO:
@@ -127,7 +145,8 @@ def _race(run: ProjectRun, info: dict, built: Built, base_run: Runner, runs: dic
     from sgcc.verify.timing import halving
     from sgcc.verify.timing import rounds as timing
 
-    run.note(f"racing {len(built)} whole-project candidates on the workload against gcc's build")
+    run.say(f"racing {len(built)} whole-project candidates on the workload against gcc's build "
+            f"(successive halving: {', '.join(v.name for v in built)})")
 
     def afford(alive: int, rungs: int, sample: float) -> bool:
         # The winner's confirmation (``rounds`` pairs) must still fit in the share.
@@ -137,7 +156,8 @@ def _race(run: ProjectRun, info: dict, built: Built, base_run: Runner, runs: dic
     try:
         r = halving.race(base_run, runs, keep=1, min_rounds=run.tmpl.timing_rounds,
                          min_sample_seconds=run.tmpl.min_sample, seed=run.tmpl.seed,
-                         worlds=len(run.sandbox.worlds), futile_below=1.0, afford=afford)
+                         worlds=len(run.sandbox.worlds), futile_below=1.0, afford=afford,
+                         note=lambda m: run.say(f"whole-project race: {m}"))
     except timing.TimingRunFailed as exc:
         info["why"] = f"gcc's build's workload failed while racing: {exc}"
         return None
@@ -151,7 +171,12 @@ def _race(run: ProjectRun, info: dict, built: Built, base_run: Runner, runs: dic
         elif v in r.dropped:
             e["why"] = halving.describe(r, v)
     if not r.survivors:
-        info["why"] = "no whole-project candidate survived the race"
+        if not r.estimates:
+            info["why"] = ("no whole-project candidate was timed: " +
+                           ("the budget left no time for the race" if r.untimed else
+                            "; ".join(f"{v.name}: {e.get('why', '')}" for v, (_, _, e) in built.items())))
+        else:
+            info["why"] = "no whole-project candidate survived the race"
         return None
     survivor = r.survivors[0]
     assert isinstance(survivor, whole.Variant)
@@ -166,7 +191,7 @@ def _against_pgo(run: ProjectRun, built: Built, runs: dict[Hashable, Runner], wi
     from sgcc.verify.timing import rounds as timing
 
     w_entry = built[winner][2]
-    run.note(f"{winner.name} won the race: timing it against PGO everywhere on {rounds} fresh rounds")
+    run.say(f"{winner.name} won the race: timing it against PGO everywhere on {rounds} fresh rounds")
     try:
         vs = timing.measure(runs[whole.PGO], runs[winner], rounds=rounds, min_sample_seconds=run.tmpl.min_sample,
                             seed=run.tmpl.seed, worlds=len(run.sandbox.worlds), futile_below=1.0)
@@ -189,7 +214,7 @@ def _confirm(run: ProjectRun, info: dict, built: Built, base_run: Runner, winner
     from sgcc.verify.timing import rounds as timing
 
     tree, texts, e = built[winner]
-    run.note(f"{winner.name}: confirming its gain on {rounds} fresh rounds against gcc's build (interleaved)")
+    run.say(f"{winner.name}: confirming its gain on {rounds} fresh rounds against gcc's build (interleaved)")
     try:
         # The project's big lever, timed once more: at least PGO_ROUNDS to narrow the
         # interval on a noisy machine; stopped early only when it cannot win.
@@ -201,6 +226,10 @@ def _confirm(run: ProjectRun, info: dict, built: Built, base_run: Runner, winner
     e["timing"] = estimate_dict(est)
     info.update({"variant": winner.name, "timing": e["timing"], "compiles": len(texts),
                  "compiles_used": e.get("compiles_used"), "tests_passed": True})
+    if e.get("lowers"):
+        info["lowers"] = e["lowers"]
+    run.say(f"{winner.name}: {est.speedup:.3f}x [{est.low:.3f}, {est.high:.3f}] against gcc's build on "
+            f"{est.rounds} fresh rounds")
     if winner == whole.PGO:
         run.pgo_confirmed = e["timing"]
     if not timing.decide(est, WHOLE_MIN_GAIN):
@@ -211,7 +240,8 @@ def _confirm(run: ProjectRun, info: dict, built: Built, base_run: Runner, winner
     prof = run.profile
     digests = {k: pgo.profile_digest(prof.gcda[k]) for k in texts} if winner.profile and prof is not None else {}
     run.adopted = Adopted(texts, winner, digests)
-    run.say(f"{winner.name} adopted as the baseline: {est.speedup:.3f}x [{est.low:.3f}, {est.high:.3f}] as fast "
+    run.say(f"{winner.name} adopted as the baseline" + (f" ({e['lowers']})" if e.get("lowers") else "")
+            + f": {est.speedup:.3f}x [{est.low:.3f}, {est.high:.3f}] as fast "
             "as gcc's build, the project's tests pass; the function search starts from it")
     return tree
 
@@ -253,8 +283,7 @@ def build(run: ProjectRun, v: Variant, texts: dict[str, str], differ: set[str], 
             del texts[k]
     if spec.command_mode:
         run.note(f"{v.name} as a candidate: the project's tests: {spec.test}")
-        ok, why = workload.run_tests(run.sandbox, workload.copy_tree(tree, tree.with_name(slug + "-test")),
-                                     spec.test, spec.test_timeout)
+        ok, why = run.run_tests(workload.copy_tree(tree, tree.with_name(slug + "-test")))
         if not ok:
             e["why"] = f"the project's tests fail: {why}"
             return None

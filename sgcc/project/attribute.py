@@ -65,14 +65,17 @@ def text_symbols(path: str | os.PathLike) -> dict[str, int] | None:
     return symbols or None
 
 
-def attribute(costs: dict[tuple[str, str], int], tree: Path, compiles: list[Compile],
-              objects_root: Path) -> Attribution:
+def attribute(costs: dict[tuple[str, str], int], tree: Path, compiles: list[Compile], objects_root: Path,
+              seen_at: Path | None = None) -> Attribution:
     """Charge each ``(object file, function)`` cost to the recorded compile whose object is
     linked into that object file (see the module docstring). ``compiles`` are
     :class:`sgcc.project.record.Compile`; their object files are read under ``objects_root``
-    (the tree they were built in), the executing binaries under ``tree`` (the profiled copy)."""
+    (the tree they were built in), the executing binaries under ``tree`` (the profiled copy),
+    which the profiled run saw at ``seen_at`` (the project's path, :mod:`sgcc.project.place`;
+    None: at its own)."""
     out = Attribution(total=sum(costs.values()))
     tree = tree.resolve()
+    seen_root = Path(seen_at) if seen_at is not None else tree
     objects: list[tuple[Compile, dict[str, int]]] = []
     for c in compiles:
         if c.output is None or not c.output.is_file():
@@ -84,13 +87,14 @@ def attribute(costs: dict[tuple[str, str], int], tree: Path, compiles: list[Comp
     for (ob, fn), ir in costs.items():
         if not ob:
             continue
-        real = os.path.realpath(ob)
         try:
-            rel = str(Path(real).relative_to(tree))
+            rel = os.path.relpath(os.path.realpath(tree / Path(os.path.normpath(ob)).relative_to(seen_root)), tree)
         except ValueError:
             continue  # the C library, the shell, make: not the project's code
+        if rel.startswith(".."):
+            continue
         if rel not in binaries:
-            syms = text_symbols(real)
+            syms = text_symbols(tree / rel)
             binaries[rel] = None if syms is None else [
                 (c, osyms) for c, osyms in objects
                 if all(syms.get(name) == size for name, size in osyms.items())]
@@ -113,11 +117,12 @@ def attribute(costs: dict[tuple[str, str], int], tree: Path, compiles: list[Comp
     return out
 
 
-def profile(sandbox: Sandbox, launcher: Path, tree: Path, out_dir: Path, *, timeout: float = PROFILE_TIMEOUT,
+def profile(sandbox: Sandbox, launcher: Path, out_dir: Path, *, timeout: float = PROFILE_TIMEOUT,
             partial: bool = False) -> dict[tuple[str, str], int] | None:
-    """Run ``launcher`` (a workload script working in ``tree``) under callgrind, following
-    every child process, in ``sandbox``; the summed costs of all its processes, or None
-    when valgrind is missing or the run failed.
+    """Run ``launcher`` (a workload script working in a tree, which the sandbox shows it:
+    :func:`sgcc.project.workload.expose`) under callgrind, following every child process, in
+    ``sandbox``; the summed costs of all its processes, or None when valgrind is missing or
+    the run failed.
 
     With ``partial``, callgrind writes its counts every :data:`DUMP_EVERY_BB` basic blocks
     (each dump holds what ran since the last), so a run stopped at ``timeout`` still gives
@@ -132,7 +137,7 @@ def profile(sandbox: Sandbox, launcher: Path, tree: Path, out_dir: Path, *, time
     r = sandbox.run(launcher, b"", prefix=[valgrind, "--tool=callgrind", "--quiet", "--trace-children=yes",
                                            f"--callgrind-out-file={out_dir}/cg.%p", "--compress-strings=no",
                                            "--compress-pos=no", "--dump-instr=no", *extra],
-                    timeout=timeout, memory=16 << 30, writable=[out_dir, tree])
+                    timeout=timeout, memory=16 << 30, writable=[out_dir])
     cut = r.timed_out and partial
     if (r.timed_out and not partial) or (r.returncode != 0 and not cut):
         return None

@@ -1,17 +1,25 @@
 """One wall-time budget for a whole project, shared among its sources by weight.
 
-The default is 5 minutes plus 2 per source to search (those holding the hottest functions
-that cover the set share of the workload), at most 30: about 17-20 minutes for zlib's
-compress/decompress workload. It counts from the start of the run (the recording build and
-the profiles included); what the final rebuild, its tests and the workload's timing will
-take (estimated from the first build and test run), and the PGO-everywhere reference (one
-more build and its timing), is kept back from the search. Each source
-gets the time left times its share of the weight left, so a source that ends early leaves
-its time to the next ones, and the hottest are searched first.
+``--budget`` is fixed before any work and bounds the whole run, from its first second. The
+default, 5 minutes plus 2 per source to search (those holding the hottest functions that
+cover the set share of the workload), at most 30, can only be known once the workload is
+profiled: it is fixed then and bounds what follows it (the whole-project candidates, the
+search, the final rebuild and timing, the references); what comes before it is bounded on
+its own and said before it starts (the recording build by ``build_timeout``, the test
+command by ``test_timeout``, each profile by ``profile_timeout``). Either way the budget is
+fixed before the work it bounds.
+
+What the final rebuild, its tests and the workload's timing will take, and the PGO-everywhere
+reference (one more build and its timings), is kept back from the search (:attr:`reserve`),
+estimated from the recorded build, the first test run and the workload's first run; those
+timings then take the rounds the time left allows (:meth:`rounds`). Each source gets the time
+left times its share of the weight left, so a source that ends early leaves its time to the
+next ones, and the hottest are searched first.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING
 
@@ -22,6 +30,10 @@ if TYPE_CHECKING:
 BASE, PER_SOURCE, MOST = 300.0, 120.0, 1800.0
 #: A source is not started with less than this left.
 LEAST = 30.0
+#: Fewest rounds a timing after the search takes, whatever the budget says.
+FEWEST_ROUNDS = 6
+#: Most of the budget kept back for what follows the search.
+MOST_RESERVED = 0.5
 
 
 class ProjectBudget:
@@ -31,27 +43,48 @@ class ProjectBudget:
         self.total, self.rule, self.reserve = total, rule, reserve
         self.weight_left = weight
         self.started = time.monotonic()
+        self.workload_seconds = 0.0
 
     @classmethod
     def choose(cls, given: float | None, plan: list[Target], build_seconds: float,
-               test_seconds: float) -> ProjectBudget:
+               test_seconds: float, workload_seconds: float = 0.0, rounds: int = 20) -> ProjectBudget:
         """The budget ``given`` (``--budget``), or the default for this plan."""
         if given:
             total, rule = float(given), "--budget"
         else:
             total = min(MOST, BASE + PER_SOURCE * len(plan))
             rule = f"default: 5 min + 2 min x {len(plan)} source(s), at most 30 min"
-        # Kept back: the final rebuild and its tests, the PGO-everywhere reference's build
-        # (gcc alone, about half a recording build) and the timing of both.
-        reserve = 2.5 * build_seconds + 2 * test_seconds + 90.0
-        return cls(total, rule, reserve, sum(t.weight for t in plan))
+        # Kept back: the final rebuild (a clean build from the cache), its tests and its timing;
+        # the PGO-everywhere reference's build (as long as a recorded build) and its two timings.
+        timing = (rounds + 3) * 2 * max(workload_seconds, 0.05)
+        reserve = 1.2 * build_seconds + test_seconds + timing + build_seconds + 2 * timing + 30.0
+        budget = cls(total, rule, min(reserve, MOST_RESERVED * total), sum(t.weight for t in plan))
+        budget.workload_seconds = workload_seconds
+        return budget
 
     def start(self, started: float) -> None:
         """Count from ``started`` (a ``time.monotonic()`` value: the run's beginning)."""
         self.started = started
 
     def left(self) -> float:
+        """Seconds left for the search (the reserve kept back)."""
         return self.total - self.reserve - (time.monotonic() - self.started)
+
+    def remaining(self) -> float:
+        """Seconds left of the whole budget."""
+        return self.total - (time.monotonic() - self.started)
+
+    def rounds(self, wanted: int, timings: int = 1) -> int:
+        """Rounds for the next of ``timings`` interleaved timings of the workload (A and B,
+        about :attr:`workload_seconds` each, after a warm-up and a calibration), so that all
+        of them fit the time left: at most ``wanted``, at least :data:`FEWEST_ROUNDS`."""
+        per = 2 * max(self.workload_seconds, 0.05)
+        fit = math.floor(self.remaining() / max(1, timings) / per) - 3
+        return max(FEWEST_ROUNDS, min(wanted, fit))
+
+    def over(self) -> float:
+        """Seconds past the budget (0 when within it)."""
+        return max(0.0, -self.remaining())
 
     def share(self, weight: float) -> float | None:
         """Seconds for a source of this weight, or None when too little is left to start it."""

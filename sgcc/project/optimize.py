@@ -69,11 +69,13 @@ class Project:
 
         r = self.run_state
         started = time.monotonic()
-        r.say(expected_duration(r.tmpl.budget_seconds))
+        r.say(expected_duration(r.tmpl.budget_seconds, plan.profile_cap(r.tmpl.budget_seconds,
+                                                                        r.spec.profile_timeout)))
         baseline.record(r)
         with sandboxmod.Sandbox(timeout=r.spec.test_timeout, expose=workload.expose, processes=256,
                                 open_files=256, file_size=1 << 30, worlds=r.tmpl.worlds) as sb:
             r.sb = sb
+            baseline.place_copies(r)
             baseline.prepare(r)
             targets = plan.choose(r, *plan.profile(r))
             budget = self._budget(targets, started)
@@ -86,6 +88,15 @@ class Project:
             r.report.final = self._timed("final", rebuild.rebuild_and_check)
             self._timed("references", _references)
         r.report.seconds = time.monotonic() - started
+        over = budget.over()
+        if over > 1:
+            slowest = max(("whole_project", "search", "final", "references"),
+                          key=lambda k: r.report.phases.get(k, 0.0))
+            r.report.notes.append(f"the run went {over:.0f} s over its budget of {budget.total / 60:.0f} min "
+                                  f"(the longest phase after it was fixed: {slowest}, "
+                                  f"{r.report.phases.get(slowest, 0.0):.0f} s; timings after the search take at "
+                                  "least 6 rounds)")
+        r.report.budget_over = round(over, 1)
         return r.report
 
     def _timed(self, phase: str, stage: Callable[[ProjectRun], T]) -> T:
@@ -98,13 +109,19 @@ class Project:
     def _budget(self, targets: list[Target], started: float) -> ProjectBudget:
         """One wall-time budget for the rest of the run, shared by the sources' weights."""
         r = self.run_state
-        budget = ProjectBudget.choose(r.tmpl.budget_seconds, targets, r.build_seconds, r.test_seconds)
+        budget = ProjectBudget.choose(r.tmpl.budget_seconds, targets, r.build_seconds, r.test_seconds,
+                                      r.workload_seconds, r.tmpl.timing_rounds)
         r.report.budget_seconds, r.report.budget_rule = budget.total, budget.rule
-        budget.start(started)
+        fixed = time.monotonic()
+        r.report.budget_fixed_at = round(fixed - started, 1)
+        # --budget was fixed before anything ran and bounds the whole run; the default is known
+        # only now, and bounds what follows (what came before had limits of its own).
+        budget.start(started if r.tmpl.budget_seconds else fixed)
         r.budget = budget
-        if targets:
-            r.say(f"budget {budget.total / 60:.0f} min ({budget.rule}), "
-                  f"{(time.monotonic() - started) / 60:.1f} min of it spent: {len(targets)} source(s) to search")
+        counted = (f"{(fixed - started) / 60:.1f} min of it spent" if r.tmpl.budget_seconds else
+                   f"fixed {(fixed - started) / 60:.1f} min into the run, for what follows")
+        r.say(f"budget {budget.total / 60:.0f} min ({budget.rule}), {counted}: {len(targets)} source(s) to search, "
+              f"{budget.reserve / 60:.1f} min of it kept for the final rebuild, its timing and the references")
         return budget
 
     def _whole_project(self, targets: list[Target], budget: ProjectBudget) -> tuple[Path, Path]:
@@ -125,13 +142,10 @@ class Project:
             adopted = None
             r.report.whole_project = {"adopted": False, "why": f"{type(exc).__name__}: {exc}"}
         r.report.phases["whole_project"] = round(time.monotonic() - t0, 1)
-        if r.pgo_tree is not None:
-            # Its build is the PGO-everywhere reference's: kept back in the reserve, spent now.
-            budget.reserve = max(0.0, budget.reserve - r.build_seconds)
         if adopted is None:
             return tree, base
         if r.spec.command_mode:
-            return adopted, workload.launcher(adopted, "bench", r.commands)
+            return adopted, r.launcher(adopted, "bench", r.commands)
         return adopted, adopted / r.spec.binary
 
     def _search(self, targets: list[Target], budget: ProjectBudget, tree: Path, base: Path) -> None:
@@ -168,12 +182,17 @@ def _references(run: ProjectRun) -> None:
         run.report.references.setdefault("pgo_everywhere", {"error": f"{type(exc).__name__}: {exc}"})
 
 
-def expected_duration(budget_seconds: float | None) -> str:
+def expected_duration(budget_seconds: float | None, profile_seconds: float = 0.0) -> str:
     """The line shown before any work: how long the run will take."""
     from sgcc.project.budget import BASE, MOST, PER_SOURCE
+    from sgcc.project.plan import profile_cap
+
+    profile_seconds = profile_seconds or profile_cap(None)
 
     if budget_seconds:
         return (f"expected duration: about {budget_seconds / 60:.0f} min (--budget), builds, profiles, search and the "
                 "final rebuild and timing included")
-    return (f"expected duration: {BASE / 60:.0f} min + {PER_SOURCE / 60:.0f} min per source holding the workload's "
-            f"hot code, at most {MOST / 60:.0f} min (fixed once the workload is profiled; --budget sets it)")
+    return (f"expected duration: the recording build, the tests and two profiles (each at most "
+            f"{profile_seconds:.0f} s: profile_timeout), then a budget of {BASE / 60:.0f} min + "
+            f"{PER_SOURCE / 60:.0f} min per source holding the workload's hot code, at most {MOST / 60:.0f} min, "
+            "fixed once the workload is profiled (--budget fixes one for the whole run now)")

@@ -6,7 +6,11 @@ way a user would make one: a private copy of the tree is cleaned and built with 
 compile and link given ``-fprofile-generate=DIR -fprofile-update=prefer-atomic`` (through a
 two-line compiler wrapper standing where the build puts ``$CC``), and the workload runs
 once on it inside the isolated runner, which may write only ``DIR`` (and its own copy of
-the tree). gcc then writes one ``.gcda`` per object, named by the object's path.
+the tree). gcc then writes one ``.gcda`` per object, named by the object's path. The copy is
+built and run where the build put the project (:mod:`sgcc.project.place`): gcc matches each
+function's profile by the source's name as the build spelled it (CMake: absolute), so a
+profile made at another path is refused function by function ("source locations for
+function ... have changed").
 
 :func:`profiles` gives each recorded compile its ``.gcda``; the pgo generator compiles
 the source with ``-fprofile-use`` from it (and PGO combined with other variants), in the
@@ -32,16 +36,20 @@ if TYPE_CHECKING:
 
 #: Flags of the instrumented build (both compiles and links: the link pulls in libgcov).
 GENERATE = ["-fprofile-update=prefer-atomic"]
-#: Flags of the PGO-everywhere reference build.
-USE = ["-fprofile-partial-training", "-Wno-missing-profile", "-Wno-coverage-mismatch"]
+#: Flags of the PGO-everywhere build, as a user makes it (``-fprofile-use`` and the profile; no
+#: ``-fprofile-partial-training``, which changes the code of functions the workload never
+#: ran): the warnings off change no code, and a profile that does not fit a function (which
+#: the ordinary build would stop on) leaves that function compiled without one.
+USE = ["-Wno-missing-profile", "-Wno-coverage-mismatch"]
 
 
 class ProjectProfile:
     """The outcome of :func:`train`: where the profile is, how long it took, what went wrong."""
 
-    def __init__(self, directory: Path, tree: Path):
+    def __init__(self, directory: Path, tree: Path, at: Path | None = None):
         self.directory = directory
         self.tree = tree
+        self.at = at  # where the tree was built and run (the project's path), None: at its own
         self.seconds = 0.0
         self.error = ""
         self.build_error = ""  # the instrumented build failed, yet the workload ran on what it built
@@ -75,15 +83,17 @@ def build_with(builder, spec, tree: Path, compiler: str, flags: list[str], workd
 
 
 def train(builder, spec, compiler: str, root: Path, compiles, sandbox: Sandbox, commands: list[str], workdir: Path,
-          timeout: float, inputs: Path | None = None) -> ProjectProfile:
+          timeout: float, inputs: Path | None = None, where: workload.Where | None = None) -> ProjectProfile:
     """Build an instrumented copy of the project, run the workload on it once, and find each
-    compile's profile (see the module docstring). Never raises: ``error`` says what failed."""
+    compile's profile (see the module docstring). ``where``: where copies are seen (the
+    builder places its builds likewise). Never raises: ``error`` says what failed."""
     started = time.monotonic()
     directory = workdir / "pgo-profile"
     directory.mkdir()
     os.chmod(directory, 0o733)  # the box's user writes the counters, nothing else of ours is open to it
     tree = workdir / "pgo-tree"
-    prof = ProjectProfile(directory, tree)
+    where = where or workload.Where()
+    prof = ProjectProfile(directory, tree, where.root)
     try:
         workload.copy_tree(root, tree, writable=False)
         r = build_with(builder, spec, tree, compiler, [f"-fprofile-generate={directory}", *GENERATE], workdir,
@@ -96,8 +106,8 @@ def train(builder, spec, compiler: str, root: Path, compiles, sandbox: Sandbox, 
         if inputs is not None:
             shutil.copytree(inputs, tree / inputs.name)
         workload.hand_over(tree)
-        run = sandbox.run(workload.launcher(tree, "train", commands), b"", timeout=timeout,
-                          writable=[directory, tree])
+        run = sandbox.run(workload.launcher(tree, "train", commands, where), b"", timeout=timeout,
+                          writable=[directory])
         if not run.ok:
             prof.error = f"the workload failed on the instrumented build: {run.describe()}"
             if prof.build_error:
@@ -110,7 +120,7 @@ def train(builder, spec, compiler: str, root: Path, compiles, sandbox: Sandbox, 
                 rel = Path(c.output).resolve().relative_to(root.resolve())
             except ValueError:
                 continue
-            gcda = directory / _mangled(tree / rel)
+            gcda = directory / _mangled((where.root or tree) / rel)
             if gcda.is_file():
                 prof.gcda[c.key] = gcda
         if not prof.gcda:
@@ -146,7 +156,7 @@ def profile_digest(gcda: Path) -> str:
 
 
 def compile_with_profile(compiler: str, c, gcda: Path, tree: Path, root: Path,
-                         extra: list[str] | None = None) -> tuple[str | None, str]:
+                         extra: list[str] | None = None, placed: bool = False) -> tuple[str | None, str]:
     """gcc's assembly of recorded compile ``c`` with ``-fprofile-use`` from ``gcda`` (and
     ``extra`` flags after the compile's own).
 
@@ -156,7 +166,10 @@ def compile_with_profile(compiler: str, c, gcda: Path, tree: Path, root: Path,
     the compile runs in ``tree`` (the instrumented build's copy of the project), in the
     directory matching the compile's own, with the output spelled as the build spelled it
     (``.s`` for ``.o``) and the profile beside it; ``-fdebug-prefix-map`` gives the debug
-    information the project's own directory. (text, '') or (None, why)."""
+    information the project's own directory. ``placed``: the instrumented build ran with
+    ``tree`` mounted where the project lies (:mod:`sgcc.project.place`), and so does this
+    compile, in the compile's own directory: every path is the build's. (text, '') or
+    (None, why)."""
     from sgcc.gcc import args as gccargs
 
     inv = gccargs.parse(c.args)
@@ -176,16 +189,19 @@ def compile_with_profile(compiler: str, c, gcda: Path, tree: Path, root: Path,
     out.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(gcda, out.with_suffix(".gcda"))
     flags = inv.flags_without_inputs(drop_dependency_flags=True)
-    return gcc_assembly([compiler, *flags, *(extra or []), "-fprofile-use", *USE, f"-fdebug-prefix-map={cwd}={c.cwd}",
-                         "-S", "-o", str(spelled.with_suffix(".s")), inv.sources[0].path], cwd, out)
+    mapping = [] if placed else [f"-fdebug-prefix-map={cwd}={c.cwd}"]
+    return gcc_assembly([compiler, *flags, *(extra or []), "-fprofile-use", *USE, *mapping,
+                         "-S", "-o", str(spelled.with_suffix(".s")), inv.sources[0].path],
+                        Path(c.cwd) if placed else cwd, out, place=(tree, root) if placed else None)
 
 
-def gcc_assembly(argv: list[str], cwd: Path, out: Path) -> tuple[str | None, str]:
-    """Run gcc's ``-S`` command ``argv`` in ``cwd``: (the assembly it wrote to ``out``, '') or
-    (None, gcc's first error lines)."""
+def gcc_assembly(argv: list[str], cwd: Path, out: Path,
+                 place: tuple[Path, Path] | None = None) -> tuple[str | None, str]:
+    """Run gcc's ``-S`` command ``argv`` in ``cwd`` (with ``place``, :func:`sgcc.proc.run`'s):
+    (the assembly it wrote to ``out``, '') or (None, gcc's first error lines)."""
     from sgcc import proc
 
-    r = proc.run(argv, cwd=cwd, timeout=600)
+    r = proc.run(argv, cwd=cwd, timeout=600, place=place)
     if not r.ok:
         lines = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error" in ln.lower()]
         return None, "gcc failed: " + ("; ".join(lines[:2])[:300] or f"exit {r.returncode}")
@@ -202,7 +218,8 @@ def profile_project(run: ProjectRun, for_reference: bool = False) -> None:
     try:
         inputs = run.base / ".sgcc-inputs"  # stdin tests as a workload
         profile = train(run.builder, run.spec, run.tmpl.compiler, run.root, run.compiles, run.sandbox, run.commands,
-                        run.workdir, run.spec.test_timeout * 5, inputs=inputs if inputs.is_dir() else None)
+                        run.workdir, run.spec.test_timeout * 5, inputs=inputs if inputs.is_dir() else None,
+                        where=run.where)
     finally:
         run.tick(False)
     run.profile = profile

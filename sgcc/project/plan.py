@@ -5,9 +5,12 @@ The workload (the ``bench`` commands, or the binary on its stdin tests) runs und
 in a copy of gcc's built tree, every child process followed; each executed function is
 charged to the *compile* whose object file is linked into the program or library that ran
 it (:mod:`sgcc.project.attribute`). With a test command, the test command is profiled too: a
-function is searched only when both ran it. The hottest functions covering ``coverage``
-(90%) of the project's executed instructions are searched, grouped by source, hottest source
-first (:func:`choose`). Each profile may take :func:`profile_cap`; what ran by then is used.
+function is searched when the tests ran it, or, where the workload counts as a test
+(:func:`workload_is_test`), when the workload did: the report says which functions rest on
+the workload alone. The hottest functions covering ``coverage`` (90%) of the project's
+executed instructions are searched, grouped by source, hottest source first
+(:func:`choose`). Each profile may take :func:`profile_cap` (the ``profile_timeout``
+setting); what ran by then is used.
 """
 
 from __future__ import annotations
@@ -38,34 +41,56 @@ class Target:
     group: list[Compile]
     searched: Compile
     binaries: set[str] = field(default_factory=set)
+    # function -> what its candidates are tested with: "tests" (the test command ran it) or
+    # "workload" (only the workload did, and it counts as a test)
+    evidence: dict[str, str] = field(default_factory=dict)
 
 
-def profile_cap(budget_seconds: float | None) -> float:
-    """Most seconds one callgrind profile may take: a fifth of the budget (of the default
-    for two sources when none is given), at least a minute; what ran by then is used."""
+def profile_cap(budget_seconds: float | None, setting: float = 0.0) -> float:
+    """Most seconds one callgrind profile may take: ``setting`` (``profile_timeout``) when
+    given, else a fifth of the budget (of the default for two sources when none is given),
+    at least a minute; what ran by then is used."""
     from sgcc.project.budget import BASE, PER_SOURCE
 
+    if setting:
+        return float(setting)
     return max(60.0, 0.2 * (budget_seconds or BASE + 2 * PER_SOURCE))
+
+
+def workload_is_test(run: ProjectRun) -> tuple[bool, str]:
+    """Whether the workload counts as a test of what it runs (``bench_is_test``), and why:
+    every timed run of it must exit as gcc's build's did and print what it printed
+    (:func:`sgcc.verify.timing.rounds.runner`), and so does every candidate's check run."""
+    setting = run.spec.bench_is_test
+    if setting is True:
+        return True, "bench_is_test = true: the workload checks its own result (its exit status)"
+    if setting is False:
+        return False, "bench_is_test = false"
+    if run.workload_output.strip():
+        return True, (f"it prints {len(run.workload_output)} bytes on gcc's build, which every run must print "
+                      "exactly so")
+    return False, ("it prints nothing (bench_is_test = true says it checks its own result, as "
+                   "'... | cmp - expected' does)")
 
 
 def profile(run: ProjectRun) -> tuple[Attribution, Attribution | None]:
     """The workload's attribution, and the test command's (None without a test command)."""
     spec, report = run.spec, run.report
-    cap = profile_cap(run.tmpl.budget_seconds)
+    cap = profile_cap(run.tmpl.budget_seconds, spec.profile_timeout)
     run.note(f"profiling the workload under callgrind (at most {cap:.0f} s): {'; '.join(run.commands)}")
     run.tick(True)
     try:
         t0 = time.monotonic()
-        costs = attribute.profile(run.sandbox, run.base_launcher, run.base, run.workdir / "prof-bench", timeout=cap,
+        costs = attribute.profile(run.sandbox, run.base_launcher, run.workdir / "prof-bench", timeout=cap,
                                   partial=True)
         report.phases["profile_workload"] = round(time.monotonic() - t0, 1)
         if costs is None:
             raise SgccError("the workload could not be profiled (valgrind missing, or the workload failed "
                             "under it)", hint="sgcc searches only code the workload runs; install valgrind")
         if attribute.was_partial(costs):
-            report.notes.append(f"the workload's profile was cut at {cap:.0f} s: its hottest functions are "
-                                "those of the part that ran by then")
-        found = attribute.attribute(costs, run.base, run.compiles, run.root)
+            report.notes.append(f"the workload's profile was cut at {cap:.0f} s (profile_timeout): its hottest "
+                                "functions are those of the part that ran by then")
+        found = attribute.attribute(costs, run.base, run.compiles, run.root, seen_at=run.where.root)
         ran_tests = _profile_tests(run, cap) if spec.command_mode else None
     finally:
         run.tick(False)
@@ -84,7 +109,7 @@ def _profile_tests(run: ProjectRun, cap: float) -> Attribution:
              f"at most {cap:.0f} s): {spec.test}")
     test_tree = workload.copy_tree(run.built_tree, run.workdir / "base-test")
     t0 = time.monotonic()
-    tcosts = attribute.profile(run.sandbox, workload.launcher(test_tree, "test", [spec.test]), test_tree,
+    tcosts = attribute.profile(run.sandbox, run.launcher(test_tree, "test", [spec.test]),
                                run.workdir / "prof-test", timeout=cap, partial=True)
     report.phases["profile_tests"] = round(time.monotonic() - t0, 1)
     if tcosts is None:
@@ -93,9 +118,9 @@ def _profile_tests(run: ProjectRun, cap: float) -> Attribution:
                              "(a subset of the suite) may do")
     if attribute.was_partial(tcosts):
         # Sound: every function in the cut profile did run under the tests.
-        report.notes.append(f"the test command's profile was cut at {cap:.0f} s: only functions "
-                            "its tests had run by then are searched")
-    return attribute.attribute(tcosts, test_tree, run.compiles, run.root)
+        report.notes.append(f"the test command's profile was cut at {cap:.0f} s (profile_timeout): only "
+                            "functions its tests had run by then count as tested")
+    return attribute.attribute(tcosts, test_tree, run.compiles, run.root, seen_at=run.where.root)
 
 
 def choose(run: ProjectRun, found: Attribution, ran_tests: Attribution | None) -> list[Target]:
@@ -105,18 +130,32 @@ def choose(run: ProjectRun, found: Attribution, ran_tests: Attribution | None) -
     report.project_share = found.project / max(1, found.total)
     items = []
     untested: list[tuple[int, str]] = []
+    by_workload, why = workload_is_test(run) if ran_tests is not None else (False, "")
+    evidence: dict[tuple[str, str], str] = {}
     for source, fns in found.by_source.items():
         for fn, ir in fns.items():
             if ran_tests is not None and not ran_tests.executed(source, fn):
                 untested.append((ir, f"{Path(source).name}:{fn}"))
-                continue
+                if not by_workload:
+                    continue
+                evidence[(source, fn)] = "workload"
+            else:
+                evidence[(source, fn)] = "tests"
             items.append((ir, source, fn))
     items.sort(reverse=True)
+    if ran_tests is not None:
+        report.evidence = {"workload_is_test": by_workload, "why": why, "workload_only": []}
     if untested:
         untested.sort(reverse=True)
         share = sum(ir for ir, _ in untested) / total
-        report.notes.append(f"{len(untested)} function(s) the workload runs and the tests do not are not searched "
-                            f"({share:.1%} of the workload): " + ", ".join(n for _, n in untested[:5]))
+        if by_workload:
+            report.notes.append(f"{len(untested)} function(s) the workload runs and the tests do not ({share:.1%} of "
+                                f"the workload) are searched with the workload as their test ({why}): "
+                                + ", ".join(n for _, n in untested[:5]))
+        else:
+            report.notes.append(f"{len(untested)} function(s) the workload runs and the tests do not are not "
+                                f"searched ({share:.1%} of the workload; the workload is no test: {why}): "
+                                + ", ".join(n for _, n in untested[:5]))
     chosen: dict[str, dict[str, float]] = {}
     covered = 0
     for ir, source, fn in items:
@@ -124,6 +163,9 @@ def choose(run: ProjectRun, found: Attribution, ran_tests: Attribution | None) -
             break
         chosen.setdefault(source, {})[fn] = ir / total
         covered += ir
+        if evidence.get((source, fn)) == "workload":
+            report.evidence["workload_only"].append({"source": str(Path(source).name), "function": fn,
+                                                     "share": round(ir / total, 4)})
     report.coverage = covered / total
     if found.ambiguous:
         report.notes.append(f"{len(found.ambiguous)} function(s) could have come from more than one source "
@@ -134,7 +176,8 @@ def choose(run: ProjectRun, found: Attribution, ran_tests: Attribution | None) -
         seen = found.seen_in.get(source, {})
         searched = max((c for c in group if c.key in seen), key=lambda c: len(seen[c.key]))
         binaries: set[str] = set().union(*seen.values())
-        targets.append(Target(source, sum(weights.values()), weights, group, searched, binaries))
+        targets.append(Target(source, sum(weights.values()), weights, group, searched, binaries,
+                              {fn: evidence.get((source, fn), "tests") for fn in weights}))
     targets.sort(key=lambda t: -t.weight)
     if not targets:
         report.notes.append("no executed code could be charged to the project's compiles: the workload "

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sgcc.project import store, workload
+from sgcc.errors import SgccError
+from sgcc.project import libraries, store, workload
 
 if TYPE_CHECKING:
     from sgcc.project.state import ProjectRun
@@ -33,8 +34,15 @@ def rebuild_and_check(run: ProjectRun) -> dict | None:
         return None
     if spec.command_mode:
         run.note(f"running the project's tests on the rebuilt tree: {spec.test}")
-        tests_passed, why = workload.run_tests(sb, workload.copy_tree(run.root, run.workdir / "final-test"),
-                                               spec.test, spec.test_timeout)
+        final_test = workload.copy_tree(run.root, run.workdir / "final-test")
+        trace = libraries.trace_dir(run.workdir / "trace-final")
+        tests_passed, why = run.run_tests(final_test, trace=trace)
+        if tests_passed:
+            # What was tested is what sgcc built: the shipped libraries too.
+            try:
+                libraries.check(trace, run.made_libraries, run.where.root or final_test, "the rebuilt tree's tests")
+            except SgccError as exc:
+                tests_passed, why = False, exc.message
     case, base_run, run_of = run.workload_runs()
     runs = (base_run, run_of(final))
     if not spec.command_mode:
@@ -50,7 +58,9 @@ def rebuild_and_check(run: ProjectRun) -> dict | None:
         return None
     run.note("timing the rebuilt project's workload against gcc's build (interleaved)")
     tmpl = run.tmpl
-    est = timing.measure(*runs, rounds=tmpl.timing_rounds, min_sample_seconds=tmpl.min_sample,
+    # The final timing, then the reference's two: they share what the budget has left.
+    rounds = run.budget.rounds(tmpl.timing_rounds, timings=3) if run.budget is not None else tmpl.timing_rounds
+    est = timing.measure(*runs, rounds=rounds, min_sample_seconds=tmpl.min_sample,
                          seed=tmpl.seed, worlds=len(sb.worlds))
     result = {**estimate_dict(est), "tests_passed": True, "significant": timing.decide(est, tmpl.min_gain)}
     if not result["significant"]:

@@ -54,6 +54,10 @@ class Builder:
         self.tmpl = tmpl  # an sgcc.engine.Request (cache directory, keys, ISA policy)
         self.sgcc = sgcc_executable()
         self.progress = progress
+        # Copies are built where the build put the project (sgcc.project.place): set once
+        # the run knows the kernel allows it.
+        self.placing = False
+        self.started = 0.0  # time.time() when the recorded build began: what it made is newer
 
     def env(self, **extra) -> dict:
         """The build's environment: ``CC`` is sgcc, with this run's cache and keys."""
@@ -73,23 +77,30 @@ class Builder:
     def overlay_env(self, overlay: Path, tree: Path) -> dict:
         """The environment of a build of ``tree`` (a copy of the project's tree) whose compiles
         take their assembly from ``overlay``: the cache off, the copy's paths spelled as the
-        tree's (so that, with -g too, each compile has the key it was recorded under), and each
-        compile that used the overlay noted in :func:`used_file` (see :func:`unused`)."""
-        return self.env(SGCC_CACHE="0", SGCC_OVERLAY=str(overlay), SGCC_OVERLAY_USED=str(used_file(overlay)),
-                        SGCC_PREFIX_MAP=f"{tree.resolve()}={Path(self.spec.root).resolve()}")
+        tree's (so that, with -g too, each compile has the key it was recorded under; a copy
+        built where the project lies needs no mapping), and each compile that used the overlay
+        noted in :func:`used_file` (see :func:`unused`)."""
+        env = self.env(SGCC_CACHE="0", SGCC_OVERLAY=str(overlay), SGCC_OVERLAY_USED=str(used_file(overlay)))
+        if not self.placing:
+            env["SGCC_PREFIX_MAP"] = f"{tree.resolve()}={Path(self.spec.root).resolve()}"
+        return env
 
     def argv(self, command: str) -> list[str]:
         """A command of the spec as run: through the shell, ``{sgcc}`` replaced."""
         return ["/bin/sh", "-c", command.replace("{sgcc}", shlex.quote(self.sgcc))]
 
     def run(self, command: str, cwd: Path, env: dict, what: str, *, check: bool = True) -> proc.Result:
-        """Run a build or clean command; a failure is an error (with the output's tail)
-        unless ``check`` is false. The progress clock ticks meanwhile."""
+        """Run a build or clean command in the tree ``cwd`` (the project's, or a copy of it,
+        which is then mounted where the project lies: :mod:`sgcc.project.place`); a failure
+        is an error (with the output's tail) unless ``check`` is false. The progress clock
+        ticks meanwhile."""
+        root = Path(self.spec.root).resolve()
+        place = (Path(cwd), root) if self.placing and Path(cwd).resolve() != root else None
         if self.progress is not None:
             self.progress.tick(True)
         try:
-            r = proc.run(self.argv(command), cwd=cwd, env=env, timeout=self.spec.build_timeout,
-                         capture_limit=4 << 20)
+            r = proc.run(self.argv(command), cwd=root if place else cwd, env=env, timeout=self.spec.build_timeout,
+                         capture_limit=4 << 20, place=place)
         finally:
             if self.progress is not None:
                 self.progress.tick(False)
@@ -106,6 +117,7 @@ class Builder:
         rec = rec_dir / "compiles.jsonl"
         self.run(self.spec.clean, root, self.env(), "clean")
         started = time.monotonic()
+        self.started = time.time()
         self.run(self.spec.build, root, self.env(SGCC_CACHE="0", SGCC_RECORD=str(rec)), "build")
         seconds = time.monotonic() - started
         if not rec.is_file():

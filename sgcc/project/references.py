@@ -1,14 +1,20 @@
 """What the user could have had instead, printed beside sgcc's result in every report.
 
 Timed on the same workload, interleaved with gcc's build: the whole project built with gcc's
-own profile-guided optimization from the same workload (PGO everywhere, :mod:`sgcc.project.pgo`;
-the adopted whole-project candidate's tree and timing when that was it), sgcc's result against
-it, and the best whole-project flag set the whole-project candidates timed. Also when nothing
+own profile-guided optimization from the same workload, made the ordinary way (PGO
+everywhere: the instrumented copy of the tree, trained on the workload, cleaned and rebuilt
+with ``-fprofile-use``, :func:`sgcc.project.pgo.pgo_everywhere`), sgcc's result against it,
+and the best whole-project flag set the whole-project candidates timed. When the PGO-everywhere
+*candidate* (its compiles substituted by the drop-in, :mod:`sgcc.project.adopt`) was timed and
+its programs and libraries are that build's code byte for byte (:func:`same_code`), its
+timing is the reference's; otherwise the reference is timed itself. Also when nothing
 shipped; a reference never fails the run.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sgcc.project import pgo, workload
@@ -30,14 +36,11 @@ def references(run: ProjectRun) -> None:
     refs["flag_set"] = flag_set_reference(report, run.generator_names())
     if run.profile is None:
         pgo.profile_project(run, for_reference=True)
-    run.note("building the PGO-everywhere reference (the whole project with -fprofile-use)")
+    run.note("building the PGO-everywhere reference (the whole project with -fprofile-use, as a user builds it)")
     run.tick(True)
     try:
-        if run.pgo_tree is not None:  # built as a whole-project candidate
-            tree, why = run.pgo_tree, ""
-        else:
-            assert run.profile is not None
-            tree, why = pgo.pgo_everywhere(run.builder, run.spec, tmpl.compiler, run.profile, run.workdir)
+        assert run.profile is not None
+        tree, why = pgo.pgo_everywhere(run.builder, run.spec, tmpl.compiler, run.profile, run.workdir)
     finally:
         run.tick(False)
     if tree is None:
@@ -47,24 +50,67 @@ def references(run: ProjectRun) -> None:
     _, base_run, run_of = run.workload_runs()
     pgo_run = run_of(ref_tree)
     final_run = run_of(run.workdir / "final") if report.final else None
+    what = "the whole project with -fprofile-use from the same workload, built as a user builds it"
+    same, differ = (same_code(run.pgo_tree, ref_tree) if run.pgo_tree is not None else (False, []))
     try:
-        if run.pgo_confirmed is not None:
+        if run.pgo_confirmed is not None and same:
             # Timed already, interleaved with gcc's build, as the confirmed whole-project candidate.
-            refs["pgo_everywhere"] = {**run.pgo_confirmed, "what": "the whole project with -fprofile-use from "
-                                                                   "the same workload (timed as a candidate)"}
+            refs["pgo_everywhere"] = {**run.pgo_confirmed, "what": what, "same_code_as_candidate": True,
+                                      "timed_as": "the PGO-everywhere candidate, whose programs and libraries are "
+                                                  "this build's code byte for byte"}
         else:
             run.note("timing the PGO-everywhere reference against gcc's build (interleaved)")
-            est = timing.measure(base_run, pgo_run, rounds=tmpl.timing_rounds, min_sample_seconds=tmpl.min_sample,
-                                 seed=tmpl.seed)
-            refs["pgo_everywhere"] = {**estimate_dict(est), "what": "the whole project with -fprofile-use "
-                                                                    "from the same workload"}
+            est = timing.measure(base_run, pgo_run, rounds=_rounds(run, 2 if final_run is not None else 1),
+                                 min_sample_seconds=tmpl.min_sample, seed=tmpl.seed)
+            refs["pgo_everywhere"] = {**estimate_dict(est), "what": what}
+            if run.pgo_tree is not None:
+                refs["pgo_everywhere"]["same_code_as_candidate"] = same
+                if differ:
+                    refs["pgo_everywhere"]["differs_from_candidate"] = differ[:5]
         if final_run is not None:
             run.note("timing sgcc's result against the PGO-everywhere reference (interleaved)")
-            est = timing.measure(pgo_run, final_run, rounds=tmpl.timing_rounds, min_sample_seconds=tmpl.min_sample,
+            est = timing.measure(pgo_run, final_run, rounds=_rounds(run, 1), min_sample_seconds=tmpl.min_sample,
                                  seed=tmpl.seed)
             refs["sgcc_vs_pgo_everywhere"] = estimate_dict(est)
     except timing.TimingRunFailed as exc:
         refs["pgo_everywhere"] = {"error": f"the PGO build's workload did not behave as gcc's: {exc}"}
+
+
+def _rounds(run: ProjectRun, timings: int) -> int:
+    """Rounds for the next of ``timings`` timings within what the budget has left."""
+    wanted = run.tmpl.timing_rounds
+    return run.budget.rounds(wanted, timings) if run.budget is not None else wanted
+
+
+def _programs(tree: Path) -> dict[str, Path]:
+    """The programs and shared libraries of a built tree (ELF executables and shared objects,
+    not objects): path in the tree -> file."""
+    out: dict[str, Path] = {}
+    for dirpath, dirnames, filenames in os.walk(tree):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames:
+            path = Path(dirpath, name)
+            try:
+                if path.is_symlink():
+                    continue
+                with open(path, "rb") as f:
+                    head = f.read(18)
+            except OSError:
+                continue
+            if head[:4] == b"\x7fELF" and len(head) == 18 and int.from_bytes(head[16:18], "little") in (2, 3):
+                out[str(path.relative_to(tree))] = path
+    return out
+
+
+def same_code(a: Path, b: Path) -> tuple[bool, list[str]]:
+    """Whether two built trees hold the same programs and libraries, each the same code and
+    data (:func:`sgcc.asm.obj.loaded_digest`), and those that differ."""
+    from sgcc.asm.obj import loaded_digest
+
+    pa, pb = _programs(a), _programs(b)
+    differ = sorted(set(pa) ^ set(pb))
+    differ += [k for k in sorted(set(pa) & set(pb)) if loaded_digest(pa[k]) != loaded_digest(pb[k])]
+    return bool(pa) and not differ, differ
 
 
 def flag_set_reference(report: ProjectReport, generators: set[str]) -> dict:

@@ -16,6 +16,8 @@ class ProjectReport:
     workload: list[str] = field(default_factory=list)
     budget_seconds: float = 0.0
     budget_rule: str = ""
+    budget_fixed_at: float = 0.0  # seconds into the run when the budget was fixed (0: --budget, at the start)
+    budget_over: float = 0.0  # seconds past it at the end
     coverage: float = 0.0  # share of the project's executed instructions the searched functions hold
     project_share: float = 0.0  # share of all the workload's instructions that are the project's code
     units: list[dict] = field(default_factory=list)
@@ -26,6 +28,13 @@ class ProjectReport:
     # Whole-project candidates (sgcc.project.whole): the field, the one adopted, its timing, why not.
     whole_project: dict | None = None
     references: dict = field(default_factory=dict)  # what else the user could have had, timed against gcc's
+    # Where copies were built and tested (sgcc.project.place): the path, the tools shown read-only.
+    placed: dict = field(default_factory=dict)
+    # The shared libraries the build made, and those the tests and workload loaded (sgcc.project.libraries).
+    libraries: dict = field(default_factory=dict)
+    # What the searched functions are tested with (sgcc.project.plan): whether the workload counts as a
+    # test, why, and the functions only it runs.
+    evidence: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -35,12 +44,30 @@ class ProjectReport:
         return json.dumps(finite_json(asdict(self)), indent=2)
 
     def summary(self) -> str:
+        fixed = (f", fixed {self.budget_fixed_at / 60:.1f} min into the run for what followed"
+                 if self.budget_fixed_at and self.budget_rule != "--budget" else "")
+        over = f"; {self.budget_over:.0f} s over it" if self.budget_over > 1 else ""
         lines = [f"sgcc: project {self.root}: {len(self.units)} translation unit(s) searched in "
-                 f"{self.seconds / 60:.1f} min (budget {self.budget_seconds / 60:.0f} min: {self.budget_rule})",
+                 f"{self.seconds / 60:.1f} min (budget {self.budget_seconds / 60:.0f} min: {self.budget_rule}{fixed}"
+                 f"{over})",
                  f"sgcc: correctness rests on {self.proof}"]
         if self.workload:
             lines.append(f"sgcc: workload: {'; '.join(self.workload)} (the project's code: "
                          f"{self.project_share:.0%} of its instructions; searched: {self.coverage:.0%} of those)")
+        if self.placed.get("at"):
+            tools = f"; shown read-only: {', '.join(self.placed['tools'])}" if self.placed.get("tools") else ""
+            lines.append(f"sgcc: every copy built, tested and timed at {self.placed['at']}, where the build put "
+                         f"the project{tools}")
+        if self.libraries.get("built"):
+            lines.append("sgcc: the project's shared libraries, loaded from its tree by the tests and the workload "
+                         "(checked): " + ", ".join(f"{k} ({v})" for k, v in self.libraries["built"].items()))
+        if self.evidence:
+            e = self.evidence
+            only = e.get("workload_only") or []
+            lines.append(f"sgcc: the workload {'counts' if e.get('workload_is_test') else 'does not count'} as a "
+                         f"test ({e.get('why', '')})" + (f": {len(only)} searched function(s) rest on it alone ("
+                                                         + ", ".join(f"{o['function']} {o['share']:.1%}"
+                                                                     for o in only[:5]) + ")" if only else ""))
         if self.whole_project:
             lines += whole_project_lines(self.whole_project)
         for u in self.units:
@@ -55,6 +82,9 @@ class ProjectReport:
             lines.append(f"sgcc: rebuilt with the cache: the workload runs {f['speedup']:.3f}x "
                          f"[{f['low']:.3f}, {f['high']:.3f}] as fast as gcc's build (CPU, interleaved), "
                          f"{'and its own tests pass' if f.get('tests_passed') else 'tests: see notes'}")
+            w = self.whole_project or {}
+            if w.get("adopted") and w.get("lowers") and not w.get("withdrawn"):
+                lines.append(f"sgcc: what shipped is {w.get('variant')}, which {w['lowers']}")
         else:
             lines.append("sgcc: the project is built as plain gcc builds it (nothing proven faster)")
         lines += reference_lines(self.references, self.final)
@@ -94,10 +124,12 @@ def whole_project_lines(w: dict) -> list[str]:
                 parts.append(f"{_fmt(e['vs_pgo'])} against PGO everywhere")
             if e.get("why"):
                 parts.append(e["why"])
-            lines.append(f"  {e['name']}: " + "; ".join(parts))
+            lowered = f" ({e['lowers']})" if e.get("lowers") else ""
+            lines.append(f"  {e['name']}{lowered}: " + "; ".join(parts))
     if w.get("adopted"):
-        text = (f"sgcc: {w.get('variant', 'PGO everywhere')} ({w.get('compiles', 0)} compiles) passed the tests, "
-                f"{_fmt(w['timing'])} against gcc's build: the search started from it")
+        lowered = f", which {w['lowers']}," if w.get("lowers") else ""
+        text = (f"sgcc: {w.get('variant', 'PGO everywhere')}{lowered} ({w.get('compiles', 0)} compiles) passed the "
+                f"tests, {_fmt(w['timing'])} against gcc's build: the search started from it")
         lines.append(text + (" (withdrawn: the rebuilt tree failed its tests)" if w.get("withdrawn") else ""))
     else:
         lines.append(f"sgcc: no whole-project candidate taken as the baseline: {w.get('why', '')}")
@@ -113,8 +145,12 @@ def reference_lines(refs: dict, final: dict | None) -> list[str]:
     pgo = refs.get("pgo_everywhere") or {}
     own = fmt(final) if final else "1.000x (gcc's build: nothing shipped)"
     ref = fmt(pgo) if "speedup" in pgo else f"not measured ({pgo.get('error', 'no profile')})"
+    if pgo.get("timed_as"):
+        ref += " (timed as the PGO-everywhere candidate: the same code byte for byte)"
+    elif pgo.get("same_code_as_candidate") is False:
+        ref += f" (not the candidate's code: {', '.join(pgo.get('differs_from_candidate', [])[:3])} differ)"
     lines = [f"sgcc: on the same workload, against gcc's build (CPU, interleaved): sgcc {own}; "
-             f"PGO everywhere (the whole project -fprofile-use) {ref}"]
+             f"PGO everywhere (the whole project built with -fprofile-use as a user builds it) {ref}"]
     if "sgcc_vs_pgo_everywhere" in refs:
         lines.append(f"sgcc: sgcc's build against PGO everywhere: {fmt(refs['sgcc_vs_pgo_everywhere'])}")
     flags = refs.get("flag_set") or {}
@@ -139,8 +175,13 @@ def tally(candidates: list[dict]) -> str:
     return text + (f"; {skipped} cut by the budget" if skipped else "")
 
 
-def function_lines(unit_report: dict) -> list[str]:
-    """Per searched function: its share of the workload, and its gain or gcc's code kept."""
+#: What a function's candidates were tested with (sgcc.project.plan.Target.evidence), as the report says it.
+EVIDENCE = {"tests": "the test command and the workload", "workload": "the workload alone"}
+
+
+def function_lines(unit_report: dict, evidence: dict[str, str] | None = None) -> list[str]:
+    """Per searched function: its share of the workload, what its candidates were tested
+    with (``evidence``: function -> ``tests`` or ``workload``), and its gain or gcc's code kept."""
     honest = unit_report.get("honest") or {}
     shipped = set(honest.get("functions") or [])
     weights = unit_report.get("weights") or {}
@@ -155,9 +196,10 @@ def function_lines(unit_report: dict) -> list[str]:
         if w <= 0:
             continue
         c = by_fn.get(fn)
+        tested = f", tested by {EVIDENCE[evidence[fn]]}" if evidence and fn in evidence else ""
         if fn in shipped and c is not None:
-            lines.append(f"{fn} ({w:.1%}): {c['speedup']:.3f}x [{c['ci_low']:.3f}, {c['ci_high']:.3f}] "
+            lines.append(f"{fn} ({w:.1%}{tested}): {c['speedup']:.3f}x [{c['ci_low']:.3f}, {c['ci_high']:.3f}] "
                          f"({c['generator']}), shipped")
         else:
-            lines.append(f"{fn} ({w:.1%}): gcc's code kept")
+            lines.append(f"{fn} ({w:.1%}{tested}): gcc's code kept")
     return lines

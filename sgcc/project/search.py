@@ -70,7 +70,8 @@ def search_source(run: ProjectRun, target: Target, rel: str, seconds: float, bui
     unit_report = optimize(req, run.line, program=program).to_dict()
     return {"source": rel, "key": c.key, "keys": [g.key for g in target.group], "budget_seconds": seconds,
             "ran_in": sorted(target.binaries), "searched_flags": asm_flags,
-            "tally": tally(unit_report["candidates"]), "functions": function_lines(unit_report),
+            "tally": tally(unit_report["candidates"]), "functions": function_lines(unit_report, target.evidence),
+            "evidence": target.evidence,
             "honest": unit_report["honest"], "report": unit_report}
 
 
@@ -128,11 +129,11 @@ def linker(run: ProjectRun, built_tree: Path, group: list[Compile], searched: Co
             # The tests run in their own copy: what they write (or a hostile candidate
             # rewrites) is not what the workload is then timed on.
             test_tree = workload.copy_tree(tree, tree.with_name(tree.name + "-test"))
-            ok, why = workload.run_tests(run.sandbox, test_tree, spec.test, spec.test_timeout)
+            ok, why = run.run_tests(test_tree)
             if not ok:
                 return None, why
             run.line.count(changed, "passed")
-            return workload.launcher(tree, "bench", spec.workload), ""
+            return run.launcher(tree, "bench", spec.workload), ""
         return tree / spec.binary, ""
 
     return link

@@ -10,6 +10,12 @@ Two ways to prove a candidate correct:
 * ``tests = "tests"``: a directory of ``NAME.in`` stdin tests fed to ``binary``, with the
   generated differential inputs of the single-program mode.
 
+With a test command, the workload is a test too where it can judge a result
+(``bench_is_test``): by default ("auto") when it prints something, which every run must then
+print exactly as gcc's build did; ``true`` when it checks its own result (``... | cmp - ref``:
+its exit status says); ``false`` never. Functions only the workload runs are then searched,
+on its evidence (the report says which).
+
 Paths given on the command line are relative to the current directory; paths in sgcc.toml
 are relative to the file's directory (the project's root).
 """
@@ -45,8 +51,11 @@ class ProjectSpec:
     test_timeout: float = 600.0  # seconds the test command (or one bench run) may take
     build_timeout: float = 1800.0
     coverage: float = DEFAULT_COVERAGE
+    bench_is_test: bool | str = "auto"  # whether the workload judges results (see the module docstring)
+    profile_timeout: float = 0.0  # seconds each callgrind profile may take (0: a fifth of the budget, >= 60)
 
-    KNOWN = ("build", "clean", "binary", "tests", "test", "bench", "test_timeout", "build_timeout", "coverage")
+    KNOWN = ("build", "clean", "binary", "tests", "test", "bench", "test_timeout", "build_timeout", "coverage",
+             "bench_is_test", "profile_timeout")
 
     @classmethod
     def from_table(cls, root: Path, table: dict, **overrides) -> ProjectSpec:
@@ -88,6 +97,13 @@ class ProjectSpec:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
                 raise SgccError(f"[project] {name} must be a positive number of seconds")
+        if not isinstance(self.profile_timeout, (int, float)) or isinstance(self.profile_timeout, bool) \
+                or self.profile_timeout < 0:
+            raise SgccError("[project] profile_timeout must be a number of seconds (0: a fifth of the budget)")
+        if self.bench_is_test not in (True, False, "auto"):
+            raise SgccError('[project] bench_is_test must be true, false or "auto"',
+                            hint="true: the workload checks its own result (its exit status says); auto: it "
+                                 "counts as a test when it prints something")
         if not isinstance(self.coverage, (int, float)) or not 0 < self.coverage <= 1:
             raise SgccError("[project] coverage must be a share of the workload, above 0 and at most 1")
         for what, command in (("build", self.build), ("clean", self.clean), ("test", self.test),

@@ -73,12 +73,18 @@ class ProjectRun:
         self.base_launcher = self.workdir / "base-launcher"
         self.engine_tests = self.workdir / "bench-tests"
         self.test_seconds = 0.0
+        self.workload_seconds = 0.0  # wall seconds of the workload's first run on gcc's build
+        self.workload_output = b""  # what it printed then
+        self.made_libraries: dict[str, str] = {}  # shared libraries the build made: soname -> path in the tree
         self.budget: ProjectBudget | None = None
         self.profile: ProjectProfile | None = None  # the whole project's, when the pgo generator runs
         self.adopted: Adopted | None = None
         # PGO everywhere's tree (built as a whole-project candidate), and its confirmed timing.
         self.pgo_tree: Path | None = None
         self.pgo_confirmed: dict | None = None
+        # Where copies are built, tested and timed (sgcc.project.place): at the project's path
+        # once baseline.place_copies found the kernel allows it.
+        self.where = workload.Where()
         self._case: list[TestCase] | None = None  # gcc's build's recorded workload (or stdin tests)
         self._trees = itertools.count()
         self.line = LiveLine(self)
@@ -103,6 +109,16 @@ class ProjectRun:
         """A line of its own in the progress output."""
         if self.progress is not None:
             self.progress.line(message)
+
+    def launcher(self, tree: Path, name: str, commands: list[str], trace: Path | None = None) -> Path:
+        """A launcher running ``commands`` in the copy ``tree``, seen where the build put the
+        project (:func:`sgcc.project.workload.launcher`)."""
+        return workload.launcher(tree, name, commands, self.where, trace)
+
+    def run_tests(self, tree: Path, output: Path | None = None, trace: Path | None = None) -> tuple[bool, str]:
+        """The project's test command in the copy ``tree`` (:func:`sgcc.project.workload.run_tests`)."""
+        return workload.run_tests(self.sandbox, tree, self.spec.test, self.spec.test_timeout, self.where,
+                                  output, trace)
 
     def generator_names(self) -> set[str]:
         return {g.name for g in self.tmpl.generators}
@@ -140,7 +156,7 @@ class ProjectRun:
                 self._case = sb.record(self.base_launcher, [sandboxmod.TestCase(name="workload", stdin=b"")])
             case = self._case
             return (case, timing.runner(sb, self.base_launcher, case),
-                    lambda t: timing.runner(sb, workload.launcher(t, "bench", self.commands), case))
+                    lambda t: timing.runner(sb, self.launcher(t, "bench", self.commands), case))
         tests = self.stdin_tests()
         return (tests, timing.runner(sb, self.base / self.spec.binary, tests),
                 lambda t: timing.runner(sb, t / self.spec.binary, tests))

@@ -26,13 +26,17 @@ if TYPE_CHECKING:
 
 def _applying(source: str | None, applied: Applied | None, old: Entry | None) -> Entry:
     """``old`` (or a new entry) with ``applied`` as what builds substitute (None: nothing),
-    and ``source`` as its source when given: an update of a project compile's entry."""
+    and ``source`` as its source when given: an update of a project compile's entry, dated
+    now (``sgcc cache list`` shows when each entry last changed)."""
+    import time
+
     from sgcc.cache.entry import Entry
 
     entry = old or Entry()
     if source is not None:
         entry.source = source
     entry.applied = applied
+    entry.updated = time.strftime("%Y-%m-%dT%H:%M:%S")
     return entry
 
 

@@ -9,9 +9,11 @@ search, project mode tries whole-project builds as candidates of their own:
 - **whole-project flag sets** (the ``flags`` generator): every compile with a flag set added
   (``-O3``, ``-O2``, ``-O3 -funroll-loops``; under ``isa = native`` also ``-march=native``
   with ``-ffp-contract=off``, so floating-point results keep their rounding), and with both
-  generators PGO combined with ``-O3``. A build already made with a set's flags gives the same
-  assembly for every compile: such a set is dropped before it is built ("the same as gcc's
-  build").
+  generators PGO combined with ``-O3``. A set every compile already has (``-O3`` on an ``-O3``
+  build, PGO + ``-O3`` there: PGO everywhere's own compiles) is dropped before it is compiled
+  (:func:`same_as`), and one whose compiles come out the same as gcc's or as an earlier
+  candidate's before it is built: no candidate is built twice. A set that lowers the
+  build's optimisation level (``-O2`` on an ``-O3`` build) says so (:func:`lowers`).
 
 Each is gcc's own output for the whole tree: it is trusted as gcc's build is (no per-function
 proof), built by the drop-in from an overlay keyed by each compile's cache key (so what is
@@ -83,6 +85,60 @@ def field(generators: set[str], isa: str) -> list[Variant]:
     return out
 
 
+#: Optimisation levels sgcc intercepts, in order (``-Ofast`` is ``-O3`` and more).
+_LEVELS = {"-O2": 2, "-O3": 3, "-Ofast": 4}
+
+
+def level(args) -> str | None:
+    """The optimisation level a command line compiles at (its last ``-O``), or None."""
+    found = None
+    for a in args:
+        if a.startswith("-O") and (a[2:] in ("", "s", "z", "g", "fast") or a[2:].isdigit()):
+            found = "-O1" if a == "-O" else a
+    return found
+
+
+def lowers(compiles, variant: Variant) -> str:
+    """'lowers the build's -O3 to -O2 on 12 of 12 compiles' when ``variant`` sets a lower
+    optimisation level than compiles of the build have, else ''."""
+    mine = level(variant.flags)
+    if mine not in _LEVELS:
+        return ""
+    higher: dict[str, int] = {}
+    for c in compiles:
+        theirs = level(c.args)
+        if theirs in _LEVELS and _LEVELS[theirs] > _LEVELS[mine]:
+            higher[theirs] = higher.get(theirs, 0) + 1
+    if not higher:
+        return ""
+    what = "/".join(sorted(higher, key=_LEVELS.__getitem__))
+    return f"lowers the build's {what} to {mine} on {sum(higher.values())} of {len(compiles)} compiles"
+
+
+def _has(args, flag: str) -> bool:
+    """Whether a command line already compiles as if ``flag`` were added after it."""
+    if flag in _LEVELS or flag.startswith("-O"):
+        return level(args) == flag
+    if flag.startswith("-f"):
+        name = flag[5:] if flag.startswith("-fno-") else flag[2:]
+        state = None
+        for a in args:
+            if a in (f"-f{name}", f"-fno-{name}"):
+                state = a
+        return state == flag
+    return flag in args
+
+
+def same_as(compiles, variant: Variant, profiled=None) -> str:
+    """The name of what ``variant`` would compile exactly as (gcc's build, or PGO everywhere
+    for a profile-guided set), when every compile it covers has its flags already; else ''.
+    ``profiled``: the keys with a profile."""
+    covered = [c for c in compiles if not variant.profile or profiled is None or c.key in profiled]
+    if not variant.flags or not covered or not all(_has(c.args, f) for c in covered for f in variant.flags):
+        return ""
+    return PGO.name if variant.profile else "gcc's build"
+
+
 def compile_one(compiler: str, c, variant: Variant, workdir: Path, root: Path, prof=None) -> tuple[str | None, str]:
     """gcc's assembly of recorded compile ``c`` with ``variant``'s flags added after the
     compile's own (so ``-O3`` overrides the build's ``-O2``): (text, '') or (None, why).
@@ -98,7 +154,8 @@ def compile_one(compiler: str, c, variant: Variant, workdir: Path, root: Path, p
         gcda = prof.gcda.get(c.key) if prof is not None else None
         if gcda is None:
             return None, "no profile (the workload did not run it)"
-        return pgo.compile_with_profile(compiler, c, gcda, prof.tree, root, extra=list(variant.flags))
+        return pgo.compile_with_profile(compiler, c, gcda, prof.tree, root, extra=list(variant.flags),
+                                        placed=prof.at is not None)
     inv = gccargs.parse(c.args)
     if not inv.sources:
         return None, "no source on the compile's command line"
@@ -141,6 +198,12 @@ def _without_producer(text: str) -> tuple[str, list[str]]:
     pairs = _DEBUG_STR.findall(text)
     rest = _DEBUG_STR.sub("", text)
     return rest, sorted(f"{label} {string}" for label, string in pairs if not string.startswith('"GNU '))
+
+
+def same_texts(a: dict[str, str], b: dict[str, str]) -> bool:
+    """Whether two variants' compiles came out the same (but for the producer string)."""
+    return a.keys() == b.keys() and all(a[k] == b[k] or _without_producer(a[k]) == _without_producer(b[k])
+                                        for k in a)
 
 
 def changed(compiles, texts: dict[str, str]) -> set[str]:

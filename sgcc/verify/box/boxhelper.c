@@ -10,6 +10,7 @@
  * (a limit of -1 is left alone; MEMORY 0 means no run-wide memory watch).
  * OPS, each a keyword and its arguments: tmpfs PATH SIZE | symlink TARGET LINK | dir PATH MODE
  * | file PATH TEXT | bind SRC DST RW | bindfile SRC DST RW | self PATH | proc PATH
+ * (a bind's SRC /proc/self/fd/N: a detached mount sgcc made with open_tree, attached with move_mount)
  * | hostname NAME | pivot PATH | readonly_root | chdir PATH
  * Report on REPORT_FD: "ok WAITSTATUS USER SYS MAXRSS NOTES..." | "exec ERRNO" | "error TEXT".
  */
@@ -111,7 +112,16 @@ static int do_mounts(char **ops, int n) {
                 if (fd < 0) fail("bind target");
                 close(fd);
             }
-            if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0) {
+            if (!strncmp(src, "/proc/self/fd/", 14)) {
+                /* A detached copy of a mount the box's user cannot reach (open_tree, by sgcc):
+                 * attached here, its descriptor goes (the run sees the mount, never the way to it). */
+                int fd = atoi(src + 14);
+                if (syscall(SYS_move_mount, fd, "", AT_FDCWD, dst, 4 /* MOVE_MOUNT_F_EMPTY_PATH */) != 0) {
+                    dprintf(report_fd, "error attach %s: %s\n", src, strerror(errno));
+                    _exit(125);
+                }
+                close(fd);
+            } else if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0) {
                 dprintf(report_fd, "error bind %s: %s\n", src, strerror(errno));
                 _exit(125);
             }

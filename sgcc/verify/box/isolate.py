@@ -52,11 +52,16 @@ MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECUREBITS, PR_SET_NO_NEW_PRIVS = 1, 4, 28, 38
 SECBIT_NOROOT, SECBIT_NOROOT_LOCKED = 1, 2
 SYS_PIVOT_ROOT = 155
+SYS_OPEN_TREE, SYS_MOVE_MOUNT = 428, 429
+AT_FDCWD, AT_RECURSIVE = -100, 0x8000
+OPEN_TREE_CLONE, OPEN_TREE_CLOEXEC, MOVE_MOUNT_F_EMPTY_PATH = 1, 0o2000000, 4
 
 #: System directories shown read-only (or re-created as the same symlinks).
 SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 #: Device nodes bound into the private /dev.
 DEVICES = ("null", "zero", "full", "random", "urandom")
+#: A bind's source that is a descriptor sgcc handed to init (:func:`_source`).
+PASSED_FD = "/proc/self/fd/"
 #: How often init looks at the run's total memory while more than one process runs.
 WATCH_PERIOD = 0.05
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -78,9 +83,26 @@ class Identity:
         self.outer_uid, self.outer_gid = (proc.NOBODY, proc.NOBODY) if self.uid == 0 else (self.uid, self.gid)
 
 
+class Bind:
+    """A host directory (or file) shown in a run at ``target``: writable, or read-only. A
+    project's tree is shown where its build put it (:mod:`sgcc.project.place`), a tool its
+    tests name read-only at its own path."""
+
+    __slots__ = ("source", "target", "writable")
+
+    def __init__(self, source, target=None, writable: bool = True):
+        self.source = os.path.realpath(source)
+        self.target = os.path.normpath(os.fspath(target)) if target is not None else self.source
+        self.writable = writable
+
+    def __repr__(self) -> str:
+        return f"Bind({self.source!r}, {self.target!r}, writable={self.writable})"
+
+
 class View:
     """What one run may see: ``binary`` at its world's path, ``writable`` host directories at
-    their own paths, and ``scratch`` bytes shared by its ``/tmp``, ``/dev/shm`` and home."""
+    their own paths (or :class:`Bind` entries: elsewhere, or read-only), and ``scratch`` bytes
+    shared by its ``/tmp``, ``/dev/shm`` and home."""
 
     __slots__ = ("root", "binary", "writable", "scratch", "memory", "identity", "world")
 
@@ -89,7 +111,7 @@ class View:
         from sgcc.verify.box import worlds
 
         self.root, self.binary = root, binary
-        self.writable = tuple(os.path.realpath(w) for w in writable)
+        self.writable = tuple(w if isinstance(w, Bind) else Bind(w) for w in writable)
         self.scratch, self.memory = scratch, memory
         self.identity = identity or Identity()
         self.world = world if world is not None else worlds.make(1, self.identity.uid)[0]
@@ -173,21 +195,26 @@ def spawner(view: View, *, helper: bool | None = None):
 
     def spawn(argv: list[str], fds: tuple[int, int, int], env: dict[str, str], limits) -> Spawned:
         libc = _libc()
-        plan = _plan(view)
-        if path is not None:
-            return _spawn_helper(path, plan, view, argv, fds, env, limits)
-        report_r, report_w = os.pipe2(os.O_CLOEXEC)
-        parent = os.getpid()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the child, reported through the pipe
-            _child(libc, plan, view.identity, argv, fds, env, limits, report_w, view.memory, parent)
-        os.close(report_w)
-        return Spawned(pid, report_r, argv[0])
+        passed: list[int] = []
+        try:
+            plan = _plan(view, passed)
+            if path is not None:
+                return _spawn_helper(path, plan, view, argv, fds, env, limits, passed)
+            report_r, report_w = os.pipe2(os.O_CLOEXEC)
+            parent = os.getpid()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - runs in the child, reported through the pipe
+                _child(libc, plan, view.identity, argv, fds, env, limits, report_w, view.memory, parent, passed)
+            os.close(report_w)
+            return Spawned(pid, report_r, argv[0])
+        finally:
+            for fd in passed:
+                os.close(fd)
 
     return spawn
 
 
-def _spawn_helper(path: str, plan, view: View, argv, fds, env, limits) -> Spawned:
+def _spawn_helper(path: str, plan, view: View, argv, fds, env, limits, passed=()) -> Spawned:
     import subprocess
 
     ident = view.identity
@@ -206,7 +233,8 @@ def _spawn_helper(path: str, plan, view: View, argv, fds, env, limits) -> Spawne
     try:
         cmd = [path, str(report_w), str(os.getpid()), str(ident.outer_uid), str(ident.outer_gid), str(ident.uid),
                str(ident.gid), str(view.memory or 0), _filter_hex(), *lim, *ops, "--", *argv]
-        child = subprocess.Popen(cmd, stdin=fds[0], stdout=fds[1], stderr=fds[2], env=env, pass_fds=(report_w,),
+        child = subprocess.Popen(cmd, stdin=fds[0], stdout=fds[1], stderr=fds[2], env=env,
+                                 pass_fds=(report_w, *passed),
                                  start_new_session=True, close_fds=True)
     except BaseException:
         os.close(report_r)
@@ -227,8 +255,50 @@ def _filter_hex() -> str:
     return _hex
 
 
-def _plan(view: View) -> list[tuple]:
-    """The mount operations init performs, computed in the parent (no lookups in the child)."""
+def _reachable(path: str, uid: int) -> bool:
+    """Whether user ``uid`` can reach ``path`` through its directories (their modes, as a
+    user of neither their owner nor their group)."""
+    parent = os.path.dirname(path)
+    while parent and parent != "/":
+        try:
+            st = os.stat(parent)
+        except OSError:
+            return False
+        if st.st_uid != uid and not st.st_mode & 0o001:
+            return False
+        parent = os.path.dirname(parent)
+    return True
+
+
+def _source(w: Bind, ident: Identity, passed: list[int]) -> str:
+    """The path init binds for ``w``: its source, or, where the box's user cannot reach it
+    (sgcc runs as root, the box as nobody, a tool under /root), ``/proc/self/fd/N`` of a
+    detached copy of that mount that sgcc made (``open_tree``) and hands to init, which
+    attaches it (``move_mount``) and closes it: the run sees that one directory or file,
+    never the way to it."""
+    if ident.uid != 0 or ident.outer_uid == 0 or _reachable(w.source, ident.outer_uid):
+        return w.source
+    libc = _libc()
+    opened = libc.syscall(SYS_OPEN_TREE, AT_FDCWD, w.source.encode(),
+                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (AT_RECURSIVE if os.path.isdir(w.source) else 0))
+    if opened < 0:
+        import ctypes
+
+        raise SgccError(f"cannot show {w.source} to the box's user (nobody, as sgcc runs as root): "
+                        f"open_tree: {os.strerror(ctypes.get_errno())}")
+    try:
+        fd = fcntl.fcntl(opened, fcntl.F_DUPFD_CLOEXEC, 10)  # clear of 0-3, which the child rearranges
+    finally:
+        os.close(opened)
+    passed.append(fd)
+    return f"{PASSED_FD}{fd}"
+
+
+def _plan(view: View, passed: list[int] | None = None) -> list[tuple]:
+    """The mount operations init performs, computed in the parent (no lookups in the child).
+    Descriptors it opens for init (:func:`_source`) are appended to ``passed``: the caller
+    hands them over and closes its own copies."""
+    passed = [] if passed is None else passed
     root = os.path.join(view.root, "mnt")
     ops: list[tuple] = [("tmpfs", root, view.scratch)]
     for name in SYSTEM_DIRS:
@@ -267,7 +337,8 @@ def _plan(view: View) -> list[tuple]:
             ("dir", f"{root}{world.home}", 0o700), ("dir", f"{root}{world.cwd}", 0o700),
             ("dir", f"{root}{world.bindir}", 0o700), ("dir", f"{root}/proc", 0o555)]
     for w in view.writable:
-        ops.append(("bind", w, f"{root}{w}", True))
+        ops.append(("bind" if os.path.isdir(w.source) else "bindfile", _source(w, ident, passed), f"{root}{w.target}",
+                    w.writable))
     ops.append(("bindfile", view.binary, f"{root}{world.binary}"))
     # Writable places: each bound onto itself so that they stay writable when / turns read-only.
     for d in ("/tmp", "/dev/shm", world.home):
@@ -283,13 +354,17 @@ def _plan(view: View) -> list[tuple]:
 
 
 def _child(libc, plan, ident: Identity, argv, fds, env, limits, report_w: int, memory,
-           parent: int) -> None:  # pragma: no cover
+           parent: int, passed=()) -> None:  # pragma: no cover
     try:
         # Move them all out of the way first: one of them may be 0..3 already.
         high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (*fds, report_w)]
         for target, fd in enumerate(high):
             os.dup2(fd, target)
-        os.closerange(4, 1 << 16)
+        keep = sorted(fd for fd in passed if fd >= 4)  # descriptors init binds (_source), closed once mounted
+        start = 4
+        for fd in [*keep, 1 << 16]:
+            os.closerange(start, fd)
+            start = fd + 1
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         os.setsid()
@@ -426,7 +501,13 @@ def _mount(libc, plan) -> list[str]:  # pragma: no cover
             else:
                 os.makedirs(os.path.dirname(dst), exist_ok=True)
                 os.close(os.open(dst, os.O_WRONLY | os.O_CREAT, 0o644))
-            _check(libc.mount(src.encode(), dst.encode(), None, MS_BIND | MS_REC, None), f"bind {src}")
+            if src.startswith(PASSED_FD):
+                fd = int(src[len(PASSED_FD):])
+                _check(libc.syscall(SYS_MOVE_MOUNT, fd, b"", AT_FDCWD, dst.encode(), MOVE_MOUNT_F_EMPTY_PATH),
+                       f"attach {src}")
+                os.close(fd)
+            else:
+                _check(libc.mount(src.encode(), dst.encode(), None, MS_BIND | MS_REC, None), f"bind {src}")
             _remount(libc, dst, readonly=not writable, nodev=kind == "bind" or not writable)
         elif kind == "self":
             _check(libc.mount(op[1].encode(), op[1].encode(), None, MS_BIND | MS_REC, None), f"bind {op[1]}")

@@ -303,7 +303,7 @@ class Sandbox:
         self.open_files = open_files
         self.output_limit = output_limit
         self.keep = keep
-        self.expose = expose  # binary -> host directories its runs also see, writable (a project's tree)
+        self.expose = expose  # binary -> what its runs also see (a project's tree: paths or isolate.Bind)
         available = isolation_level.isolation_report().boxed
         if boxed and not available:
             raise SgccError("test runs cannot be boxed here: " + isolation_level.isolation_report().describe())
@@ -370,7 +370,9 @@ class Sandbox:
         ``prefix`` runs the program under a tool (``valgrind ...``, given the binary's
         absolute path), with ``timeout`` and ``memory`` (address-space bytes) instead of the
         sandbox's own limits. ``writable`` host directories appear at their own paths,
-        writable (a profile's output directory); nothing else of the host's is writable.
+        writable (a profile's output directory), or as an :class:`~sgcc.verify.box.isolate.Bind`
+        says (a project's tree where its build put it, a tool read-only); nothing else of the
+        host's is writable.
         """
         if self._closed:
             raise SgccError("sandbox used after close")
@@ -397,7 +399,8 @@ class Sandbox:
             argv = [*prefix, w.binary] if prefix else [w.argv0]
             # RLIMIT_NPROC counts per user namespace: the box's init and its parent, plus the run's.
             limits.processes = None if self.processes is None else self.processes + 3
-            view = isolate.View(str(self.root), str(copy), writable=[str(d) for d in writable],
+            view = isolate.View(str(self.root), str(copy),
+                                writable=[d if isinstance(d, isolate.Bind) else str(d) for d in writable],
                                 scratch=self.file_size, memory=max(self.memory, memory or 0),
                                 identity=self.identity, world=w)
             return proc.run(argv, stdin=stdin, env=env, timeout=wall, limits=limits,
