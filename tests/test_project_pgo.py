@@ -70,6 +70,6 @@ def test_the_report_shows_the_references_and_where_the_time_went(searched):
     assert "expected duration: about 4 min (--budget)" in stderr.split("clean build")[0]
     pgo = report["references"]["pgo_everywhere"]
     assert pgo.get("low", 0) > 0 and pgo["low"] <= pgo["speedup"] <= pgo["high"], pgo
-    assert "PGO everywhere (the whole project -fprofile-use)" in stderr
+    assert "PGO everywhere (the whole project built with -fprofile-use as a user builds it)" in stderr
     assert {"build", "tests", "profile_workload", "profile_tests", "search", "final"} <= set(report["phases"])
     assert "sgcc: time: recording build" in stderr
