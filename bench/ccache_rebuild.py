@@ -23,9 +23,17 @@ Run it from a copy of sgcc that nobody edits meanwhile (``git archive HEAD | tar
 the state includes the modification times of sgcc's compile-path modules, so an edit during
 the run is a change of state (compiles under ccache then keep gcc's code, as they must).
 
+CMake (``--cmake``): each build has a build directory of its own in the copied tree, configured
+once (Release): sgcc alone as the launcher (``-DCMAKE_C_COMPILER_LAUNCHER=sgcc``); ccache as the
+launcher with sgcc as ccache's prefix (``CCACHE_PREFIX=sgcc``, the compiler CMake found stays
+the compiler, docs/build-systems.md); ccache as the launcher alone (``ccache gcc``). A build is
+``cmake --build DIR --target clean`` then ``cmake --build DIR``; objects are compared by their
+path in the build directory.
+
 Usage: ``python bench/ccache_rebuild.py --tree DIR [--make "make -C programs zstd"]
-[--clean "make clean"] [--rounds 10] [--jobs 2]`` (zstd, facebook/zstd, is the project
-docs/results.md reports; not vendored).
+[--clean "make clean"] [--rounds 10] [--jobs 2]``, or ``--tree DIR --cmake`` (zstd,
+facebook/zstd, and brotli, google/brotli, are the projects docs/results.md reports; not
+vendored).
 """
 
 from __future__ import annotations
@@ -62,6 +70,8 @@ def _objects(tree: Path) -> dict[str, bytes]:
     as zstd's conf_<hash>, left out)."""
     out: dict[str, bytes] = {}
     for p in sorted(tree.rglob("*.o")):
+        if "CMakeFiles" in p.parts and p.parent.name.startswith("CompilerId"):
+            continue  # CMake's compiler identification, made when the directory was configured
         rel = p.relative_to(tree)
         name = "/".join(part for part in rel.parts if not part.startswith("conf_"))
         assert name not in out, name
@@ -76,6 +86,27 @@ def _ccache_hits(env: dict) -> tuple[int, int]:
     return stats.get("direct_cache_hit", 0) + stats.get("preprocessed_cache_hit", 0), stats.get("cache_miss", 0)
 
 
+def _builds(args, tree: Path, env: dict) -> dict[str, tuple[str, str, Path]]:
+    """Each build's clean command, build command and where its objects are: ``sgcc`` (sgcc
+    alone), ``ccache sgcc`` (wrapped, sgcc's state in ccache's key), ``ccache gcc``. A make
+    project builds in its tree with ``CC``; a CMake project (``--cmake``) in a build directory
+    per build, configured here once."""
+    state = "CCACHE_EXTRAFILES=$(sgcc cache state)"
+    if not args.cmake:
+        make = f"{args.make} -j{args.jobs}"
+        return {"sgcc": (args.clean, f"{make} CC=sgcc", tree),
+                "ccache sgcc": (args.clean, f'{state} {make} CC="ccache sgcc"', tree),
+                "ccache gcc": (args.clean, f'{make} CC="ccache gcc"', tree)}
+    out = {}
+    for name, directory, launcher, prefix in (("sgcc", "_b-sgcc", "sgcc", ""),
+                                             ("ccache sgcc", "_b-wrap", "ccache", f"CCACHE_PREFIX=sgcc {state} "),
+                                             ("ccache gcc", "_b-gcc", "ccache", "")):
+        _sh(f"cmake -S . -B {directory} -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER_LAUNCHER={launcher}", tree, env)
+        out[name] = (f"cmake --build {directory} --target clean", f"{prefix}cmake --build {directory} -j{args.jobs}",
+                     tree / directory)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tree", type=Path, required=True, help="a make project (copied; never changed)")
@@ -84,6 +115,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cmake", action="store_true", help="a CMake project: a build directory per build (see above)")
     args = ap.parse_args()
     compileall.compile_dir(str(ROOT / "sgcc"), quiet=1)  # as pip leaves an installed package
     work = Path(tempfile.mkdtemp(prefix="sgcc-ccache-bench-"))
@@ -94,12 +126,13 @@ def main() -> None:
                if not k.startswith(("SGCC_", "CCACHE_", "MAKE")) and k not in ("CC", "CFLAGS", "MFLAGS")}
         env.update(SGCC_CONFIG=str(work / "config.toml"), SGCC_CACHE_DIR=str(work / "sgcc-cache"),
                    CCACHE_DIR=str(work / "ccache"), PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")
-        make = f"{args.make} -j{args.jobs}"
+        builds = _builds(args, tree, env)
         # Every compile, as sgcc optimize --project records them (key, assembly).
         record = work / "record" / "compiles.jsonl"
         record.parent.mkdir()
-        _sh(args.clean, tree, env)
-        _sh(f"{make} CC=sgcc", tree, {**env, "SGCC_CACHE": "0", "SGCC_RECORD": str(record)})
+        alone_clean, alone_build, alone_root = builds["sgcc"]
+        _sh(alone_clean, tree, env)
+        _sh(alone_build, tree, {**env, "SGCC_CACHE": "0", "SGCC_RECORD": str(record)})
         import json
 
         recorded = [json.loads(line) for line in record.read_text().splitlines()]
@@ -109,11 +142,11 @@ def main() -> None:
         store = cache.Store(env["SGCC_CACHE_DIR"], max_bytes=1 << 40)
         for c in compiles[0::2]:
             _store_winner(store, c["key"], Path(c["asm"]).read_text())
-        print(f"{args.tree} ({make}): {len(recorded)} compiles through sgcc, {len(compiles)} of them to objects "
-              f"with functions; winners stored for {len(store.keys())}", flush=True)
+        print(f"{args.tree} ({'cmake' if args.cmake else args.make}): {len(recorded)} compiles through sgcc, "
+              f"{len(compiles)} of them to objects with functions; winners stored for {len(store.keys())}", flush=True)
 
         # -- exactness -----------------------------------------------------------------------
-        wrapped = f'CCACHE_EXTRAFILES=$(sgcc cache state) {make} CC="ccache sgcc"'
+        wrap_clean, wrapped, wrap_root = builds["ccache sgcc"]
         added, withdrawn = compiles[1], compiles[0]
         states = [("as seeded", None),
                   (f"a winner added ({Path(added['source']).name})",
@@ -124,14 +157,14 @@ def main() -> None:
         for label, change in states:
             if change is not None:
                 change()
-            _sh(args.clean, tree, env)
-            _sh(f"{make} CC=sgcc", tree, env)
-            alone = _objects(tree)
-            _sh(args.clean, tree, env)
+            _sh(alone_clean, tree, env)
+            _sh(alone_build, tree, env)
+            alone = _objects(alone_root)
+            _sh(wrap_clean, tree, env)
             h0, m0 = _ccache_hits(env)
             _sh(wrapped, tree, env)
             h1, m1 = _ccache_hits(env)
-            ours = _objects(tree)
+            ours = _objects(wrap_root)
             same = sorted(alone) == sorted(ours) and all(alone[k] == ours[k] for k in alone)
             changed = [] if previous is None else sorted(k for k in ours if previous.get(k) != ours[k])
             print(f"  {label}: {len(ours)} objects, every one byte-identical to sgcc alone's: {same}; "
@@ -142,18 +175,18 @@ def main() -> None:
             previous = ours
 
         # -- cost ----------------------------------------------------------------------------
-        scenarios = {"ccache gcc": f'{make} CC="ccache gcc"', "ccache sgcc": wrapped}
-        for command in scenarios.values():  # both caches warm
-            _sh(args.clean, tree, env)
+        scenarios = {name: builds[name] for name in ("ccache gcc", "ccache sgcc")}
+        for clean, command, _ in scenarios.values():  # both caches warm
+            _sh(clean, tree, env)
             _sh(command, tree, env)
         results: dict[str, list[tuple[float, float]]] = {k: [] for k in scenarios}
         hits: dict[str, list[tuple[int, int]]] = {k: [] for k in scenarios}
         load = []
         for name in interleaved(list(scenarios), args.rounds, args.seed):
-            _sh(args.clean, tree, env)
+            _sh(scenarios[name][0], tree, env)
             h0, m0 = _ccache_hits(env)
             load.append(os.getloadavg()[0])
-            results[name].append(_timed(["sh", "-c", scenarios[name]], tree, env))
+            results[name].append(_timed(["sh", "-c", scenarios[name][1]], tree, env))
             h1, m1 = _ccache_hits(env)
             hits[name].append((h1 - h0, m1 - m0))
         print(f"no-change rebuild, {args.rounds} interleaved rounds; load average {min(load):.1f}-{max(load):.1f} "

@@ -59,6 +59,14 @@ class ProjectProfile:
         return self.gcda.get(key)
 
 
+#: Why an instrumented build fails with gcov's symbols undefined: its links do not run through
+#: ``$CC``/``{sgcc}``, so they miss ``-fprofile-generate`` (CMake links with the compiler its build
+#: directory was first configured with; the launcher covers compiles only).
+LINKS_BYPASS = ("the build's links do not run through sgcc, so the instrumented objects link without gcc's "
+                "profiling runtime (a CMake build directory configured before: add "
+                "-DCMAKE_C_LINKER_LAUNCHER={sgcc} to the build command's cmake, docs/build-systems.md)")
+
+
 def _wrapper(path: Path, compiler: str, flags: list[str]) -> Path:
     """A compiler that is ``compiler`` with ``flags`` added to every command line."""
     added = " ".join(shlex.quote(f) for f in flags)
@@ -101,8 +109,11 @@ def train(builder, spec, compiler: str, root: Path, compiles, sandbox: Sandbox, 
         if not r.ok:
             # Some targets may not link instrumented (a shared library with a version script and
             # libgcov): what was built before the failure may still be all the workload runs.
-            tail = (r.stdout + r.stderr).decode(errors="replace").strip().splitlines()[-3:]
+            text = (r.stdout + r.stderr).decode(errors="replace")
+            tail = text.strip().splitlines()[-3:]
             prof.build_error = "the instrumented build failed: " + " | ".join(tail)[-300:]
+            if "undefined reference to `__gcov" in text:
+                prof.build_error = LINKS_BYPASS + " (" + prof.build_error + ")"
         if inputs is not None:
             shutil.copytree(inputs, tree / inputs.name)
         workload.hand_over(tree)
