@@ -31,9 +31,9 @@ the compiler, docs/build-systems.md); ccache as the launcher alone (``ccache gcc
 path in the build directory.
 
 Usage: ``python bench/ccache_rebuild.py --tree DIR [--make "make -C programs zstd"]
-[--clean "make clean"] [--rounds 10] [--jobs 2]``, or ``--tree DIR --cmake`` (zstd,
-facebook/zstd, and brotli, google/brotli, are the projects docs/results.md reports; not
-vendored).
+[--clean "make clean"] [--rounds 10] [--jobs 2]``, or ``--tree DIR --cmake [--cmake-args=
+-DWITH_GTEST=OFF]`` (zstd, facebook/zstd, and zlib-ng, zlib-ng/zlib-ng, are the projects
+docs/results.md reports; not vendored).
 """
 
 from __future__ import annotations
@@ -101,7 +101,8 @@ def _builds(args, tree: Path, env: dict) -> dict[str, tuple[str, str, Path]]:
     for name, directory, launcher, prefix in (("sgcc", "_b-sgcc", "sgcc", ""),
                                              ("ccache sgcc", "_b-wrap", "ccache", f"CCACHE_PREFIX=sgcc {state} "),
                                              ("ccache gcc", "_b-gcc", "ccache", "")):
-        _sh(f"cmake -S . -B {directory} -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER_LAUNCHER={launcher}", tree, env)
+        _sh(f"cmake -S . -B {directory} -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER_LAUNCHER={launcher} "
+            f"{args.cmake_args}", tree, env)
         out[name] = (f"cmake --build {directory} --target clean", f"{prefix}cmake --build {directory} -j{args.jobs}",
                      tree / directory)
     return out
@@ -116,6 +117,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cmake", action="store_true", help="a CMake project: a build directory per build (see above)")
+    ap.add_argument("--cmake-args", default="", help="more arguments to CMake's configure (--cmake)")
     args = ap.parse_args()
     compileall.compile_dir(str(ROOT / "sgcc"), quiet=1)  # as pip leaves an installed package
     work = Path(tempfile.mkdtemp(prefix="sgcc-ccache-bench-"))

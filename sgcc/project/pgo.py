@@ -68,9 +68,19 @@ LINKS_BYPASS = ("the build's links do not run through sgcc, so the instrumented 
 
 
 def _wrapper(path: Path, compiler: str, flags: list[str]) -> Path:
-    """A compiler that is ``compiler`` with ``flags`` added to every command line."""
+    """A compiler that is ``compiler`` with ``flags`` added to every command line.
+
+    It runs as ``$CC`` and as ``{sgcc}``, and ``{sgcc}`` is also a launcher (CMake's compiler and
+    linker launchers: ``{sgcc} /usr/bin/cc -o ...``), so it goes through sgcc's own reading of
+    a command line (a compiler named first is the compiler, sgcc named twice runs once) with
+    sgcc off (``SGCC_DISABLE``: gcc runs the command as it is, no cache) and the compiler pinned
+    to the recorded build's (``SGCC_COMPILER``). Handing the command to gcc directly made a
+    launcher's link ``gcc /usr/bin/cc ...``, which fails (``cannot use executable file``)."""
+    from sgcc.project.record import sgcc_executable
+
     added = " ".join(shlex.quote(f) for f in flags)
-    path.write_text(f"#!/bin/sh\nexec {shlex.quote(compiler)} \"$@\" {added}\n", encoding="utf-8")
+    path.write_text(f"#!/bin/sh\nSGCC_DISABLE=1 SGCC_COMPILER={shlex.quote(compiler)} exec "
+                    f"{shlex.quote(sgcc_executable())} \"$@\" {added}\n", encoding="utf-8")
     os.chmod(path, 0o755)
     return path
 
