@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import shlex
 import shutil
 import statistics
@@ -42,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from project_vs_pgo import interval
+from project_vs_pgo import interval, timed_rounds
 
 
 def run(cmd: str, cwd: Path, what: str) -> None:
@@ -126,16 +125,7 @@ def main(argv=None) -> int:
     print(f"built {len(where)} builds in {time.monotonic() - started:.0f} s; timing {args.rounds} rounds; "
           f"load average {os.getloadavg()[0]:.1f}", file=sys.stderr)
     benches = {n: [b.replace("{dir}", shlex.quote(d)) for b in args.bench] for n, (_, d) in where.items()}
-    for n, (c, _) in where.items():  # a warm-up run each
-        for b in benches[n]:
-            cpu(b, c)
-    times: dict[str, list[float]] = {n: [] for n in where}
-    rng = random.Random(39)
-    for _ in range(args.rounds):
-        order = list(where)
-        rng.shuffle(order)
-        for n in order:
-            times[n].append(sum(cpu(b, where[n][0]) for b in benches[n]))
+    times = timed_rounds(list(where), lambda n: sum(cpu(b, where[n][0]) for b in benches[n]), args.rounds, seed=39)
     print(f"{args.rounds} rounds, gcc's build {statistics.median(times['gcc']):.3f} s CPU (median; "
           f"min {min(times['gcc']):.3f}, max {max(times['gcc']):.3f}); load average {os.getloadavg()[0]:.1f}")
     for n in where:

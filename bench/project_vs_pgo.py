@@ -75,6 +75,19 @@ def interval(ratios: list[float], seed: int = 1) -> tuple[float, float, float]:
     return statistics.median(ratios), meds[50], meds[1949]
 
 
+def timed_rounds(names: list[str], run, rounds: int, seed: int) -> dict[str, list[float]]:
+    """``run(name)`` (CPU seconds) for every name once per round, each round in a fresh random
+    order (:func:`build_overhead.interleaved`), after one warm-up run each."""
+    from build_overhead import interleaved
+
+    for n in names:
+        run(n)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for n in interleaved(names, rounds, seed):
+        times[n].append(run(n))
+    return times
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tree", required=True, type=Path, help="the project's source tree (copied, never changed)")
@@ -148,15 +161,7 @@ def main(argv=None) -> int:
         trees["sgcc"] = args.sgcc_tree
     print(f"built {len(trees)} trees in {time.monotonic() - started:.0f} s; timing {args.rounds} rounds",
           file=sys.stderr)
-    for t in trees.values():  # a warm-up run each
-        cpu_of(t, args.bench)
-    times: dict[str, list[float]] = {n: [] for n in trees}
-    rng = random.Random(7)
-    for _ in range(args.rounds):
-        order = list(trees)
-        rng.shuffle(order)
-        for n in order:
-            times[n].append(cpu_of(trees[n], args.bench))
+    times = timed_rounds(list(trees), lambda n: cpu_of(trees[n], args.bench), args.rounds, seed=7)
     print(f"{args.rounds} rounds, gcc's build {statistics.median(times['gcc']):.3f} s CPU (median; "
           f"min {min(times['gcc']):.3f}, max {max(times['gcc']):.3f})")
     for n in trees:

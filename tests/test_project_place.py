@@ -123,3 +123,34 @@ def test_the_project_s_own_copy_passes_and_system_programs_may_load_theirs(tmp_p
     # No trace at all: nothing can be ensured.
     with pytest.raises(Exception, match="cannot tell which shared libraries"):
         libraries.check(libraries.trace_dir(tmp_path / "empty"), made, tree, "the workload")
+
+
+def test_a_run_cannot_change_a_tool_it_is_shown(trees):
+    """The attack: a candidate's test run writes into the interpreter installation its CTest
+    file names (shown so the tests can run it), to change what later runs, or the host,
+    execute. The tool is shown read-only: every write fails although its permissions would
+    let anyone write (mode 0777), and nothing of the tool changes."""
+    project, copy = trees
+    from sgcc.verify.box.sandbox import Sandbox
+
+    tool = project.parent / "tool"
+    (tool / "bin").mkdir(parents=True)
+    (tool / "bin" / "python").write_text("#!/bin/sh\necho tool\n")
+    os.chmod(tool / "bin" / "python", 0o777)
+    for d in (tool, tool / "bin"):
+        os.chmod(d, 0o777)
+    with Sandbox(timeout=30, expose=workload.expose) as sb:
+        if not sb.isolated:
+            pytest.skip("no box here")
+        script = workload.launcher(copy, "t", [
+            f"{tool}/bin/python",
+            f"echo planted > {tool}/planted || echo refused-new",
+            f"echo 'echo pwned' > {tool}/bin/python || echo refused-overwrite",
+            f"rm -f {tool}/bin/python; test -e {tool}/bin/python && echo refused-remove"],
+            workload.Where(None, ((tool, tool),)))
+        r = sb.run(script, b"")
+    out = r.stdout.decode()
+    assert "tool" in out.split()[0:1], (out, r.stderr)  # the run saw the tool and ran it
+    assert "refused-new" in out and "refused-overwrite" in out and "refused-remove" in out, (out, r.stderr)
+    assert not (tool / "planted").exists()
+    assert (tool / "bin" / "python").read_text() == "#!/bin/sh\necho tool\n"
