@@ -77,6 +77,8 @@ def stats(as_json: bool, zero: bool) -> None:
         # Counted in "straight to gcc" too; a label no wider than the others keeps the columns.
         ("    wrapper without sgcc's state", c.get("wrapper_unkeyed", 0)),
         ("compiles passed through", c.get("passthrough", 0)),
+        ("LTO links with winners in reach", c.get("lto_links", 0)),
+        ("  partitions looked up", c.get("ltrans", 0)),
         ("fell back to plain gcc", c.get("fallbacks", 0) + c.get("internal_errors", 0)),
         ("cache lookups (translation units)", lookups),
         ("  hits with optimized code", c.get("tu_hits", 0)),

@@ -269,6 +269,8 @@ def main(argv: list[str]) -> int:
         _stats(settings, {"passthrough": 1}, {"not-gcc": 1})
         exec_compiler(invoked.compiler, invoked.args)
     inv = gccargs.parse(invoked.args)
+    if not inv.eligible and "option-flto" in inv.reason:
+        _lto_link(invoked.compiler, inv, settings)
     if not inv.eligible:
         log(f"pass-through ({inv.reason}): {invoked.mode} {invoked.compiler}")
         _stats(settings, {"passthrough": 1}, {inv.reason or "unknown": 1})
@@ -314,6 +316,28 @@ def main(argv: list[str]) -> int:
     _cleanup(tmpdir, keep)
     _stats(settings, {"eligible": 1, **lookup.counts, **_remote_counts(remote)})
     return status
+
+
+def _lto_link(compiler: str, inv: gccargs.Invocation, settings: dict) -> None:
+    """An LTO link with winners in its context runs with the assembler front in place
+    (:mod:`sgcc.dropin.ltrans`) and this process exits with gcc's status; otherwise this
+    returns and the caller hands the command to gcc as it is."""
+    from sgcc.dropin import ltrans
+
+    if not ltrans.lto_link(inv):
+        return
+    remote = None
+    try:
+        remote = _remote_layer(settings)
+        status = ltrans.route(compiler, inv, settings, remote)
+    except Exception as exc:  # noqa: BLE001 - sgcc's own failure must never break the build
+        warn(f"internal error ({type(exc).__name__}: {exc}); linking with plain gcc")
+        _stats(settings, {"lto_links": 1, "internal_errors": 1, **_remote_counts(remote)})
+        return
+    if status is None:
+        return
+    _stats(settings, {"lto_links": 1, **_remote_counts(remote)})
+    sys.exit(status)
 
 
 def _remote_layer(settings: dict) -> Layer | None:

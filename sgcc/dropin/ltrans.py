@@ -1,0 +1,277 @@
+"""The drop-in inside link-time optimisation: cached winners substituted into the code an LTO link ships.
+
+With ``-flto`` a compile writes GIMPLE, not machine code; the code that ships is made at the
+link, where gcc's ``lto-wrapper`` runs the driver once per partition (``lto1 -fltrans``, then
+``as`` on its assembly). That assembly is what this module intercepts, in two halves:
+
+1. **At the link** (:func:`route`, from :mod:`sgcc.dropin.driver`): a link that gcc runs with
+   ``-flto`` and that sgcc may route (:func:`lto_link`) gets a *context* made from its flags
+   (:func:`context_flags`: the user's code-shaping flags, ``-flto=N`` read as ``-flto``, and
+   the marker ``-fltrans`` so no ordinary compile shares it). Nothing is stored with winners
+   in that context (one directory listing, as for a compile): gcc runs the link as it is, in
+   one exec. Otherwise gcc runs it with a private directory first in ``COMPILER_PATH`` holding
+   an ``as`` that is this module, and ``SGCC_LTRANS`` saying the context and the real
+   assembler; sgcc waits, removes the directory, and exits with gcc's status.
+2. **At each partition's assembly** (:func:`main`, run as that ``as``): only for an ltrans
+   partition (``-fltrans`` in the driver's ``COLLECT_GCC_OPTIONS``), with one input and one
+   output it can read back, the partition's assembly is one translation unit to the cache
+   (:class:`sgcc.cache.lookup.Lookup`, keyed by its content in the link's context): a winner is
+   substituted and assembled by the real ``as``; anything else, including sgcc's own failure
+   and an assembler error on the substituted text, runs the real ``as`` on gcc's own assembly
+   with gcc's own arguments.
+
+With nothing to substitute the link is gcc's own: the same assembler on the same assembly.
+Partitions and the names gcc gives in them (``twice.lto_priv.0``) depend on the program and
+the flags, not on the job count or the temporary names, so a later ``make`` with the same
+flags meets the same keys (tests/test_lto.py shows it).
+
+Where gcc finds ``as`` in one of its own directories (a cross toolchain's ``bin/``), those come
+before ``COMPILER_PATH`` and the front is never run: the link is gcc's, nothing substituted.
+
+Lean: the drop-in's imports only; json and the cache's lookup only on a link that has winners.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from sgcc.errors import log
+
+TYPE_CHECKING = False  # typing's own import costs ~2 ms; mypy knows this name
+if TYPE_CHECKING:
+    from typing import NoReturn
+
+#: The environment entry that tells the front its link's context and the real assembler.
+ENV = "SGCC_LTRANS"
+#: Why gcc's driver refuses a command for the drop-in, where an LTO link may still be routed:
+#: the link itself (no C source, the optimisation level left to the objects), LTO's own
+#: options, a shared library.
+_ROUTABLE = ("no-c-source", "opt-level-", "option-flto", "option-shared")
+
+
+def lto_active(args: list[str]) -> bool:
+    """Whether gcc runs this command with link-time optimisation (the last of ``-flto``,
+    ``-flto=N`` and ``-fno-lto`` decides)."""
+    active = False
+    for a in args:
+        if a == "-flto" or a.startswith("-flto="):
+            active = True
+        elif a == "-fno-lto":
+            active = False
+    return active
+
+
+def lto_link(inv) -> bool:
+    """Whether ``inv`` (a parsed command the drop-in does not compile itself) is an LTO link
+    sgcc may route through the front: a link, LTO on, and every reason for refusing it one of
+    :data:`_ROUTABLE` (anything else, ``-save-temps`` or ``-r`` say, stays gcc's untouched)."""
+    if inv.mode != "link" or not lto_active(inv.args):
+        return False
+    return all(tag.startswith(_ROUTABLE) for tag in inv.reason.split(",") if tag)
+
+
+def context_flags(inv) -> list[str]:
+    """The flags of an LTO link's context: the user's flags without inputs (the cache key
+    keeps only the code-shaping ones), ``-flto=N`` as ``-flto`` (the job count changes no
+    partition), and ``-fltrans``."""
+    flags = ["-flto" if a.startswith("-flto=") else a for a in inv.flags_without_inputs(drop_dependency_flags=True)]
+    return [*flags, "-fltrans"]
+
+
+def route(compiler: str, inv, settings: dict, remote=None) -> int | None:
+    """Run the LTO link ``inv`` with the front in place when the cache holds winners in its
+    context, and return gcc's exit status; None when it holds none (the caller execs gcc)."""
+    if not settings.get("cache"):
+        return None
+    from sgcc.cache.lookup import Lookup
+
+    flags = context_flags(inv)
+    isa = settings.get("isa", "flags")
+    lookup = Lookup.plan(compiler, flags, isa, root=settings["cache_dir"], remote=remote)
+    if not lookup.marks:
+        log(f"lto link, nothing to substitute in its context: {compiler}")
+        return None
+    real_as = _real_as(compiler)
+    if real_as is None:
+        log("lto link: gcc's assembler not found; linking with plain gcc")
+        return None
+    from sgcc.dropin import compiler as compilermod
+    from sgcc.dropin import driver
+
+    tmpdir = driver._private_tmpdir()
+    if tmpdir is None:
+        return None
+    import json
+
+    try:
+        front = os.path.join(tmpdir, "as")
+        # -P: no working directory on sys.path, so a build tree's own `sgcc/` is never imported.
+        script = f"#!/bin/sh\nexec {_quote(sys.executable)} -P -m sgcc.dropin.ltrans \"$@\"\n"
+        fd = os.open(front, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
+        try:
+            os.write(fd, script.encode())
+        finally:
+            os.close(fd)
+        env = compilermod.child_env(compiler)
+        old = env.get("COMPILER_PATH", "")
+        env["COMPILER_PATH"] = tmpdir + (os.pathsep + old if old else "")
+        env[ENV] = json.dumps({"compiler": compiler, "flags": flags, "as": real_as})
+        log(f"lto link: routing the ltrans assembly through sgcc ({len(lookup.marks)} keys with winners)")
+        return _run_inheriting([compiler, *inv.args], env)
+    finally:
+        driver._cleanup(tmpdir, False)
+
+
+def _quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def _real_as(compiler: str) -> str | None:
+    """The assembler gcc runs (``-print-prog-name=as``, with the caller's environment),
+    as an absolute path."""
+    from sgcc.dropin import assemble, driver
+    from sgcc.dropin import compiler as compilermod
+
+    tmpdir = driver._private_tmpdir()
+    if tmpdir is None:
+        return None
+    try:
+        env = compilermod.child_env(compiler)
+        status, out, _ = driver._spawn([compiler, "-print-prog-name=as"], env, tmpdir)
+    finally:
+        driver._cleanup(tmpdir, False)
+    name = out.decode("utf-8", "surrogateescape").strip()
+    if status != 0 or not name:
+        return None
+    found = assemble._which(name, env)
+    return os.path.abspath(found) if found else None
+
+
+def _run_inheriting(argv: list[str], env: dict) -> int:
+    """Run ``argv`` with this process's standard streams and return its exit status (a
+    signal's death as the shell reports it, 128 + the signal)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.posix_spawn(argv[0], argv, env)
+    while True:
+        try:
+            _, wstatus = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+        except KeyboardInterrupt:  # ^C reached gcc too (one process group): wait for it to stop
+            continue
+    status = os.waitstatus_to_exitcode(wstatus)
+    return 128 - status if status < 0 else status
+
+
+# ---- the front: run as `as` by gcc's driver for each partition --------------------------------
+
+
+def _io(args: list[str]) -> tuple[int, str] | None:
+    """Where the assembly input is in ``args`` (its index) and the output's name, when the
+    command is the plain one gcc's driver gives (options, ``-o OUT``, one ``.s`` input)."""
+    inputs, output, i = [], None, 0
+    while i < len(args):
+        a = args[i]
+        if a == "-o" and i + 1 < len(args):
+            output = args[i + 1]
+            i += 2
+            continue
+        if a == "--" or a == "-":
+            return None
+        if not a.startswith("-"):
+            inputs.append(i)
+        i += 1
+    if output is None or len(inputs) != 1 or not args[inputs[0]].endswith(".s"):
+        return None
+    return inputs[0], output
+
+
+def _exec_as(real: str, args: list[str]) -> NoReturn:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(real, [real, *args])
+
+
+def _self_excluded_as() -> str:
+    """The ``as`` in PATH that is not this front (run without ``SGCC_LTRANS``)."""
+    here = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(directory or ".", "as")
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK) and os.path.realpath(candidate) != here:
+            return candidate
+    return "/usr/bin/as"
+
+
+def main(argv: list[str]) -> int:
+    """The assembler front (see the module docstring): substitute, or be gcc's ``as``."""
+    args = argv[1:]
+    import json
+
+    try:
+        spec = json.loads(os.environ.get(ENV, ""))
+        real, compiler, flags = spec["as"], spec["compiler"], spec["flags"]
+        assert isinstance(real, str) and isinstance(compiler, str) and isinstance(flags, list)
+    except (ValueError, KeyError, TypeError, AssertionError):
+        _exec_as(_self_excluded_as(), args)
+    if "'-fltrans'" not in os.environ.get("COLLECT_GCC_OPTIONS", ""):
+        _exec_as(real, args)  # the assembly of an LTO object or of a C source in the link: gcc's
+    where = _io(args)
+    if where is None:
+        log(f"ltrans: an assembler command sgcc does not read ({' '.join(args)}): gcc's code")
+        _exec_as(real, args)
+    index, output = where
+    partition = os.path.basename(output).rpartition(".ltrans.o")[0].rpartition(".")[2] or output
+    from sgcc.dropin import driver
+
+    settings: dict = {}
+    counts: dict = {}
+    remote = None
+    tmpdir = None
+    try:
+        from sgcc import config
+        from sgcc.cache.lookup import Lookup
+
+        settings = config.compile_settings()
+        if not settings.get("cache"):
+            _exec_as(real, args)
+        remote = driver._remote_layer(settings)
+        lookup = Lookup.plan(compiler, flags, settings.get("isa", "flags"), root=settings["cache_dir"],
+                             signing_key=settings.get("signing_key", ""),
+                             trusted_keys=settings.get("trusted_keys", ""), remote=remote)
+        asm = driver._read(args[index])
+        found = lookup.get(asm, partition)
+        counts = {"ltrans": 1, **lookup.counts, **driver._remote_counts(remote)}
+        if found.text is None:
+            driver._stats(settings, counts)
+            _exec_as(real, args)
+        tmpdir = driver._private_tmpdir()
+        if tmpdir is None:
+            raise OSError("no private temporary directory")
+        path = os.path.join(tmpdir, "ltrans.s")
+        driver._write(path, found.text)
+        status, out, err = driver._spawn([real, *args[:index], path, *args[index + 1:]], os.environ.copy(), tmpdir)
+        if status != 0:
+            raise RuntimeError(f"as on the substituted assembly: exit status {status}: "
+                               f"{err.decode('utf-8', 'replace').strip()[:200]}")
+        driver._emit([out], sys.stdout)
+        driver._emit([err], sys.stderr)
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - sgcc's own failure must never break the link
+        log(f"ltrans {partition}: {type(exc).__name__}: {exc}; gcc's code")
+        driver._stats(settings, {"ltrans": 1, "fallbacks": 1})
+        if tmpdir is not None:
+            driver._cleanup(tmpdir, False)
+        _exec_as(real, args)
+    if tmpdir is not None:
+        driver._cleanup(tmpdir, False)
+    log(f"ltrans {partition}: substituted {', '.join(found.functions) or 'the partition'}")
+    driver._stats(settings, counts)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
