@@ -122,6 +122,33 @@ def _autotools(work: Path, cc: str, env: dict) -> Path:
     return build
 
 
+def _make_lto(work: Path, cc: str, env: dict) -> Path:
+    # LTO with make: -flto in the flags of compiles and links; gcc-ar writes the archive's
+    # index of LTO symbols (the linker plugin reads it).
+    _run(["make", "-s", f"CC={cc}", "CFLAGS=-O2 -Wall -flto=auto", "AR=gcc-ar"], work, env)
+    return work
+
+
+def _cmake_lto(work: Path, cc: str, env: dict) -> Path:
+    # CMake's own switch for LTO; the launcher form needs sgcc as the linker's launcher too,
+    # since the code LTO ships is made at the link.
+    launcher = [] if cc == "gcc" else [f"-DCMAKE_C_COMPILER_LAUNCHER={cc}", f"-DCMAKE_C_LINKER_LAUNCHER={cc}"]
+    _run([_tool("cmake"), "-S", ".", "-B", "build", "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={_tool('ninja')}",
+          "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_INTERPROCEDURAL_OPTIMIZATION=ON", *launcher], work, env)
+    _run([_tool("cmake"), "--build", "build"], work, env)
+    return work / "build"
+
+
+def _meson_lto(work: Path, cc: str, env: dict) -> Path:
+    _tool("ninja")
+    _run([_tool("meson"), "setup", "build", "--buildtype=release", "-Db_lto=true"], work, {**env, "CC": cc})
+    _run([_tool("meson"), "compile", "-C", "build"], work, env)
+    return work / "build"
+
+
+LTO_RECIPES = {"make": _make_lto, "cmake": _cmake_lto, "meson": _meson_lto}
+
+
 RECIPES = {"make": _make, "cmake-launcher": _cmake_launcher, "cmake-compiler": _cmake_compiler,
            "meson": _meson, "meson-native": _meson_native, "autotools": _autotools}
 
@@ -324,3 +351,40 @@ def test_a_launcher_in_front_of_sgcc_runs_sgcc_once(tmp_path, sgcc_exe, masquera
         assert (tmp_path / f"{n}.o").read_bytes() == (tmp_path / "gcc.o").read_bytes(), words
         text = log.read_text()
         assert text.count("] eligible") == 1 and "sgcc" not in text.split(": ", 1)[1].split(" compile")[0], text
+
+
+@pytest.mark.parametrize("recipe", list(LTO_RECIPES))
+def test_an_lto_build_through_sgcc_is_gccs_until_a_partition_has_a_winner(tmp_path, sgcc_exe, recipe):
+    """docs/build-systems.md's LTO recipes. The program gcc's LTO link makes is sgcc's byte for
+    byte with sgcc's assembler front in place (a recorded build runs every partition through
+    it); with a winner stored for the largest function of the link's partitions (main, with
+    hot_mix inlined into it across files), under the key that recorded build gave its
+    partition, the program carries the winner there and nowhere else."""
+    build = LTO_RECIPES[recipe]
+    work = tmp_path / "hotsum"
+    _fresh(work)
+    ref_dir = build(work, "gcc", _env())
+    ref = (ref_dir / "hotsum").read_bytes()
+    ref_out = _run([str(ref_dir / "hotsum")], ref_dir, _env()).stdout
+    record = tmp_path / "record" / "compiles.jsonl"
+    record.parent.mkdir()
+    cache_dir, log = tmp_path / "cache", tmp_path / "sgcc.log"
+    _fresh(work)
+    out_dir = build(work, sgcc_exe, _env(cache_dir, log, SGCC_RECORD=str(record)))
+    assert (out_dir / "hotsum").read_bytes() == ref, "with nothing to substitute, gcc's program"
+    assert "routing the ltrans assembly through sgcc" in log.read_text(), log.read_text()
+    partitions = [json.loads(line) for line in (record.parent / "ltrans.jsonl").read_text().splitlines()]
+    units = [(u, p) for p in partitions for u in AsmFile.parse(Path(p["asm"]).read_text()).units]
+    unit, part = max(units, key=lambda up: len(up[0].text))
+    winner = unit.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n\tnop\n", 1)
+    assert winner != unit.text
+    cache.Store(cache_dir).update(part["key"], lambda old: Entry(applied=Applied({unit.name: winner})))
+    _fresh(work)
+    log.unlink()
+    out_dir = build(work, sgcc_exe, _env(cache_dir, log))
+    assert f"substituted {unit.name}" in log.read_text(), log.read_text()
+    assert _run([str(out_dir / "hotsum")], out_dir, _env()).stdout == ref_out
+    theirs = _mnemonics(ref, tmp_path)
+    mine = _mnemonics((out_dir / "hotsum").read_bytes(), tmp_path)
+    assert mine[unit.name] == ["nop", *theirs[unit.name]]
+    assert {f: i for f, i in mine.items() if f != unit.name} == {f: i for f, i in theirs.items() if f != unit.name}

@@ -8,15 +8,16 @@ link, where gcc's ``lto-wrapper`` runs the driver once per partition (``lto1 -fl
    ``-flto`` and that sgcc may route (:func:`lto_link`) gets a *context* made from its flags
    (:func:`context_flags`: the user's code-shaping flags, ``-flto=N`` read as ``-flto``, and
    the marker ``-fltrans`` so no ordinary compile shares it). Nothing is stored with winners
-   in that context (one directory listing, as for a compile): gcc runs the link as it is, in
-   one exec. Otherwise gcc runs it with a private directory first in ``COMPILER_PATH`` holding
+   in that context (one directory listing, as for a compile) and no build is being recorded
+   (``SGCC_RECORD``): gcc runs the link as it is, in one exec. Otherwise gcc runs it with a private directory first in ``COMPILER_PATH`` holding
    an ``as`` that is this module, and ``SGCC_LTRANS`` saying the context and the real
    assembler; sgcc waits, removes the directory, and exits with gcc's status.
 2. **At each partition's assembly** (:func:`main`, run as that ``as``): only for an ltrans
    partition (``-fltrans`` in the driver's ``COLLECT_GCC_OPTIONS``), with one input and one
    output it can read back, the partition's assembly is one translation unit to the cache
    (:class:`sgcc.cache.lookup.Lookup`, keyed by its content in the link's context): a winner is
-   substituted and assembled by the real ``as``; anything else, including sgcc's own failure
+   substituted and assembled by the real ``as`` (and, in a recorded build, the partition is
+   written down beside the compiles, :data:`LTRANS_RECORD`); anything else, including sgcc's own failure
    and an assembler error on the substituted text, runs the real ``as`` on gcc's own assembly
    with gcc's own arguments.
 
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
 
 #: The environment entry that tells the front its link's context and the real assembler.
 ENV = "SGCC_LTRANS"
+#: The record of the partitions a recorded build's links made, beside ``SGCC_RECORD``'s file.
+LTRANS_RECORD = "ltrans.jsonl"
 #: Why gcc's driver refuses a command for the drop-in, where an LTO link may still be routed:
 #: the link itself (no C source, the optimisation level left to the objects), LTO's own
 #: options, a shared library.
@@ -82,15 +85,19 @@ def context_flags(inv) -> list[str]:
 def route(compiler: str, inv, settings: dict, remote=None) -> int | None:
     """Run the LTO link ``inv`` with the front in place when the cache holds winners in its
     context, and return gcc's exit status; None when it holds none (the caller execs gcc)."""
-    if not settings.get("cache"):
+    recording = bool(os.environ.get("SGCC_RECORD"))
+    if not settings.get("cache") and not recording:
         return None
     from sgcc.cache.lookup import Lookup
 
     flags = context_flags(inv)
     isa = settings.get("isa", "flags")
-    lookup = Lookup.plan(compiler, flags, isa, root=settings["cache_dir"], remote=remote)
-    if not lookup.marks:
-        log(f"lto link, nothing to substitute in its context: {compiler}")
+    lookup = Lookup.plan(compiler, flags, isa, root=settings["cache_dir"] if settings.get("cache") else None,
+                         remote=remote)
+    if not lookup.marks and not recording:
+        from sgcc.cache import keys
+
+        log(f"lto link, nothing to substitute in its context ({keys.context_id(lookup.ctx)}): {compiler}")
         return None
     real_as = _real_as(compiler)
     if real_as is None:
@@ -235,14 +242,18 @@ def main(argv: list[str]) -> int:
         from sgcc.cache.lookup import Lookup
 
         settings = config.compile_settings()
-        if not settings.get("cache"):
+        recording = os.environ.get("SGCC_RECORD")
+        if not settings.get("cache") and not recording:
             _exec_as(real, args)
         remote = driver._remote_layer(settings)
-        lookup = Lookup.plan(compiler, flags, settings.get("isa", "flags"), root=settings["cache_dir"],
+        lookup = Lookup.plan(compiler, flags, settings.get("isa", "flags"),
+                             root=settings["cache_dir"] if settings.get("cache") else None,
                              signing_key=settings.get("signing_key", ""),
                              trusted_keys=settings.get("trusted_keys", ""), remote=remote)
         asm = driver._read(args[index])
         found = lookup.get(asm, partition)
+        if recording:
+            _record(recording, found.key, lookup.ctx, asm, partition, found.how)
         counts = {"ltrans": 1, **lookup.counts, **driver._remote_counts(remote)}
         if found.text is None:
             driver._stats(settings, counts)
@@ -271,6 +282,26 @@ def main(argv: list[str]) -> int:
     log(f"ltrans {partition}: substituted {', '.join(found.functions) or 'the partition'}")
     driver._stats(settings, counts)
     return 0
+
+
+def _record(path: str, key: str, ctx: dict, asm: str, partition: str, how: str) -> None:
+    """While a build is recorded (``SGCC_RECORD``, see :func:`sgcc.dropin.driver.rewrite`),
+    each partition the front sees goes to ``ltrans.jsonl`` beside the compiles' record: its
+    key, context, gcc's assembly (``KEY.s``), the link's directory and how it was served."""
+    import json
+
+    from sgcc.fsutil import atomic_write
+
+    directory = os.path.dirname(os.path.abspath(path))
+    asm_path = os.path.join(directory, f"{key}.s")
+    atomic_write(asm_path, asm, mode=None)
+    line = json.dumps({"key": key, "context": ctx, "cwd": os.getcwd(), "partition": partition, "asm": asm_path,
+                       "served": how})
+    fd = os.open(os.path.join(directory, LTRANS_RECORD), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (line + "\n").encode("utf-8", "surrogateescape"))  # one write: whole lines under -j
+    finally:
+        os.close(fd)
 
 
 if __name__ == "__main__":
