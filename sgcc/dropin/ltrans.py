@@ -9,17 +9,18 @@ link, where gcc's ``lto-wrapper`` runs the driver once per partition (``lto1 -fl
    (:func:`context_flags`: the user's code-shaping flags, ``-flto=N`` read as ``-flto``, and
    the marker ``-fltrans`` so no ordinary compile shares it). Nothing is stored with winners
    in that context (one directory listing, as for a compile) and no build is being recorded
-   (``SGCC_RECORD``): gcc runs the link as it is, in one exec. Otherwise gcc runs it with a private directory first in ``COMPILER_PATH`` holding
-   an ``as`` that is this module, and ``SGCC_LTRANS`` saying the context and the real
-   assembler; sgcc waits, removes the directory, and exits with gcc's status.
+   (``SGCC_RECORD``): gcc runs the link as it is, in one exec. Otherwise gcc runs it with a
+   private directory first in ``COMPILER_PATH`` holding an ``as`` that is this module, and
+   ``SGCC_LTRANS`` saying the context and the real assembler; sgcc waits, removes the
+   directory, and exits with gcc's status.
 2. **At each partition's assembly** (:func:`main`, run as that ``as``): only for an ltrans
    partition (``-fltrans`` in the driver's ``COLLECT_GCC_OPTIONS``), with one input and one
    output it can read back, the partition's assembly is one translation unit to the cache
    (:class:`sgcc.cache.lookup.Lookup`, keyed by its content in the link's context): a winner is
    substituted and assembled by the real ``as`` (and, in a recorded build, the partition is
-   written down beside the compiles, :data:`LTRANS_RECORD`); anything else, including sgcc's own failure
-   and an assembler error on the substituted text, runs the real ``as`` on gcc's own assembly
-   with gcc's own arguments.
+   written down beside the compiles, :data:`LTRANS_RECORD`); anything else, including sgcc's
+   own failure and an assembler error on the substituted text, runs the real ``as`` on gcc's
+   own assembly with gcc's own arguments.
 
 With nothing to substitute the link is gcc's own: the same assembler on the same assembly.
 Partitions and the names gcc gives in them (``twice.lto_priv.0``) depend on the program and
