@@ -207,3 +207,33 @@ def test_the_front_is_as_for_every_other_assembly(tmp_path):
     assert ltrans._io(["--64", "-o", "o.o", "in.s"]) == (3, "o.o")
     assert ltrans._io(["--64", "-o", "o.o", "in.s", "more.s"]) is None
     assert ltrans._io(["--64", "in.s"]) is None
+
+
+def test_a_recorded_lto_build_lists_its_partitions_and_an_overlay_build_uses_them(objects, tmp_path, sgcc_exe,
+                                                                                  real_gcc):
+    # What `sgcc optimize --project` needs of an LTO build: the recording build (cache off)
+    # writes each partition's key and gcc's assembly beside the compiles' record; a build from
+    # an overlay keyed by a partition's key assembles the overlay's text and notes the key used.
+    flags = ["-O2", "-flto", "-flto-partition=max"]
+    gcc = tmp_path / "gcc"
+    _link(real_gcc, objects, gcc, flags)
+    record = tmp_path / "rec" / "compiles.jsonl"
+    record.parent.mkdir()
+    env = _env(tmp_path, SGCC_CACHE="0", SGCC_RECORD=str(record))
+    assert _link(sgcc_exe, objects, tmp_path / "recorded", flags, env) == gcc.read_bytes()
+    import json
+
+    parts = [json.loads(line) for line in (record.parent / ltrans.LTRANS_RECORD).read_text().splitlines()]
+    texts = sorted(_partitions(real_gcc, objects, flags, tmp_path / "temps"))
+    assert sorted(Path(p["asm"]).read_text() for p in parts) == texts
+    (helper,) = [p for p in parts if "\nhelper:\n" in Path(p["asm"]).read_text()]
+    asm = Path(helper["asm"]).read_text()
+    assert helper["key"] == keys.entry_key(helper["context"], keys.tu_digest(asm))
+    overlay = tmp_path / "overlay.json"
+    overlay.write_text(json.dumps({helper["key"]: AsmFile.parse(asm).join({"helper": _with_nop(asm, "helper")})}))
+    used = tmp_path / "overlay.used"
+    out = tmp_path / "overlaid"
+    _link(sgcc_exe, objects, out, flags,
+          _env(tmp_path, SGCC_CACHE="0", SGCC_OVERLAY=str(overlay), SGCC_OVERLAY_USED=str(used)))
+    assert _first_insn(out, "helper") == "nop" and _status(out) == _status(gcc)
+    assert used.read_text().split() == [helper["key"]]

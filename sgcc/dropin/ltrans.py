@@ -8,16 +8,17 @@ link, where gcc's ``lto-wrapper`` runs the driver once per partition (``lto1 -fl
    ``-flto`` and that sgcc may route (:func:`lto_link`) gets a *context* made from its flags
    (:func:`context_flags`: the user's code-shaping flags, ``-flto=N`` read as ``-flto``, and
    the marker ``-fltrans`` so no ordinary compile shares it). Nothing is stored with winners
-   in that context (one directory listing, as for a compile) and no build is being recorded
-   (``SGCC_RECORD``): gcc runs the link as it is, in one exec. Otherwise gcc runs it with a
+   in that context (one directory listing, as for a compile) and no project build is being
+   recorded or built from an overlay (``SGCC_RECORD``, ``SGCC_OVERLAY``, as for a compile):
+   gcc runs the link as it is, in one exec. Otherwise gcc runs it with a
    private directory first in ``COMPILER_PATH`` holding an ``as`` that is this module, and
    ``SGCC_LTRANS`` saying the context and the real assembler; sgcc waits, removes the
    directory, and exits with gcc's status.
 2. **At each partition's assembly** (:func:`main`, run as that ``as``): only for an ltrans
    partition (``-fltrans`` in the driver's ``COLLECT_GCC_OPTIONS``), with one input and one
    output it can read back, the partition's assembly is one translation unit to the cache
-   (:class:`sgcc.cache.lookup.Lookup`, keyed by its content in the link's context): a winner is
-   substituted and assembled by the real ``as`` (and, in a recorded build, the partition is
+   (:class:`sgcc.cache.lookup.Lookup`, keyed by its content in the link's context: the overlay
+   first, then the cache): a winner is substituted and assembled by the real ``as`` (and, in a recorded build, the partition is
    written down beside the compiles, :data:`LTRANS_RECORD`); anything else, including sgcc's
    own failure and an assembler error on the substituted text, runs the real ``as`` on gcc's
    own assembly with gcc's own arguments.
@@ -86,8 +87,10 @@ def context_flags(inv) -> list[str]:
 def route(compiler: str, inv, settings: dict, remote=None) -> int | None:
     """Run the LTO link ``inv`` with the front in place when the cache holds winners in its
     context, and return gcc's exit status; None when it holds none (the caller execs gcc)."""
-    recording = bool(os.environ.get("SGCC_RECORD"))
-    if not settings.get("cache") and not recording:
+    # A recorded build, or one of `sgcc optimize --project`'s builds from an overlay, runs every
+    # partition through the front whatever the cache holds.
+    project = bool(os.environ.get("SGCC_RECORD") or os.environ.get("SGCC_OVERLAY"))
+    if not settings.get("cache") and not project:
         return None
     from sgcc.cache.lookup import Lookup
 
@@ -95,7 +98,7 @@ def route(compiler: str, inv, settings: dict, remote=None) -> int | None:
     isa = settings.get("isa", "flags")
     lookup = Lookup.plan(compiler, flags, isa, root=settings["cache_dir"] if settings.get("cache") else None,
                          remote=remote)
-    if not lookup.marks and not recording:
+    if not lookup.marks and not project:
         from sgcc.cache import keys
 
         log(f"lto link, nothing to substitute in its context ({keys.context_id(lookup.ctx)}): {compiler}")
@@ -244,13 +247,15 @@ def main(argv: list[str]) -> int:
 
         settings = config.compile_settings()
         recording = os.environ.get("SGCC_RECORD")
-        if not settings.get("cache") and not recording:
+        overlay = os.environ.get("SGCC_OVERLAY") or ""
+        if not settings.get("cache") and not recording and not overlay:
             _exec_as(real, args)
         remote = driver._remote_layer(settings)
         lookup = Lookup.plan(compiler, flags, settings.get("isa", "flags"),
                              root=settings["cache_dir"] if settings.get("cache") else None,
                              signing_key=settings.get("signing_key", ""),
-                             trusted_keys=settings.get("trusted_keys", ""), remote=remote)
+                             trusted_keys=settings.get("trusted_keys", ""), remote=remote,
+                             overlay=overlay, overlay_used=os.environ.get("SGCC_OVERLAY_USED") or "")
         asm = driver._read(args[index])
         found = lookup.get(asm, partition)
         if recording:
