@@ -18,10 +18,10 @@ link, where gcc's ``lto-wrapper`` runs the driver once per partition (``lto1 -fl
    partition (``-fltrans`` in the driver's ``COLLECT_GCC_OPTIONS``), with one input and one
    output it can read back, the partition's assembly is one translation unit to the cache
    (:class:`sgcc.cache.lookup.Lookup`, keyed by its content in the link's context: the overlay
-   first, then the cache): a winner is substituted and assembled by the real ``as`` (and, in a recorded build, the partition is
-   written down beside the compiles, :data:`LTRANS_RECORD`); anything else, including sgcc's
-   own failure and an assembler error on the substituted text, runs the real ``as`` on gcc's
-   own assembly with gcc's own arguments.
+   first, then the cache): a winner is substituted and assembled by the real ``as`` (and, in a
+   recorded build, the partition is written down beside the compiles, :data:`LTRANS_RECORD`);
+   anything else, including sgcc's own failure and an assembler error on the substituted text,
+   runs the real ``as`` on gcc's own assembly with gcc's own arguments.
 
 With nothing to substitute the link is gcc's own: the same assembler on the same assembly.
 Partitions and the names gcc gives in them (``twice.lto_priv.0``) depend on the program and
