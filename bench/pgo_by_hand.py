@@ -9,7 +9,10 @@ profile beside it), and run the result. Nothing of sgcc's takes part. Builds:
 - ``gcc-copy``: an identical copy of gcc's build (the A-vs-A noise control);
 - ``pgo-by-hand``: the ordinary PGO build, trained on the workload (``--train`` to train on
   something else);
-- ``sgcc``: the tree sgcc left (``--sgcc``: its build directory, or the project's tree).
+- ``sgcc``: the tree sgcc left (``--sgcc``: its build directory, or the project's tree);
+- with ``--lto FLAGS`` (``-flto=auto``, say), two more (issue 40): ``lto``, gcc's build with
+  FLAGS added, and ``pgo-lto-by-hand``, PGO the ordinary way with FLAGS in the instrumented,
+  the trained and the final build alike (each in a place of its own).
 
 Two layouts. ``--layout builddir`` (CMake, Meson): every build is a build directory of the
 project's own tree, ``{dir}`` in ``--build`` and ``--bench`` (``build-gcc``, ``build-pgo``...),
@@ -70,6 +73,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cflags", default="", help="the build's own C flags, kept in every build")
     ap.add_argument("--sgcc", help="the tree sgcc left: its build directory (builddir) or '.' (copy)")
     ap.add_argument("--versus", action="append", default=[], help="A,B: also print B against A")
+    ap.add_argument("--lto", default="", help="LTO flags: also build gcc + LTO and PGO + LTO by hand")
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--work", type=Path, help="where copies go (copy layout; default a temporary directory)")
     args = ap.parse_args(argv)
@@ -107,19 +111,29 @@ def main(argv=None) -> int:
         shutil.rmtree(t, ignore_errors=True)
         shutil.copytree(cwd, t, symlinks=True)
         where["gcc-copy"] = (t, str(t))
-    # PGO the ordinary way: instrument, train, rebuild in the same place with the profile.
-    cwd, d = place("pgo")
-    if args.layout == "copy" and args.clean:
-        run(args.clean, cwd, "clean")
-    build("instrumented", "-fprofile-generate", cwd, d)
-    t0 = time.monotonic()
-    for c in args.train or args.bench:
-        cpu(c.replace("{dir}", d), cwd)
-    print(f"trained in {time.monotonic() - t0:.1f} s", file=sys.stderr)
-    if args.clean:
-        run(args.clean.replace("{dir}", d), cwd, "clean")
-    build("pgo-by-hand", "-fprofile-use", cwd, d)
-    where["pgo-by-hand"] = (cwd, d)
+    def by_hand(name: str, extra: str) -> None:
+        # PGO the ordinary way: instrument, train, rebuild in the same place with the profile.
+        cwd, d = place(name.removesuffix("-by-hand"))
+        if args.layout == "copy" and args.clean:
+            run(args.clean, cwd, "clean")
+        build(f"{name} (instrumented)", " ".join(f for f in ("-fprofile-generate", extra) if f), cwd, d)
+        t0 = time.monotonic()
+        for c in args.train or args.bench:
+            cpu(c.replace("{dir}", d), cwd)
+        print(f"{name}: trained in {time.monotonic() - t0:.1f} s", file=sys.stderr)
+        if args.clean:
+            run(args.clean.replace("{dir}", d), cwd, "clean")
+        build(name, " ".join(f for f in ("-fprofile-use", extra) if f), cwd, d)
+        where[name] = (cwd, d)
+
+    by_hand("pgo-by-hand", "")
+    if args.lto:
+        cwd, d = place("lto")
+        if args.layout == "copy" and args.clean:
+            run(args.clean, cwd, "clean")
+        build("lto", args.lto, cwd, d)
+        where["lto"] = (cwd, d)
+        by_hand("pgo-lto-by-hand", args.lto)
     if args.sgcc:
         where["sgcc"] = (tree, args.sgcc) if args.layout == "builddir" else (tree, str(tree))
     print(f"built {len(where)} builds in {time.monotonic() - started:.0f} s; timing {args.rounds} rounds; "
