@@ -117,4 +117,8 @@ def test_the_report_times_pgo_everywhere_beside_the_result(optimized_project):
     assert 0 < pgo["low"] <= pgo["speedup"] <= pgo["high"], refs
     own = refs["sgcc_vs_pgo_everywhere"]  # measured because something shipped
     assert 0 < own["low"] <= own["speedup"] <= own["high"], refs
+    # PGO + LTO likewise (issue 40), and sgcc's build against it.
+    lto, own = refs["pgo_lto"], refs["sgcc_vs_pgo_lto"]
+    assert 0 < lto["low"] <= lto["speedup"] <= lto["high"] and 0 < own["low"] <= own["speedup"] <= own["high"], refs
+    assert "sgcc's build against it: " in stderr
     assert "PGO everywhere (the whole project built with -fprofile-use as a user builds it)" in stderr

@@ -71,5 +71,9 @@ def test_the_report_shows_the_references_and_where_the_time_went(searched):
     pgo = report["references"]["pgo_everywhere"]
     assert pgo.get("low", 0) > 0 and pgo["low"] <= pgo["speedup"] <= pgo["high"], pgo
     assert "PGO everywhere (the whole project built with -fprofile-use as a user builds it)" in stderr
+    # And what LTO adds on top (issue 40): the same PGO build with -flto=auto, timed likewise.
+    lto = report["references"]["pgo_lto"]
+    assert lto.get("low", 0) > 0 and lto["low"] <= lto["speedup"] <= lto["high"], lto
+    assert "sgcc: PGO + LTO (the PGO build with -flto=auto on every compile and link) " in stderr
     assert {"build", "tests", "profile_workload", "profile_tests", "search", "final"} <= set(report["phases"])
     assert "sgcc: time: recording build" in stderr

@@ -41,6 +41,10 @@ GENERATE = ["-fprofile-update=prefer-atomic"]
 #: ran): the warnings off change no code, and a profile that does not fit a function (which
 #: the ordinary build would stop on) leaves that function compiled without one.
 USE = ["-Wno-missing-profile", "-Wno-coverage-mismatch"]
+#: Added to every compile and link of the PGO + LTO reference: link-time optimisation as the
+#: distributions build their packages (``-flto=auto``: as many partitions' jobs as the machine
+#: has; the job count changes no code).
+LTO = ["-flto=auto"]
 
 
 class ProjectProfile:
@@ -166,6 +170,23 @@ def pgo_everywhere(builder, spec, compiler: str, prof: ProjectProfile, workdir: 
         return None, f"{type(exc).__name__}: {exc}"
     if not r.ok:
         return None, "the -fprofile-use build failed"
+    return prof.tree, ""
+
+
+def pgo_lto(builder, spec, compiler: str, prof: ProjectProfile, workdir: Path):
+    """The whole project rebuilt in the profile's tree with ``-fprofile-use`` from it and
+    :data:`LTO` on every compile and link (the archiver, ``ar``, reads LTO objects through the
+    linker plugin binutils loads by itself): the tree, or None and why. Replaces the
+    PGO-everywhere build in that tree (the caller copies that first)."""
+    if prof.error:
+        return None, prof.error
+    try:
+        r = build_with(builder, spec, prof.tree, compiler, [f"-fprofile-use={prof.directory}", *USE, *LTO],
+                       workdir, "pgo-lto")
+    except Exception as exc:  # noqa: BLE001 - a reference only
+        return None, f"{type(exc).__name__}: {exc}"
+    if not r.ok:
+        return None, "the -fprofile-use -flto=auto build failed"
     return prof.tree, ""
 
 

@@ -4,7 +4,9 @@ Timed on the same workload, interleaved with gcc's build: the whole project buil
 own profile-guided optimization from the same workload, made the ordinary way (PGO
 everywhere: the instrumented copy of the tree, trained on the workload, cleaned and rebuilt
 with ``-fprofile-use``, :func:`sgcc.project.pgo.pgo_everywhere`), sgcc's result against it,
-and the best whole-project flag set the whole-project candidates timed. When the PGO-everywhere
+the same PGO build with link-time optimisation (PGO + LTO: ``-flto=auto`` on every compile and
+link, what the distributions build their packages with), sgcc's result against that, and the
+best whole-project flag set the whole-project candidates timed. When the PGO-everywhere
 *candidate* (its compiles substituted by the drop-in, :mod:`sgcc.project.adopt`) was timed and
 its programs and libraries are that build's code byte for byte (:func:`same_code`), its
 timing is the reference's; otherwise the reference is timed itself. Also when nothing
@@ -25,8 +27,8 @@ if TYPE_CHECKING:
 
 
 def references(run: ProjectRun) -> None:
-    """``run.report.references``: gcc's build, the best flag set, PGO everywhere, and sgcc's
-    result against PGO everywhere."""
+    """``run.report.references``: gcc's build, the best flag set, PGO everywhere, PGO + LTO,
+    and sgcc's result against each of the last two."""
     from sgcc.engine import estimate_dict
     from sgcc.verify.timing import rounds as timing
 
@@ -74,6 +76,44 @@ def references(run: ProjectRun) -> None:
             refs["sgcc_vs_pgo_everywhere"] = estimate_dict(est)
     except timing.TimingRunFailed as exc:
         refs["pgo_everywhere"] = {"error": f"the PGO build's workload did not behave as gcc's: {exc}"}
+    refs["pgo_lto"] = _pgo_lto(run, ref_tree, base_run, run_of, final_run, refs)
+
+
+def _pgo_lto(run: ProjectRun, pgo_tree: Path, base_run, run_of, final_run, refs: dict) -> dict:
+    """PGO + LTO, as a user (and the distributions' package builds) would add it: the PGO
+    build again with :data:`sgcc.project.pgo.LTO` on every compile and link, timed against
+    gcc's build, and sgcc's result against it (``refs["sgcc_vs_pgo_lto"]``). Never raises."""
+    from sgcc.engine import estimate_dict
+    from sgcc.verify.timing import rounds as timing
+
+    tmpl = run.tmpl
+    what = "the PGO-everywhere build with -flto=auto on every compile and link"
+    run.note("building the PGO + LTO reference (the PGO build again with -flto=auto)")
+    run.tick(True)
+    try:
+        assert run.profile is not None
+        tree, why = pgo.pgo_lto(run.builder, run.spec, tmpl.compiler, run.profile, run.workdir)
+    finally:
+        run.tick(False)
+    if tree is None:
+        return {"error": why, "what": what}
+    lto_tree = workload.copy_tree(tree, run.workdir / "pgo-lto-reference", writable=False)
+    if same_code(pgo_tree, lto_tree)[0]:
+        return {"error": "-flto=auto changed no program or library of the PGO build", "what": what}
+    lto_run = run_of(lto_tree)
+    try:
+        run.note("timing the PGO + LTO reference against gcc's build (interleaved)")
+        est = timing.measure(base_run, lto_run, rounds=_rounds(run, 2 if final_run is not None else 1),
+                             min_sample_seconds=tmpl.min_sample, seed=tmpl.seed)
+        out = {**estimate_dict(est), "what": what}
+        if final_run is not None:
+            run.note("timing sgcc's result against the PGO + LTO reference (interleaved)")
+            est = timing.measure(lto_run, final_run, rounds=_rounds(run, 1), min_sample_seconds=tmpl.min_sample,
+                                 seed=tmpl.seed)
+            refs["sgcc_vs_pgo_lto"] = estimate_dict(est)
+        return out
+    except timing.TimingRunFailed as exc:
+        return {"error": f"the PGO + LTO build's workload did not behave as gcc's: {exc}", "what": what}
 
 
 def _rounds(run: ProjectRun, timings: int) -> int:

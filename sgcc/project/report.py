@@ -137,7 +137,7 @@ def whole_project_lines(w: dict) -> list[str]:
 
 
 def reference_lines(refs: dict, final: dict | None) -> list[str]:
-    """sgcc's result beside the build it replaces and PGO everywhere, with intervals."""
+    """sgcc's result beside the build it replaces, PGO everywhere and PGO + LTO, with intervals."""
     if not refs:
         return []
 
@@ -153,6 +153,13 @@ def reference_lines(refs: dict, final: dict | None) -> list[str]:
              f"PGO everywhere (the whole project built with -fprofile-use as a user builds it) {ref}"]
     if "sgcc_vs_pgo_everywhere" in refs:
         lines.append(f"sgcc: sgcc's build against PGO everywhere: {fmt(refs['sgcc_vs_pgo_everywhere'])}")
+    lto = refs.get("pgo_lto")
+    if lto is not None:
+        lines.append("sgcc: PGO + LTO (the PGO build with -flto=auto on every compile and link) "
+                     + (f"{fmt(lto)} against gcc's build" if "speedup" in lto
+                        else f"not measured ({lto.get('error', '')})")
+                     + (f"; sgcc's build against it: {fmt(refs['sgcc_vs_pgo_lto'])}" if "sgcc_vs_pgo_lto" in refs
+                        else ""))
     flags = refs.get("flag_set") or {}
     if "speedup" in flags:
         lines.append(f"sgcc: the best whole-project flag set tried: {flags.get('what', '')} {fmt(flags)} against "
