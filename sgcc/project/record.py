@@ -120,6 +120,13 @@ class Builder:
         self.started = time.time()
         self.run(self.spec.build, root, self.env(SGCC_CACHE="0", SGCC_RECORD=str(rec)), "build")
         seconds = time.monotonic() - started
+        if not rec.is_file() and (rec_dir / "ltrans.jsonl").is_file():
+            # Every compile was -flto (GIMPLE, handed to gcc); only the links made code.
+            raise SgccError("the build compiles with -flto: its code is made at the links, and project mode "
+                            "does not search link-time partitions yet",
+                            hint="run sgcc optimize --project on a build without -flto; a plain `make CC=sgcc` "
+                                 "of the LTO build still gets every winner stored for its partitions "
+                                 "(docs/build-systems.md, LTO)")
         if not rec.is_file():
             raise SgccError("the build compiled nothing through sgcc",
                             hint="the build command must use $CC (CC ?= gcc in the Makefile), or write "
