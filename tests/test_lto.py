@@ -237,3 +237,25 @@ def test_a_recorded_lto_build_lists_its_partitions_and_an_overlay_build_uses_the
           _env(tmp_path, SGCC_CACHE="0", SGCC_OVERLAY=str(overlay), SGCC_OVERLAY_USED=str(used)))
     assert _first_insn(out, "helper") == "nop" and _status(out) == _status(gcc)
     assert used.read_text().split() == [helper["key"]]
+
+
+def test_a_winner_that_breaks_the_final_link_leaves_the_link_gcc_s(objects, tmp_path, sgcc_exe, real_gcc):
+    # A hostile entry whose partition assembles but whose text breaks the link itself: it
+    # defines a global another partition defines too (-flto-partition=max: a partition per
+    # function). The front cannot see that; the link through it fails, and sgcc
+    # then runs gcc's own link, which succeeds, with nothing of sgcc's printed.
+    flags = ["-O2", "-flto", "-flto-partition=max"]
+    theirs = _run([real_gcc, *flags, "a.o", "b.o", "c.o", "-o", str(tmp_path / "gcc")], objects)
+    gcc = (tmp_path / "gcc").read_bytes()
+    parts = _partitions(real_gcc, objects, flags, tmp_path / "temps")
+    (asm,) = [a for a in parts if "\nhelper:\n" in a]
+    other = next(u.name for a in parts if a is not asm for u in AsmFile.parse(a).units
+                 if f"\t.globl\t{u.name}\n" in a)  # a global of another partition
+    clash = _with_nop(asm, "helper") + f"\t.globl\t{other}\n\t.type\t{other}, @function\n{other}:\n\tret\n"
+    _seed(tmp_path / "cache", real_gcc, flags, asm, {"helper": clash})
+    out = tmp_path / "sgcc"
+    r = _run([sgcc_exe, *flags, "a.o", "b.o", "c.o", "-o", str(out)], objects, _env(tmp_path))
+    # gcc's own diagnostics (lto-wrapper's note on serial jobs), once; nothing of the failed link.
+    assert out.read_bytes() == gcc and (r.stdout, r.stderr) == (theirs.stdout, theirs.stderr), r.stderr
+    log = (tmp_path / "sgcc.log").read_text()
+    assert "substituted helper" in log and "linking with plain gcc" in log, log

@@ -13,7 +13,8 @@ link, where gcc's ``lto-wrapper`` runs the driver once per partition (``lto1 -fl
    gcc runs the link as it is, in one exec. Otherwise gcc runs it with a
    private directory first in ``COMPILER_PATH`` holding an ``as`` that is this module, and
    ``SGCC_LTRANS`` saying the context and the real assembler; sgcc waits, removes the
-   directory, and exits with gcc's status.
+   directory, and prints gcc's output. A link that fails so is run again by gcc as it is (a
+   link that fails on its own then fails with gcc's diagnostics, once).
 2. **At each partition's assembly** (:func:`main`, run as that ``as``): only for an ltrans
    partition (``-fltrans`` in the driver's ``COLLECT_GCC_OPTIONS``), with one input and one
    output it can read back, the partition's assembly is one translation unit to the cache
@@ -86,7 +87,9 @@ def context_flags(inv) -> list[str]:
 
 def route(compiler: str, inv, settings: dict, remote=None) -> int | None:
     """Run the LTO link ``inv`` with the front in place when the cache holds winners in its
-    context, and return gcc's exit status; None when it holds none (the caller execs gcc)."""
+    context (or a project build is recorded or overlaid) and return 0 when it succeeded; None
+    when there is nothing to route or the routed link failed: the caller execs gcc with the
+    command as it is."""
     # A recorded build, or one of `sgcc optimize --project`'s builds from an overlay, runs every
     # partition through the front whatever the cache holds.
     project = bool(os.environ.get("SGCC_RECORD") or os.environ.get("SGCC_OVERLAY"))
@@ -129,7 +132,19 @@ def route(compiler: str, inv, settings: dict, remote=None) -> int | None:
         env["COMPILER_PATH"] = tmpdir + (os.pathsep + old if old else "")
         env[ENV] = json.dumps({"compiler": compiler, "flags": flags, "as": real_as})
         log(f"lto link: routing the ltrans assembly through sgcc ({len(lookup.marks)} keys with winners)")
-        return _run_inheriting([compiler, *inv.args], env)
+        try:
+            status, out, err = driver._spawn([compiler, *inv.args], env, tmpdir)
+        except KeyboardInterrupt:  # make's ^C reached gcc too (one process group): stop as gcc would
+            return 130
+        if status != 0:
+            # Whatever failed (the front itself, say), the link is then gcc's own: run again by
+            # the caller as it is, so a failing link fails with gcc's diagnostics, once.
+            log(f"lto link through sgcc failed (exit status {status}); linking with plain gcc")
+            driver._stats(settings, {"lto_links": 1, "fallbacks": 1})
+            return None
+        driver._emit([out], sys.stdout)
+        driver._emit([err], sys.stderr)
+        return 0
     finally:
         driver._cleanup(tmpdir, False)
 
@@ -157,24 +172,6 @@ def _real_as(compiler: str) -> str | None:
         return None
     found = assemble._which(name, env)
     return os.path.abspath(found) if found else None
-
-
-def _run_inheriting(argv: list[str], env: dict) -> int:
-    """Run ``argv`` with this process's standard streams and return its exit status (a
-    signal's death as the shell reports it, 128 + the signal)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.posix_spawn(argv[0], argv, env)
-    while True:
-        try:
-            _, wstatus = os.waitpid(pid, 0)
-            break
-        except InterruptedError:
-            continue
-        except KeyboardInterrupt:  # ^C reached gcc too (one process group): wait for it to stop
-            continue
-    status = os.waitstatus_to_exitcode(wstatus)
-    return 128 - status if status < 0 else status
 
 
 # ---- the front: run as `as` by gcc's driver for each partition --------------------------------
