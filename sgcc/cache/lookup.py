@@ -121,6 +121,11 @@ class Lookup:
                                 record_remote=False)
         return self._store
 
+    @property
+    def context_id(self) -> str:
+        """The id of this compile's context (what its keys end with; sgcc's log names it)."""
+        return keys.context_id(self.ctx)
+
     def key(self, asm: str) -> str:
         """The cache key of the unit whose gcc assembly is ``asm``, in this compile's context."""
         return keys.entry_key(self.ctx, keys.tu_digest(asm))

@@ -102,9 +102,7 @@ def route(compiler: str, inv, settings: dict, remote=None) -> int | None:
     lookup = Lookup.plan(compiler, flags, isa, root=settings["cache_dir"] if settings.get("cache") else None,
                          remote=remote)
     if not lookup.marks and not project:
-        from sgcc.cache import keys
-
-        log(f"lto link, nothing to substitute in its context ({keys.context_id(lookup.ctx)}): {compiler}")
+        log(f"lto link, nothing to substitute in its context ({lookup.context_id}): {compiler}")
         return None
     real_as = _real_as(compiler)
     if real_as is None:
