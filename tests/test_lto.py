@@ -259,3 +259,23 @@ def test_a_winner_that_breaks_the_final_link_leaves_the_link_gcc_s(objects, tmp_
     assert out.read_bytes() == gcc and (r.stdout, r.stderr) == (theirs.stdout, theirs.stderr), r.stderr
     log = (tmp_path / "sgcc.log").read_text()
     assert "substituted helper" in log and "linking with plain gcc" in log, log
+
+
+@pytest.mark.parametrize("keep_signature", [True, False], ids=["signature kept", "signature dropped"])
+def test_a_resigned_partition_entry_never_reaches_an_lto_link(objects, tmp_path, sgcc_exe, real_gcc, keep_signature):
+    # The cache's trust holds at the link as at a compile: an entry whose winner was swapped
+    # (its checksum recomputed, the signature kept or dropped) is ignored, and the link is gcc's.
+    from tests.test_cache import _forge
+
+    flags = ["-O2", "-flto"]
+    gcc = _link(real_gcc, objects, tmp_path / "gcc", flags)
+    asm = _partitions(real_gcc, objects, flags, tmp_path / "temps")[0]
+    key = _seed(tmp_path / "cache", real_gcc, flags, asm, {"helper": _with_nop(asm, "helper")})
+
+    def hostile(entry):
+        entry["apply"]["units"] = {"helper": _with_nop(asm, "helper").replace("\tnop\n", "\tint3\n")}
+
+    _forge(Path(cache.Store(tmp_path / "cache").path(key)), hostile, schema="2", keep_signature=keep_signature)
+    assert _link(sgcc_exe, objects, tmp_path / "sgcc", flags, _env(tmp_path)) == gcc
+    log = (tmp_path / "sgcc.log").read_text()
+    assert "ignored" in log and "substituted" not in log, log

@@ -201,16 +201,6 @@ def _exec_as(real: str, args: list[str]) -> NoReturn:
     os.execv(real, [real, *args])
 
 
-def _self_excluded_as() -> str:
-    """The ``as`` in PATH that is not this front (run without ``SGCC_LTRANS``)."""
-    here = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        candidate = os.path.join(directory or ".", "as")
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK) and os.path.realpath(candidate) != here:
-            return candidate
-    return "/usr/bin/as"
-
-
 def main(argv: list[str]) -> int:
     """The assembler front (see the module docstring): substitute, or be gcc's ``as``."""
     args = argv[1:]
@@ -221,7 +211,11 @@ def main(argv: list[str]) -> int:
         real, compiler, flags = spec["as"], spec["compiler"], spec["flags"]
         assert isinstance(real, str) and isinstance(compiler, str) and isinstance(flags, list)
     except (ValueError, KeyError, TypeError, AssertionError):
-        _exec_as(_self_excluded_as(), args)
+        # Not run by a routed link (the front is never in PATH, only in that link's
+        # COMPILER_PATH): the `as` in PATH, as gcc's driver would find it.
+        from sgcc.dropin import assemble
+
+        _exec_as(assemble._which("as", dict(os.environ)) or "/usr/bin/as", args)
     if "'-fltrans'" not in os.environ.get("COLLECT_GCC_OPTIONS", ""):
         _exec_as(real, args)  # the assembly of an LTO object or of a C source in the link: gcc's
     where = _io(args)

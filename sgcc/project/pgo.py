@@ -158,35 +158,22 @@ def train(builder, spec, compiler: str, root: Path, compiles, sandbox: Sandbox, 
         prof.seconds = time.monotonic() - started
 
 
-def pgo_everywhere(builder, spec, compiler: str, prof: ProjectProfile, workdir: Path):
+def pgo_everywhere(builder, spec, compiler: str, prof: ProjectProfile, workdir: Path, extra: list[str] | None = None):
     """The whole project rebuilt in the profile's tree with ``-fprofile-use`` from it (the
-    objects keep their paths, so gcc finds each one's profile): the tree, or None and why."""
+    objects keep their paths, so gcc finds each one's profile), and ``extra`` on every compile
+    and link (:data:`LTO` for the PGO + LTO reference; ``ar`` reads LTO objects through the
+    linker plugin binutils loads by itself): the tree, or None and why. Each call replaces the
+    last build in that tree (the caller copies what it keeps)."""
     if prof.error:
         return None, prof.error
+    extra = extra or []
+    flags = [f"-fprofile-use={prof.directory}", *USE, *extra]
     try:
-        r = build_with(builder, spec, prof.tree, compiler, [f"-fprofile-use={prof.directory}", *USE], workdir,
-                       "pgo-everywhere")
+        r = build_with(builder, spec, prof.tree, compiler, flags, workdir, "pgo-lto" if extra else "pgo-everywhere")
     except Exception as exc:  # noqa: BLE001 - a reference only
         return None, f"{type(exc).__name__}: {exc}"
     if not r.ok:
-        return None, "the -fprofile-use build failed"
-    return prof.tree, ""
-
-
-def pgo_lto(builder, spec, compiler: str, prof: ProjectProfile, workdir: Path):
-    """The whole project rebuilt in the profile's tree with ``-fprofile-use`` from it and
-    :data:`LTO` on every compile and link (the archiver, ``ar``, reads LTO objects through the
-    linker plugin binutils loads by itself): the tree, or None and why. Replaces the
-    PGO-everywhere build in that tree (the caller copies that first)."""
-    if prof.error:
-        return None, prof.error
-    try:
-        r = build_with(builder, spec, prof.tree, compiler, [f"-fprofile-use={prof.directory}", *USE, *LTO],
-                       workdir, "pgo-lto")
-    except Exception as exc:  # noqa: BLE001 - a reference only
-        return None, f"{type(exc).__name__}: {exc}"
-    if not r.ok:
-        return None, "the -fprofile-use -flto=auto build failed"
+        return None, f"the {' '.join(['-fprofile-use', *extra])} build failed"
     return prof.tree, ""
 
 

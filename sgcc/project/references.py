@@ -29,28 +29,20 @@ if TYPE_CHECKING:
 def references(run: ProjectRun) -> None:
     """``run.report.references``: gcc's build, the best flag set, PGO everywhere, PGO + LTO,
     and sgcc's result against each of the last two."""
-    from sgcc.engine import estimate_dict
     from sgcc.verify.timing import rounds as timing
 
-    report, tmpl = run.report, run.tmpl
+    report = run.report
     refs: dict = {"build": {"speedup": 1.0, "low": 1.0, "high": 1.0, "what": "gcc's build (the one replaced)"}}
     report.references = refs
     refs["flag_set"] = flag_set_reference(report, run.generator_names())
     if run.profile is None:
         pgo.profile_project(run, for_reference=True)
-    run.note("building the PGO-everywhere reference (the whole project with -fprofile-use, as a user builds it)")
-    run.tick(True)
-    try:
-        assert run.profile is not None
-        tree, why = pgo.pgo_everywhere(run.builder, run.spec, tmpl.compiler, run.profile, run.workdir)
-    finally:
-        run.tick(False)
+    tree, why = _built(run, "the PGO-everywhere reference (the whole project with -fprofile-use, as a user builds it)")
     if tree is None:
         refs["pgo_everywhere"] = {"error": why}
         return
     ref_tree = workload.copy_tree(tree, run.workdir / "pgo-reference", writable=False)
     _, base_run, run_of = run.workload_runs()
-    pgo_run = run_of(ref_tree)
     final_run = run_of(run.workdir / "final") if report.final else None
     what = "the whole project with -fprofile-use from the same workload, built as a user builds it"
     same, differ = (same_code(run.pgo_tree, ref_tree) if run.pgo_tree is not None else (False, []))
@@ -60,58 +52,73 @@ def references(run: ProjectRun) -> None:
             refs["pgo_everywhere"] = {**run.pgo_confirmed, "what": what, "same_code_as_candidate": True,
                                       "timed_as": "the PGO-everywhere candidate, whose programs and libraries are "
                                                   "this build's code byte for byte"}
+            refs.update(_timed(run, "the PGO-everywhere reference", None, run_of(ref_tree), final_run,
+                               "sgcc_vs_pgo_everywhere"))
         else:
-            run.note("timing the PGO-everywhere reference against gcc's build (interleaved)")
-            est = timing.measure(base_run, pgo_run, rounds=_rounds(run, 2 if final_run is not None else 1),
-                                 min_sample_seconds=tmpl.min_sample, seed=tmpl.seed)
-            refs["pgo_everywhere"] = {**estimate_dict(est), "what": what}
+            refs["pgo_everywhere"] = {**_timed(run, "the PGO-everywhere reference", base_run, run_of(ref_tree),
+                                               final_run, "sgcc_vs_pgo_everywhere", refs), "what": what}
             if run.pgo_tree is not None:
                 refs["pgo_everywhere"]["same_code_as_candidate"] = same
                 if differ:
                     refs["pgo_everywhere"]["differs_from_candidate"] = differ[:5]
-        if final_run is not None:
-            run.note("timing sgcc's result against the PGO-everywhere reference (interleaved)")
-            est = timing.measure(pgo_run, final_run, rounds=_rounds(run, 1), min_sample_seconds=tmpl.min_sample,
-                                 seed=tmpl.seed)
-            refs["sgcc_vs_pgo_everywhere"] = estimate_dict(est)
     except timing.TimingRunFailed as exc:
         refs["pgo_everywhere"] = {"error": f"the PGO build's workload did not behave as gcc's: {exc}"}
     refs["pgo_lto"] = _pgo_lto(run, ref_tree, base_run, run_of, final_run, refs)
+
+
+def _built(run: ProjectRun, what: str, extra: list[str] | None = None):
+    """The PGO build of the profile's tree (:func:`sgcc.project.pgo.pgo_everywhere`, with
+    ``extra`` flags), said and ticked: (tree, '') or (None, why)."""
+    run.note(f"building {what}")
+    run.tick(True)
+    try:
+        assert run.profile is not None
+        return pgo.pgo_everywhere(run.builder, run.spec, run.tmpl.compiler, run.profile, run.workdir, extra)
+    finally:
+        run.tick(False)
+
+
+def _timed(run: ProjectRun, what: str, base_run, ref_run, final_run, versus: str, refs: dict | None = None) -> dict:
+    """``ref_run`` timed against gcc's build (``base_run``; None: timed already) and sgcc's
+    result (``final_run``, when something shipped) against it, interleaved, within what the
+    budget has left. Returns the first estimate ({} when not timed); the second goes to
+    ``refs[versus]`` (or is returned under ``versus`` when ``refs`` is None)."""
+    from sgcc.engine import estimate_dict
+    from sgcc.verify.timing import rounds as timing
+
+    tmpl, out, vs = run.tmpl, {}, {}
+    if base_run is not None:
+        run.note(f"timing {what} against gcc's build (interleaved)")
+        est = timing.measure(base_run, ref_run, rounds=_rounds(run, 2 if final_run is not None else 1),
+                             min_sample_seconds=tmpl.min_sample, seed=tmpl.seed)
+        out = estimate_dict(est)
+    if final_run is not None:
+        run.note(f"timing sgcc's result against {what} (interleaved)")
+        est = timing.measure(ref_run, final_run, rounds=_rounds(run, 1), min_sample_seconds=tmpl.min_sample,
+                             seed=tmpl.seed)
+        vs = {versus: estimate_dict(est)}
+    if refs is None:
+        return vs
+    refs.update(vs)
+    return out
 
 
 def _pgo_lto(run: ProjectRun, pgo_tree: Path, base_run, run_of, final_run, refs: dict) -> dict:
     """PGO + LTO, as a user (and the distributions' package builds) would add it: the PGO
     build again with :data:`sgcc.project.pgo.LTO` on every compile and link, timed against
     gcc's build, and sgcc's result against it (``refs["sgcc_vs_pgo_lto"]``). Never raises."""
-    from sgcc.engine import estimate_dict
     from sgcc.verify.timing import rounds as timing
 
-    tmpl = run.tmpl
     what = "the PGO-everywhere build with -flto=auto on every compile and link"
-    run.note("building the PGO + LTO reference (the PGO build again with -flto=auto)")
-    run.tick(True)
-    try:
-        assert run.profile is not None
-        tree, why = pgo.pgo_lto(run.builder, run.spec, tmpl.compiler, run.profile, run.workdir)
-    finally:
-        run.tick(False)
+    tree, why = _built(run, "the PGO + LTO reference (the PGO build again with -flto=auto)", pgo.LTO)
     if tree is None:
         return {"error": why, "what": what}
     lto_tree = workload.copy_tree(tree, run.workdir / "pgo-lto-reference", writable=False)
     if same_code(pgo_tree, lto_tree)[0]:
         return {"error": "-flto=auto changed no program or library of the PGO build", "what": what}
-    lto_run = run_of(lto_tree)
     try:
-        run.note("timing the PGO + LTO reference against gcc's build (interleaved)")
-        est = timing.measure(base_run, lto_run, rounds=_rounds(run, 2 if final_run is not None else 1),
-                             min_sample_seconds=tmpl.min_sample, seed=tmpl.seed)
-        out = {**estimate_dict(est), "what": what}
-        if final_run is not None:
-            run.note("timing sgcc's result against the PGO + LTO reference (interleaved)")
-            est = timing.measure(lto_run, final_run, rounds=_rounds(run, 1), min_sample_seconds=tmpl.min_sample,
-                                 seed=tmpl.seed)
-            refs["sgcc_vs_pgo_lto"] = estimate_dict(est)
-        return out
+        return {**_timed(run, "the PGO + LTO reference", base_run, run_of(lto_tree), final_run, "sgcc_vs_pgo_lto",
+                         refs), "what": what}
     except timing.TimingRunFailed as exc:
         return {"error": f"the PGO + LTO build's workload did not behave as gcc's: {exc}", "what": what}
 
