@@ -52,6 +52,12 @@ def test_pgo_everywhere_is_tested_timed_and_adopted_as_the_baseline(optimized):
     assert b["timing"]["low"] > 1.01, b
     assert "PGO everywhere adopted as the baseline" in stderr
     assert "passed the tests" in stderr and "the search started from it" in stderr
+    field = {e["name"]: e for e in b["field"]}
+    # PGO + LTO beside it: its compiles LTO objects, built through the drop-in, tested and raced;
+    # here no faster than PGO (one call of the kernel per run), so PGO everywhere stays.
+    lto = field["PGO everywhere + -flto=auto"]
+    assert lto["tests_passed"] and lto["compiles_used"] == 2 and lto.get("race"), lto
+    assert b["variant"] == "PGO everywhere" and "why" not in field["PGO everywhere"], field
     # The tree shipped is PGO's (not gcc's build), passes its own tests and is timed faster.
     shipped = (tree / "build" / "run").read_bytes()
     assert shipped != gcc_run
@@ -112,13 +118,14 @@ def test_whole_project_flag_sets_are_built_tested_raced_and_the_winner_shipped(f
     tree, report, stderr, env = flagged
     w = report["whole_project"]
     field = {e["name"]: e for e in w["field"]}
-    assert set(field) == {"-O3 everywhere", "-O2 everywhere", "-O3 -funroll-loops everywhere"}, field
+    assert set(field) == {"-O3 everywhere", "-flto=auto everywhere", "-O2 everywhere",
+                          "-O3 -funroll-loops everywhere"}, field
     # The fixture is built with -O2: a set every compile has already is gcc's build, and is
     # neither compiled nor built (tests/test_project_whole.py: compiled, it is the recorded assembly).
     assert "compiles_changed" not in field["-O2 everywhere"]
     assert "the same as gcc's build: every compile has -O2 already" in field["-O2 everywhere"]["why"]
     raced = [e for e in field.values() if e.get("race")]
-    assert len(raced) == 2 and all(e["tests_passed"] for e in raced), raced
+    assert len(raced) == 3 and all(e["tests_passed"] for e in raced), raced
     # stamp.c stayed gcc's (its key is new in every build); the candidates were not refused for it.
     assert all(e["not_used"] == ["stamp.c"] and e["compiles_used"] == e["compiles"] - 1 for e in raced), raced
     assert "stamp.c stayed gcc's" in stderr

@@ -11,17 +11,19 @@ from sgcc.project import whole
 
 def test_the_field_follows_the_generators_and_the_isa_policy():
     assert whole.field(set(), "flags") == []
-    assert whole.field({"pgo"}, "flags") == [whole.PGO]
+    # PGO + LTO: what the distributions build with, on top of a user's PGO (Lua 1.24x against 1.15x).
+    assert whole.field({"pgo"}, "flags") == [whole.PGO, whole.Variant(whole.LTO, profile=True)]
     names = [v.name for v in whole.field({"pgo", "flags"}, "flags")]
-    assert names[0] == "PGO everywhere"  # the largest lever measured: tried first, cut last
-    assert "PGO everywhere + -O3" in names and "-O3 everywhere" in names
+    assert names[:2] == ["PGO everywhere", "PGO everywhere + -flto=auto"]  # the largest levers: cut last
+    assert "PGO everywhere + -O3" in names and "-O3 everywhere" in names and "-flto=auto everywhere" in names
     assert not any("native" in n for n in names)  # isa = flags: no instruction the flags do not allow
     native = whole.field({"pgo", "flags"}, "native")
     assert any(v.flags[:1] == ("-O3",) and "-march=native" in v.flags for v in native)
     # -march=native brings FMA: contraction would change floating-point results.
     assert all("-ffp-contract=off" in v.flags for v in native if "-march=native" in v.flags)
     assert [v.name for v in whole.field({"flags"}, "flags")] == \
-        ["-O3 everywhere", "-O2 everywhere", "-O3 -funroll-loops everywhere"]
+        ["-O3 everywhere", "-flto=auto everywhere", "-O2 everywhere", "-O3 -funroll-loops everywhere"]
+    assert [v.lto for v in whole.field({"pgo", "flags"}, "flags")] == [False, True, False, True, False, False, False]
 
 
 def test_cache_entries_name_the_variant():
@@ -48,6 +50,35 @@ def test_a_set_the_build_already_has_is_the_same_as_gcc_s_build_also_with_debug_
     assert whole.changed([c], same) == set()
     o3, _ = whole.compile_all("gcc", [c], whole.Variant(("-O3",)), tmp_path / "work", tmp_path)
     assert whole.changed([c], o3) == {c.key}  # -O3 vectorizes the loop
+
+
+def test_an_lto_variant_s_compiles_are_the_intermediate_language_the_link_optimises(tmp_path):
+    """gcc's assembly under -flto=auto holds no function's code, only .gnu.lto_ sections: what
+    the drop-in substitutes for the compile, and what the project's own link (no -flto on it)
+    hands to gcc's LTO through the linker plugin."""
+    from sgcc import proc
+    from sgcc.project.record import Compile
+
+    (tmp_path / "w.c").write_text("unsigned weight(unsigned x) { return (x * 2654435761u) >> 7; }\n")
+    (tmp_path / "m.c").write_text("unsigned weight(unsigned);\nint main(int c, char **v) { (void)v; "
+                                  "return (int)(weight((unsigned)c) & 1); }\n")
+    compiles = []
+    for name in ("w", "m"):
+        args = ["gcc", "-O2", "-c", f"{name}.c", "-o", f"{name}.o"]
+        assert proc.run(["gcc", "-O2", "-S", f"{name}.c", "-o", f"{name}.s"], cwd=tmp_path).ok
+        compiles.append(Compile(key=name * 64, source=tmp_path / f"{name}.c", cwd=tmp_path, args=args,
+                                asm_path=tmp_path / f"{name}.s", output=tmp_path / f"{name}.o"))
+    texts, failed = whole.compile_all("gcc", compiles, whole.Variant(whole.LTO), tmp_path / "work", tmp_path)
+    assert not failed and whole.changed(compiles, texts) == {c.key for c in compiles}
+    assert all(".gnu.lto_" in t and "weight:" not in t for t in texts.values())
+    for c in compiles:  # as the drop-in does: the text assembled in place of gcc's
+        (tmp_path / f"{c.source.stem}.lto.s").write_text(texts[c.key])
+        assert proc.run(["gcc", "-c", f"{c.source.stem}.lto.s", "-o", f"{c.source.stem}.o"], cwd=tmp_path).ok
+    assert proc.run(["ar", "rcs", "libw.a", "w.o"], cwd=tmp_path).ok
+    link = proc.run(["gcc", "-O2", "m.o", "libw.a", "-o", "prog"], cwd=tmp_path)  # the build's link, as it is
+    assert link.ok, link.stderr.decode()
+    dump = proc.run(["objdump", "-d", str(tmp_path / "prog")]).stdout.decode()
+    assert "<weight>:" not in dump  # inlined across sources at link time
 
 
 def test_the_producer_string_and_the_order_it_gives_the_debug_strings_are_not_a_change():

@@ -147,6 +147,7 @@ def _race(run: ProjectRun, info: dict, built: Built, base_run: Runner, runs: dic
 
     run.say(f"racing {len(built)} whole-project candidates on the workload against gcc's build "
             f"(successive halving: {', '.join(v.name for v in built)})")
+    run.note("racing the whole-project candidates")  # the status line: not the last build's step
 
     def afford(alive: int, rungs: int, sample: float) -> bool:
         # The winner's confirmation (``rounds`` pairs) must still fit in the share.
@@ -192,6 +193,7 @@ def _against_pgo(run: ProjectRun, built: Built, runs: dict[Hashable, Runner], wi
 
     w_entry = built[winner][2]
     run.say(f"{winner.name} won the race: timing it against PGO everywhere on {rounds} fresh rounds")
+    run.note(f"timing {winner.name} against PGO everywhere")
     try:
         vs = timing.measure(runs[whole.PGO], runs[winner], rounds=rounds, min_sample_seconds=run.tmpl.min_sample,
                             seed=run.tmpl.seed, worlds=len(run.sandbox.worlds), futile_below=1.0)
@@ -202,6 +204,8 @@ def _against_pgo(run: ProjectRun, built: Built, runs: dict[Hashable, Runner], wi
         better, why = False, f"its workload did not behave as PGO everywhere's: {exc}"
     if not better:
         w_entry["why"] = f"won the race, but not significantly faster than PGO everywhere ({why})"
+        # PGO everywhere goes on to its confirmation: its "dropped from the race" no longer holds.
+        built[whole.PGO][2].pop("why", None)
         return whole.PGO
     return winner
 
@@ -215,6 +219,7 @@ def _confirm(run: ProjectRun, info: dict, built: Built, base_run: Runner, winner
 
     tree, texts, e = built[winner]
     run.say(f"{winner.name}: confirming its gain on {rounds} fresh rounds against gcc's build (interleaved)")
+    run.note(f"confirming {winner.name}")
     try:
         # The project's big lever, timed once more: at least PGO_ROUNDS to narrow the
         # interval on a noisy machine; stopped early only when it cannot win.
@@ -228,6 +233,8 @@ def _confirm(run: ProjectRun, info: dict, built: Built, base_run: Runner, winner
                  "compiles_used": e.get("compiles_used"), "tests_passed": True})
     if e.get("lowers"):
         info["lowers"] = e["lowers"]
+    if winner.lto:
+        info["lto"] = True
     run.say(f"{winner.name}: {est.speedup:.3f}x [{est.low:.3f}, {est.high:.3f}] against gcc's build on "
             f"{est.rounds} fresh rounds")
     if winner == whole.PGO:

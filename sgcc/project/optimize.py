@@ -151,6 +151,17 @@ class Project:
     def _search(self, targets: list[Target], budget: ProjectBudget, tree: Path, base: Path) -> None:
         """Each source searched in turn, hottest first, for its share of the budget."""
         r = self.run_state
+        if r.adopted is not None and r.adopted.variant.lto and targets:
+            # The adopted baseline's compiles are LTO's intermediate language: the code that
+            # ships is made at link time, in partitions, so no function of these texts can be
+            # substituted. Searching gcc's non-LTO texts would time candidates against a
+            # build that does not ship: the sources are not searched, and the report says so.
+            r.report.notes.append(
+                f"{r.adopted.variant.name} was adopted: its code is compiled at link time, in LTO partitions; "
+                f"the function search does not reach partitions yet, so the {len(targets)} hot source(s) were "
+                "not searched")
+            r.say(r.report.notes[-1])
+            return
         for n, target in enumerate(targets):
             try:
                 rel = str(Path(target.source).resolve().relative_to(r.root))

@@ -41,10 +41,6 @@ GENERATE = ["-fprofile-update=prefer-atomic"]
 #: ran): the warnings off change no code, and a profile that does not fit a function (which
 #: the ordinary build would stop on) leaves that function compiled without one.
 USE = ["-Wno-missing-profile", "-Wno-coverage-mismatch"]
-#: Added to every compile and link of the PGO + LTO reference: link-time optimisation as the
-#: distributions build their packages (``-flto=auto``: as many partitions' jobs as the machine
-#: has; the job count changes no code).
-LTO = ["-flto=auto"]
 
 
 class ProjectProfile:
@@ -161,7 +157,7 @@ def train(builder, spec, compiler: str, root: Path, compiles, sandbox: Sandbox, 
 def pgo_everywhere(builder, spec, compiler: str, prof: ProjectProfile, workdir: Path, extra: list[str] | None = None):
     """The whole project rebuilt in the profile's tree with ``-fprofile-use`` from it (the
     objects keep their paths, so gcc finds each one's profile), and ``extra`` on every compile
-    and link (:data:`LTO` for the PGO + LTO reference; ``ar`` reads LTO objects through the
+    and link (:data:`sgcc.project.whole.LTO` for the PGO + LTO reference; ``ar`` reads LTO objects through the
     linker plugin binutils loads by itself): the tree, or None and why. Each call replaces the
     last build in that tree (the caller copies what it keeps)."""
     if prof.error:

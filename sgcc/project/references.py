@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sgcc.project import pgo, workload
+from sgcc.project import pgo, whole, workload
 
 if TYPE_CHECKING:
     from sgcc.project.report import ProjectReport
@@ -105,12 +105,12 @@ def _timed(run: ProjectRun, what: str, base_run, ref_run, final_run, versus: str
 
 def _pgo_lto(run: ProjectRun, pgo_tree: Path, base_run, run_of, final_run, refs: dict) -> dict:
     """PGO + LTO, as a user (and the distributions' package builds) would add it: the PGO
-    build again with :data:`sgcc.project.pgo.LTO` on every compile and link, timed against
+    build again with :data:`sgcc.project.whole.LTO` on every compile and link, timed against
     gcc's build, and sgcc's result against it (``refs["sgcc_vs_pgo_lto"]``). Never raises."""
     from sgcc.verify.timing import rounds as timing
 
     what = "the PGO-everywhere build with -flto=auto on every compile and link"
-    tree, why = _built(run, "the PGO + LTO reference (the PGO build again with -flto=auto)", pgo.LTO)
+    tree, why = _built(run, "the PGO + LTO reference (the PGO build again with -flto=auto)", list(whole.LTO))
     if tree is None:
         return {"error": why, "what": what}
     lto_tree = workload.copy_tree(tree, run.workdir / "pgo-lto-reference", writable=False)

@@ -129,7 +129,9 @@ def whole_project_lines(w: dict) -> list[str]:
     if w.get("adopted"):
         lowered = f", which {w['lowers']}," if w.get("lowers") else ""
         text = (f"sgcc: {w.get('variant', 'PGO everywhere')}{lowered} ({w.get('compiles', 0)} compiles) passed the "
-                f"tests, {_fmt(w['timing'])} against gcc's build: the search started from it")
+                f"tests, {_fmt(w['timing'])} against gcc's build: "
+                + ("shipped (its code is made at link time: no function search on it)" if w.get("lto") else
+                   "the search started from it"))
         lines.append(text + (" (withdrawn: the rebuilt tree failed its tests)" if w.get("withdrawn") else ""))
     else:
         lines.append(f"sgcc: no whole-project candidate taken as the baseline: {w.get('why', '')}")

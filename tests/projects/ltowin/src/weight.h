@@ -1,0 +1,4 @@
+#ifndef WEIGHT_H
+#define WEIGHT_H
+unsigned weight(unsigned x);
+#endif

@@ -1,0 +1,88 @@
+"""Link-time optimisation as a whole-project candidate (issue 40, item 1), with real make,
+gcc, its LTO plugin, ar and the isolated runner: tests/projects/ltowin, whose hot loop calls a
+function of another source through a library. No flag of a single compile reaches that call;
+LTO inlines it and vectorizes the loop (about 2.8x on this machine).
+
+The variant's compiles are LTO's intermediate language (gcc's assembly under ``-flto=auto``):
+the drop-in substitutes them for the build's compiles, whose command lines stay as they are,
+and the project's own link hands the objects to gcc's LTO through the linker plugin. The tree
+is tested, raced and adopted like any whole-project candidate, and a plain ``make CC=sgcc``
+rebuilds it from the cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sgcc import proc
+
+# A project run timed and adopted by timing, which a neighbour test's load moves.
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
+
+LTOWIN = Path(__file__).parent / "projects" / "ltowin"
+
+
+def _calls_weight(program: Path) -> bool:
+    """Whether main's code calls weight() (gcc's build) rather than holding it inlined (LTO)."""
+    dump = proc.run(["objdump", "-d", "--no-show-raw-insn", str(program)], timeout=60)
+    assert dump.ok
+    main = dump.stdout.decode().split("<main>:", 1)[1].split("\n\n", 1)[0]
+    return "<weight>" in main
+
+
+@pytest.fixture(scope="module")
+def optimized(tmp_path_factory, sgcc_exe):
+    work = tmp_path_factory.mktemp("ltowin")
+    tree = work / "ltowin"
+    shutil.copytree(LTOWIN, tree, ignore=shutil.ignore_patterns("build"))
+    assert proc.run(["make"], cwd=tree, timeout=300).ok
+    assert _calls_weight(tree / "build" / "run")  # gcc's build: one call per element
+    proc.run(["make", "clean"], cwd=tree, timeout=60)
+    env = dict(os.environ, SGCC_CACHE_DIR=str(work / "cache"))
+    env.pop("CC", None)
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--generators", "flags", "--budget", "2m",
+                  "--timing-rounds", "8", "--report", str(work / "r.json")], env=env, timeout=900)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    return tree, json.loads((work / "r.json").read_text()), r.stderr.decode(), env
+
+
+def test_lto_is_built_through_the_drop_in_tested_raced_and_adopted(optimized):
+    tree, report, stderr, env = optimized
+    w = report["whole_project"]
+    field = {e["name"]: e for e in w["field"]}
+    assert "-flto=auto everywhere" in field and "-O3 everywhere" in field, field
+    lto = field["-flto=auto everywhere"]
+    assert lto["tests_passed"] and lto["compiles_used"] == lto["compiles"] == 2, lto
+    # -O3 cannot reach a call into another source; LTO inlines it: a wide, confirmed margin.
+    assert w["adopted"] and w["variant"] == "-flto=auto everywhere", w
+    assert w["timing"]["low"] > 1.3 and w["timing"]["rounds"] >= 30, w
+    assert "-flto=auto everywhere adopted as the baseline" in stderr
+    assert "(2 compiles) passed the tests" in stderr and "no function search on it" in stderr
+    # Its code is made at link time: the function search has nothing to substitute, and says so.
+    assert any("LTO partitions" in n and "not searched" in n for n in report["notes"]), report["notes"]
+    assert report["units"] == [], report["units"]
+    # The tree left behind is LTO's: weight() inlined into main, the project's tests pass.
+    assert not _calls_weight(tree / "build" / "run")
+    assert report["final"] and report["final"]["tests_passed"] and report["final"]["low"] > 1.3, report["final"]
+    assert proc.run(["make", "check"], cwd=tree, timeout=300).ok
+
+
+def test_make_cc_sgcc_rebuilds_the_lto_tree_from_the_cache(optimized, sgcc_exe):
+    tree, report, stderr, env = optimized
+    shipped = (tree / "build" / "run").read_bytes()
+    assert proc.run(["make", "clean"], cwd=tree, timeout=60).ok
+    # The build's own command lines, no -flto on them: the cache's texts are LTO objects, and
+    # the link (through the linker plugin) optimises across them.
+    r = proc.run(["make", f"CC={sgcc_exe}"], cwd=tree, env=env, timeout=300)
+    assert r.ok, r.stderr.decode()
+    assert (tree / "build" / "run").read_bytes() == shipped
+    assert proc.run(["make", "check"], cwd=tree, timeout=300).ok
+    entries = [json.loads(p.read_text().split("\n", 1)[1]) for p in (Path(env["SGCC_CACHE_DIR"]) / "entries").rglob("*.json")
+               if p.read_text().startswith("sgcc-cache ")]
+    applied = [e["apply"] for e in entries if isinstance(e, dict) and isinstance(e.get("apply"), dict)]
+    lto = [a for a in applied if a.get("generator") == "flags-everywhere -flto=auto"]
+    assert len(lto) == 2 and all(a["flags"] == ["-flto=auto"] for a in lto), [sorted(a) for a in applied]
