@@ -68,6 +68,8 @@ def test_unknown_and_mistyped_settings_are_refused(tmp_path, sgcc_exe):
     _refused(_optimize(sgcc_exe, tmp_path), b"unknown [project] setting(s): benchmark", p)
     (p / "sgcc.toml").write_text('[project]\ntest = "make check"\nbench_is_test = "yes"\n')
     _refused(_optimize(sgcc_exe, tmp_path), b'bench_is_test must be true, false or "auto"', p)
+    (p / "sgcc.toml").write_text('[project]\ntest = "make check"\nlto = "no"\n')
+    _refused(_optimize(sgcc_exe, tmp_path), b"lto must be true or false", p)
     (p / "sgcc.toml").write_text('[project]\ntest = "make check"\nprofile_timeout = -5\n')
     _refused(_optimize(sgcc_exe, tmp_path), b"profile_timeout must be a number of seconds", p)
 

@@ -54,13 +54,13 @@ def test_lto_is_built_through_the_drop_in_tested_raced_and_adopted(optimized):
     tree, report, stderr, env = optimized
     w = report["whole_project"]
     field = {e["name"]: e for e in w["field"]}
-    assert "-flto=auto everywhere" in field and "-O3 everywhere" in field, field
-    lto = field["-flto=auto everywhere"]
+    assert "-flto=auto -ffat-lto-objects everywhere" in field and "-O3 everywhere" in field, field
+    lto = field["-flto=auto -ffat-lto-objects everywhere"]
     assert lto["tests_passed"] and lto["compiles_used"] == lto["compiles"] == 2, lto
     # -O3 cannot reach a call into another source; LTO inlines it: a wide, confirmed margin.
-    assert w["adopted"] and w["variant"] == "-flto=auto everywhere", w
+    assert w["adopted"] and w["variant"] == "-flto=auto -ffat-lto-objects everywhere", w
     assert w["timing"]["low"] > 1.3 and w["timing"]["rounds"] >= 30, w
-    assert "-flto=auto everywhere adopted as the baseline" in stderr
+    assert "-flto=auto -ffat-lto-objects everywhere adopted as the baseline" in stderr
     assert "(2 compiles) passed the tests" in stderr and "no function search on it" in stderr
     # Its code is made at link time: the function search has nothing to substitute, and says so.
     assert any("LTO partitions" in n and "not searched" in n for n in report["notes"]), report["notes"]
@@ -84,5 +84,6 @@ def test_make_cc_sgcc_rebuilds_the_lto_tree_from_the_cache(optimized, sgcc_exe):
     entries = [json.loads(p.read_text().split("\n", 1)[1]) for p in (Path(env["SGCC_CACHE_DIR"]) / "entries").rglob("*.json")
                if p.read_text().startswith("sgcc-cache ")]
     applied = [e["apply"] for e in entries if isinstance(e, dict) and isinstance(e.get("apply"), dict)]
-    lto = [a for a in applied if a.get("generator") == "flags-everywhere -flto=auto"]
-    assert len(lto) == 2 and all(a["flags"] == ["-flto=auto"] for a in lto), [sorted(a) for a in applied]
+    lto = [a for a in applied if a.get("generator") == "flags-everywhere -flto=auto -ffat-lto-objects"]
+    assert len(lto) == 2 and all(a["flags"] == ["-flto=auto", "-ffat-lto-objects"] for a in lto), \
+        [sorted(a) for a in applied]

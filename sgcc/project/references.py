@@ -4,7 +4,7 @@ Timed on the same workload, interleaved with gcc's build: the whole project buil
 own profile-guided optimization from the same workload, made the ordinary way (PGO
 everywhere: the instrumented copy of the tree, trained on the workload, cleaned and rebuilt
 with ``-fprofile-use``, :func:`sgcc.project.pgo.pgo_everywhere`), sgcc's result against it,
-the same PGO build with link-time optimisation (PGO + LTO: ``-flto=auto`` on every compile and
+the same PGO build with link-time optimisation (PGO + LTO: :data:`sgcc.project.whole.LTO` on every compile and
 link, what the distributions build their packages with), sgcc's result against that, and the
 best whole-project flag set the whole-project candidates timed. When the PGO-everywhere
 *candidate* (its compiles substituted by the drop-in, :mod:`sgcc.project.adopt`) was timed and
@@ -109,8 +109,9 @@ def _pgo_lto(run: ProjectRun, pgo_tree: Path, base_run, run_of, final_run, refs:
     gcc's build, and sgcc's result against it (``refs["sgcc_vs_pgo_lto"]``). Never raises."""
     from sgcc.verify.timing import rounds as timing
 
-    what = "the PGO-everywhere build with -flto=auto on every compile and link"
-    tree, why = _built(run, "the PGO + LTO reference (the PGO build again with -flto=auto)", list(whole.LTO))
+    what = f"the PGO-everywhere build with {' '.join(whole.LTO)} on every compile and link"
+    tree, why = _built(run, f"the PGO + LTO reference (the PGO build again with {' '.join(whole.LTO)})",
+                       list(whole.LTO))
     if tree is None:
         return {"error": why, "what": what}
     lto_tree = workload.copy_tree(tree, run.workdir / "pgo-lto-reference", writable=False)

@@ -157,7 +157,7 @@ def reference_lines(refs: dict, final: dict | None) -> list[str]:
         lines.append(f"sgcc: sgcc's build against PGO everywhere: {fmt(refs['sgcc_vs_pgo_everywhere'])}")
     lto = refs.get("pgo_lto")
     if lto is not None:
-        lines.append("sgcc: PGO + LTO (the PGO build with -flto=auto on every compile and link) "
+        lines.append("sgcc: PGO + LTO (the PGO build with -flto=auto -ffat-lto-objects on every compile and link) "
                      + (f"{fmt(lto)} against gcc's build" if "speedup" in lto
                         else f"not measured ({lto.get('error', '')})")
                      + (f"; sgcc's build against it: {fmt(refs['sgcc_vs_pgo_lto'])}" if "sgcc_vs_pgo_lto" in refs

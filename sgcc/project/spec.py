@@ -53,9 +53,13 @@ class ProjectSpec:
     coverage: float = DEFAULT_COVERAGE
     bench_is_test: bool | str = "auto"  # whether the workload judges results (see the module docstring)
     profile_timeout: float = 0.0  # seconds each callgrind profile may take (0: a fifth of the budget, >= 60)
+    # Whole-project candidates with link-time optimisation (PGO + LTO, LTO alone). false: a
+    # project whose builds must not use LTO, or whose functions should be searched (an adopted
+    # LTO build ships without a function search: its code is made in the link's partitions).
+    lto: bool = True
 
     KNOWN = ("build", "clean", "binary", "tests", "test", "bench", "test_timeout", "build_timeout", "coverage",
-             "bench_is_test", "profile_timeout")
+             "bench_is_test", "profile_timeout", "lto")
 
     @classmethod
     def from_table(cls, root: Path, table: dict, **overrides) -> ProjectSpec:
@@ -104,6 +108,9 @@ class ProjectSpec:
             raise SgccError('[project] bench_is_test must be true, false or "auto"',
                             hint="true: the workload checks its own result (its exit status says); auto: it "
                                  "counts as a test when it prints something")
+        if not isinstance(self.lto, bool):
+            raise SgccError("[project] lto must be true or false",
+                            hint="false leaves out the whole-project candidates with link-time optimisation")
         if not isinstance(self.coverage, (int, float)) or not 0 < self.coverage <= 1:
             raise SgccError("[project] coverage must be a share of the workload, above 0 and at most 1")
         for what, command in (("build", self.build), ("clean", self.clean), ("test", self.test),

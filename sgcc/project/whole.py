@@ -42,11 +42,13 @@ from pathlib import Path
 NATIVE = ("-march=native", "-ffp-contract=off")
 #: Link-time optimisation, as the distributions build their packages (``auto``: as many ltrans
 #: jobs as the machine has; the job count changes no partition). Added to a compile, gcc's
-#: assembly is the compile's intermediate language in ``.gnu.lto_*`` sections; the project's
+#: assembly holds the compile's intermediate language in ``.gnu.lto_*`` sections; the project's
 #: own link, with or without ``-flto``, hands such objects to gcc's LTO through the linker
-#: plugin (and ``ar`` indexes them through the same plugin), so the build's command lines
-#: need no change: the drop-in substitutes the text, the link optimises across sources.
-LTO = ("-flto=auto",)
+#: plugin (and ``ar`` indexes them through the same plugin), so the build's command lines need
+#: no change: the drop-in substitutes the text, the link optimises across sources. Fat objects
+#: (the code too, not only the intermediate language): a later link without the plugin (another
+#: ``ar`` or ``ld``, ``-fno-use-linker-plugin``) links their ordinary code instead of failing.
+LTO = ("-flto=auto", "-ffat-lto-objects")
 
 
 @dataclass(frozen=True)
@@ -81,16 +83,17 @@ class Variant:
 PGO = Variant(profile=True)
 
 
-def field(generators: set[str], isa: str) -> list[Variant]:
+def field(generators: set[str], isa: str, lto: bool = True) -> list[Variant]:
     """The whole-project candidates the enabled generators offer, most promising first (the
     budget cuts from the back). PGO first: measured, it is the largest lever on the projects
-    tried (Lua 1.25x, -O3 1.17x and PGO + -O3 1.21x in one interleaved run)."""
+    tried (Lua 1.25x, -O3 1.17x and PGO + -O3 1.21x in one interleaved run). ``lto``: with
+    the variants that add :data:`LTO` (the project's ``lto`` setting)."""
     out: list[Variant] = []
     if "pgo" in generators:
         # PGO + LTO second: on Lua's workload 1.24x against PGO's 1.15x (docs/results.md).
-        out += [PGO, Variant(LTO, profile=True)]
+        out += [PGO, *([Variant(LTO, profile=True)] if lto else [])]
     if "flags" in generators:
-        out += [Variant(("-O3",)), Variant(LTO)]
+        out += [Variant(("-O3",)), *([Variant(LTO)] if lto else [])]
         if "pgo" in generators:
             out.append(Variant(("-O3",), profile=True))
         if isa == "native":
