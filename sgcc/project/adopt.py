@@ -263,7 +263,7 @@ def _confirm(run: ProjectRun, info: dict, built: Built, base_run: Runner, winner
     run.adopted = Adopted(texts, winner, digests)
     run.say(f"{winner.name} adopted as the baseline" + (f" ({e['lowers']})" if e.get("lowers") else "")
             + f": {est.speedup:.3f}x [{est.low:.3f}, {est.high:.3f}] as fast "
-            "as gcc's build, the project's tests pass; the function search starts from it")
+            "as gcc's build, the project's tests pass" + ("" if winner.lto else "; the function search starts from it"))
     return tree
 
 
