@@ -582,6 +582,31 @@ def test_cache_verify_accepts_gccs_own_common_symbols(tmp_path):
     assert audit(store, key) == ("ok", "1 unit(s) re-proved")
 
 
+def test_cache_verify_refuses_a_compile_of_an_lto_build_with_its_reason(tmp_path):
+    """Project mode stores an adopted LTO build's compiles as whole units of LTO's intermediate
+    language: their code is made at link time, which no per-object proof reaches. verify says
+    so (not "section ... is not accepted") and does not keep them on the entry's word."""
+    from sgcc.cache.audit import audit
+
+    src = tmp_path / "w.c"
+    src.write_text("unsigned weight(unsigned x) { return (x * 2654435761u) >> 7; }\n")
+    asm = proc.run(["gcc", "-O2", "-S", "-o", "-", str(src)], check=True).stdout.decode()
+    lto = proc.run(["gcc", "-O2", "-flto=auto", "-ffat-lto-objects", "-S", "-o", "-", str(src)],
+                   check=True).stdout.decode()
+    ctx = keys.context("/usr/bin/gcc", ["-O2"], "flags")
+    key = keys.entry_key(ctx, keys.tu_digest(asm))
+    store = cache.Store(tmp_path / "cache")
+    store.update(key, lambda old: Entry(applied=Applied({WHOLE_UNIT: lto}, baseline=asm, context=ctx,
+                                                        asm_flags=["-O2"])))
+    status, why = audit(store, key)
+    assert status == "refused" and "LTO build" in why and "link time" in why, why
+    # The same entry holding gcc's -O3 code is re-proved: the refusal is about LTO, not whole units.
+    o3 = proc.run(["gcc", "-O3", "-S", "-o", "-", str(src)], check=True).stdout.decode()
+    store.update(key, lambda old: Entry(applied=Applied({WHOLE_UNIT: o3}, baseline=asm, context=ctx,
+                                                        asm_flags=["-O2"])))
+    assert audit(store, key) == ("ok", "1 unit(s) re-proved")
+
+
 def test_cache_verify_holds_every_unit_to_the_information_flow_rule(optimized, sgcc_exe, tmp_path):
     """A signed entry (a teammate's, or one another user wrote into a shared cache) whose
     count_bits walks up the stack to envp (issue 24's environment tell) passes the rules of

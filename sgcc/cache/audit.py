@@ -13,12 +13,16 @@ no trusted key signed are reported (builds ignore them); entries that fail are r
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sgcc.cache.store import Store
+
+#: A section of LTO's intermediate language, as gcc's assembly under ``-flto`` names it.
+_LTO_SECTION = re.compile(r"^\s*\.section\s+\.gnu\.lto_", re.M)
 
 
 def audit(store: Store, key: str, *, compiler: str = "gcc") -> tuple[str, str]:
@@ -38,6 +42,12 @@ def audit(store: Store, key: str, *, compiler: str = "gcc") -> tuple[str, str]:
         return "refused", "no recorded baseline: what it substitutes cannot be re-proved"
     if keys.entry_key(ctx, keys.tu_digest(base_asm)) != key:
         return "refused", "its baseline is not the assembly this entry is keyed on"
+    if WHOLE_UNIT in units and _LTO_SECTION.search(units[WHOLE_UNIT]):
+        # A project's LTO build (sgcc.project.whole.LTO): the code it ships is made at link
+        # time, in the link's partitions, where no proof of one object reaches; the project's
+        # tests were its proof. Not re-provable here, so not kept on the entry's word.
+        return "refused", ("a compile of an LTO build (its code is made at link time, which no per-object proof "
+                           "reaches): it cannot be re-proved here; sgcc optimize --project makes it again")
     from sgcc.asm.units import AsmFile
     from sgcc.verify.static import assembler, controlflow, isa, objcheck, textscreen
 
