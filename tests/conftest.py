@@ -152,3 +152,31 @@ def _private_sgcc_state(tmp_path_factory):
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
+
+
+#: Seconds per function and candidate of the function-level differential test in the runs whose
+#: subject is something else (a report line, the cache, a lock, a generator): the default (4 s,
+#: stretched by the load) made it most of such a run's time (39 of popcount's 51 s), and these
+#: runs assert where candidates stop and what ships, which the guaranteed states (every state as
+#: captured, each cheap mutation, the sizes beyond the tests' up to gcc's own limits) decide
+#: whatever the share. Tests whose subject is the function-level test itself are marked
+#: ``function_test`` and run with the setting's default.
+QUICK_FUNCTION_SECONDS = 0.25
+
+
+@pytest.fixture(autouse=True)
+def _function_test_sized_to_the_test(request, monkeypatch):
+    """``function_seconds`` at QUICK_FUNCTION_SECONDS for a test not marked ``function_test``:
+    in the environment (sgcc run as a program reads SGCC_FUNCTION_SECONDS) and for the engine
+    run in this process (a Request built here carries the setting's default)."""
+    if request.node.get_closest_marker("function_test") is not None:
+        return
+    monkeypatch.setenv("SGCC_FUNCTION_SECONDS", str(QUICK_FUNCTION_SECONDS))
+    from sgcc.verify.function import funcdiff
+
+    made = funcdiff.FunctionTester.__init__
+
+    def quick(self, *args, seconds: float = funcdiff.DEFAULT_SECONDS, **kwargs):
+        made(self, *args, seconds=min(seconds, QUICK_FUNCTION_SECONDS), **kwargs)
+
+    monkeypatch.setattr(funcdiff.FunctionTester, "__init__", quick)

@@ -22,6 +22,9 @@ from sgcc.verify.function import funcdiff, funcstate
 from sgcc.verify.function.footprint import Footprint, Spans
 from tests import footprint_attacks as fa
 
+#: The function-level test is these tests' subject: its default share of time (tests/conftest.py).
+pytestmark = pytest.mark.function_test
+
 
 @pytest.fixture(scope="module")
 def stackbits(tmp_path_factory):

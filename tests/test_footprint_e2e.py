@@ -20,7 +20,8 @@ import pytest
 from sgcc import proc
 from tests import footprint_attacks as fa
 
-pytestmark = pytest.mark.slow
+#: The function-level test is these tests' subject: its default share of time (tests/conftest.py).
+pytestmark = [pytest.mark.slow, pytest.mark.function_test]
 
 HOSTILE = ("env_tell", "rop_chain", "cpu_tell", "memo", "static_counter", "same_value_write")
 

@@ -22,6 +22,9 @@ from sgcc.verify.box.sandbox import Sandbox, load_tests
 from sgcc.verify.function import emulate, funcdiff, funcstate
 from tests.conftest import EXAMPLES
 
+#: The function-level test is these tests' subject: its default share of time (tests/conftest.py).
+pytestmark = pytest.mark.function_test
+
 POPCOUNT = EXAMPLES / "programs" / "popcount"
 NARROW = sorted((POPCOUNT / "narrow").glob("*.s"))
 
