@@ -97,7 +97,8 @@ def _module_fixtures(item) -> set[str]:
 def pytest_runtest_protocol(item, nextitem):
     # Setup, call and teardown together: a module fixture's build (set up by the first test
     # that needs it) loads the machine as much as any test.
-    with _share_of_the_machine(item.get_closest_marker("alone") is not None):
+    with _share_of_the_machine(item.get_closest_marker("alone") is not None), \
+            _function_test_share(item.get_closest_marker("function_test") is None):
         yield
 
 
@@ -154,29 +155,46 @@ def _private_sgcc_state(tmp_path_factory):
             os.environ[k] = v
 
 
+
 #: Seconds per function and candidate of the function-level differential test in the runs whose
 #: subject is something else (a report line, the cache, a lock, a generator): the default (4 s,
-#: stretched by the load) made it most of such a run's time (39 of popcount's 51 s), and these
-#: runs assert where candidates stop and what ships, which the guaranteed states (every state as
-#: captured, each cheap mutation, the sizes beyond the tests' up to gcc's own limits) decide
-#: whatever the share. Tests whose subject is the function-level test itself are marked
-#: ``function_test`` and run with the setting's default.
+#: stretched by the load) made it most of such a run's time (39 of popcount's 51 s). What these
+#: runs assert (where each candidate stops, what ships) held at this share in a full run of the
+#: suite; the tests whose subject is the function-level test itself are marked ``function_test``
+#: and run with the setting's default.
 QUICK_FUNCTION_SECONDS = 0.25
+_quick_function_test = False
 
 
-@pytest.fixture(autouse=True)
-def _function_test_sized_to_the_test(request, monkeypatch):
-    """``function_seconds`` at QUICK_FUNCTION_SECONDS for a test not marked ``function_test``:
-    in the environment (sgcc run as a program reads SGCC_FUNCTION_SECONDS) and for the engine
-    run in this process (a Request built here carries the setting's default)."""
-    if request.node.get_closest_marker("function_test") is not None:
-        return
-    monkeypatch.setenv("SGCC_FUNCTION_SECONDS", str(QUICK_FUNCTION_SECONDS))
+@contextlib.contextmanager
+def _function_test_share(quick: bool):
+    """``function_seconds`` at QUICK_FUNCTION_SECONDS while a test not marked ``function_test``
+    runs, its module fixtures' set-up included: in the environment (sgcc run as a program reads
+    SGCC_FUNCTION_SECONDS) and for the engine run in this process (the test tester's maker,
+    patched once: a Request built here carries the setting's default)."""
+    global _quick_function_test
     from sgcc.verify.function import funcdiff
 
-    made = funcdiff.FunctionTester.__init__
+    if not getattr(funcdiff.FunctionTester.__init__, "_sized_by_the_suite", False):
+        made = funcdiff.FunctionTester.__init__
 
-    def quick(self, *args, seconds: float = funcdiff.DEFAULT_SECONDS, **kwargs):
-        made(self, *args, seconds=min(seconds, QUICK_FUNCTION_SECONDS), **kwargs)
+        def sized(self, *args, seconds: float = funcdiff.DEFAULT_SECONDS, **kwargs):
+            if _quick_function_test:
+                seconds = min(seconds, QUICK_FUNCTION_SECONDS)
+            made(self, *args, seconds=seconds, **kwargs)
 
-    monkeypatch.setattr(funcdiff.FunctionTester, "__init__", quick)
+        sized._sized_by_the_suite = True  # type: ignore[attr-defined]
+        funcdiff.FunctionTester.__init__ = sized  # type: ignore[method-assign]
+    saved, _quick_function_test = os.environ.get("SGCC_FUNCTION_SECONDS"), quick
+    if quick:
+        os.environ["SGCC_FUNCTION_SECONDS"] = str(QUICK_FUNCTION_SECONDS)
+    else:
+        os.environ.pop("SGCC_FUNCTION_SECONDS", None)
+    try:
+        yield
+    finally:
+        _quick_function_test = False
+        if saved is None:
+            os.environ.pop("SGCC_FUNCTION_SECONDS", None)
+        else:
+            os.environ["SGCC_FUNCTION_SECONDS"] = saved

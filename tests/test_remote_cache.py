@@ -119,7 +119,8 @@ def _teammate(base: Path, name: str, remote: str, team_key: Path, *, sign_with_t
     lines.append(f'signing_key = "{team_key}"' if sign_with_team else f'trusted_keys = ["{team_key}"]')
     lines.append(f"remote_timeout = {GENEROUS_MS if timeout_ms is None else timeout_ms}")
     (home / "config.toml").write_text("\n".join(lines) + "\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_")}
+    # The suite's share for the function-level test (tests/conftest.py) is kept.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGCC_") or k == "SGCC_FUNCTION_SECONDS"}
     env.update(SGCC_CONFIG=str(home / "config.toml"), SGCC_CACHE_DIR=str(home / "cache"),
                SGCC_LOGFILE=str(home / "log"))
     return env

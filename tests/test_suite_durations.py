@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
-from tests import durations
+from tests import conftest, durations
 
 REPORT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">
 <testcase classname="tests.test_a" name="test_quick" time="0.5" />
@@ -42,3 +43,30 @@ def test_the_table_in_the_repository_names_real_tests():
         path = nodeid.split("::")[0]
         assert path in files, nodeid
         assert (durations.TABLE.parent.parent / path).is_file(), nodeid
+
+
+
+def _tester_seconds(tmp_path) -> float:
+    """The seconds a FunctionTester made with the setting's default gets in this test."""
+    from sgcc import proc
+    from sgcc.verify.function import funcdiff
+
+    src = tmp_path / "f.c"
+    src.write_text("int f(int x) { return x + 1; }\n")
+    proc.run(["gcc", "-O2", "-c", str(src), "-o", str(tmp_path / "f.o")], check=True)
+    return funcdiff.FunctionTester(None, tmp_path / "f.o", src.read_text()).seconds
+
+
+def test_a_test_not_about_the_function_test_gets_its_small_share(tmp_path):
+    # tests/conftest.py: sgcc run as a program reads the environment, the engine in this
+    # process gets the share from the tester's maker.
+    assert os.environ.get("SGCC_FUNCTION_SECONDS") == str(conftest.QUICK_FUNCTION_SECONDS)
+    assert _tester_seconds(tmp_path) == conftest.QUICK_FUNCTION_SECONDS
+
+
+@pytest.mark.function_test
+def test_a_test_about_the_function_test_gets_the_setting_s_default(tmp_path):
+    from sgcc.verify.function import funcdiff
+
+    assert "SGCC_FUNCTION_SECONDS" not in os.environ
+    assert _tester_seconds(tmp_path) == funcdiff.DEFAULT_SECONDS
