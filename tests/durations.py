@@ -10,6 +10,7 @@ suite's shape changes::
 
     .venv/bin/python -m pytest -q -n 2 --dist loadfile --junitxml=/tmp/suite.xml
     .venv/bin/python tests/durations.py /tmp/suite.xml
+    .venv/bin/python tests/durations.py --groups /tmp/suite.xml   # the time by what it pays for
 
 A file missing from the table (a new one) is placed as if it took :data:`UNKNOWN` seconds.
 """
@@ -58,9 +59,46 @@ def from_junit(path: Path) -> tuple[dict[str, float], dict[str, float]]:
     return files, tests
 
 
+#: What a test file's time pays for (issue 36's table), by the first pattern its name matches.
+GROUPS = (
+    ("function-level test and footprint rule (emulator)", r"test_funcproof|test_footprint|test_funcstate|test_emulate"),
+    ("SMT tier (angr, z3)", r"test_smt"),
+    ("project mode end to end (make/CMake builds, PGO, LTO, races)", r"test_project|test_pgo|test_transplant"),
+    ("Ray cluster", r"test_cluster"),
+    ("Redis remote cache", r"test_remote_cache"),
+    ("bench, dataset, reward (research runs)", r"test_bench|test_dataset|test_reward|test_halving"),
+    ("LLM generators (llama.cpp, HTTP endpoint)", r"test_llm"),
+    ("single-program optimize end to end", r"test_examples|test_explain|test_cache|test_newcomer|test_clang|"
+     r"test_variants|test_select|test_optimize|test_edges|test_flagsearch|test_worlds|test_infoflow|"
+     r"test_messages|test_cli_fuzz|test_dropin|test_screen"),
+)
+OTHER = "everything else (unit tests, docs, checks of files)"
+
+
+def grouped(tests: dict[str, float]) -> list[tuple[str, int, int, float]]:
+    """The tests' time by what it pays for: (group, tests, tests of SLOW_SECONDS or more,
+    seconds), the largest first."""
+    import re
+
+    rows: dict[str, list] = {}
+    for node, seconds in tests.items():
+        name = next((g for g, pattern in GROUPS if re.search(pattern, node.split("::")[0])), OTHER)
+        row = rows.setdefault(name, [0, 0, 0.0])
+        row[0] += 1
+        row[1] += seconds >= SLOW_SECONDS
+        row[2] += seconds
+    return sorted(((g, n, slow, t) for g, (n, slow, t) in rows.items()), key=lambda r: -r[3])
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--groups":
+        _, tests = from_junit(Path(sys.argv[2]))
+        print("| what it pays for | tests | of them 2 s or more | test time (min) |\n|---|---:|---:|---:|")
+        for g, n, slow, t in grouped(tests):
+            print(f"| {g} | {n} | {slow} | {t / 60:.1f} |")
+        sys.exit(0)
     if len(sys.argv) != 2:
-        sys.exit("usage: tests/durations.py JUNIT_XML")
+        sys.exit("usage: tests/durations.py [--groups] JUNIT_XML")
     files, tests = from_junit(Path(sys.argv[1]))
     table = {"files": {k: round(v, 1) for k, v in sorted(files.items(), key=lambda kv: -kv[1])},
              "slow": sorted(n for n, s in tests.items() if s >= SLOW_SECONDS)}

@@ -46,6 +46,16 @@ def test_the_table_in_the_repository_names_real_tests():
 
 
 
+def test_the_time_is_grouped_by_what_it_pays_for():
+    tests = {"tests/test_funcproof.py::test_a": 10.0, "tests/test_footprint_e2e.py::test_b[x]": 5.0,
+             "tests/test_project_cmake.py::test_c": 12.0, "tests/test_lexer.py::test_d": 0.5}
+    rows = {g: (n, slow, t) for g, n, slow, t in durations.grouped(tests)}
+    assert rows == {"function-level test and footprint rule (emulator)": (2, 2, 15.0),
+                    "project mode end to end (make/CMake builds, PGO, LTO, races)": (1, 1, 12.0),
+                    durations.OTHER: (1, 0, 0.5)}
+    assert durations.grouped(tests)[0][0].startswith("function-level")  # the largest first
+
+
 def _tester_seconds(tmp_path) -> float:
     """The seconds a FunctionTester made with the setting's default gets in this test."""
     from sgcc import proc
