@@ -155,7 +155,6 @@ def _private_sgcc_state(tmp_path_factory):
             os.environ[k] = v
 
 
-
 #: Seconds per function and candidate of the function-level differential test in the runs whose
 #: subject is something else (a report line, the cache, a lock, a generator): the default (4 s,
 #: stretched by the load) made it most of such a run's time (39 of popcount's 51 s). What these
@@ -166,35 +165,34 @@ QUICK_FUNCTION_SECONDS = 0.25
 _quick_function_test = False
 
 
+def pytest_configure(config):
+    """The engine run in a test's own process builds its tester with the Request's
+    ``function_seconds`` (the setting's default, which no environment changes): the tester's
+    maker takes the suite's share while a test not marked ``function_test`` runs."""
+    from sgcc.verify.function import funcdiff
+
+    made = funcdiff.FunctionTester.__init__
+
+    def sized(self, *args, seconds: float = funcdiff.DEFAULT_SECONDS, **kwargs):
+        made(self, *args, seconds=min(seconds, QUICK_FUNCTION_SECONDS) if _quick_function_test else seconds,
+             **kwargs)
+
+    funcdiff.FunctionTester.__init__ = sized  # type: ignore[method-assign]
+
+
 @contextlib.contextmanager
 def _function_test_share(quick: bool):
     """``function_seconds`` at QUICK_FUNCTION_SECONDS while a test not marked ``function_test``
     runs, its module fixtures' set-up included: in the environment (sgcc run as a program reads
-    SGCC_FUNCTION_SECONDS) and for the engine run in this process (the test tester's maker,
-    patched once: a Request built here carries the setting's default)."""
+    SGCC_FUNCTION_SECONDS) and for the engine in this process (pytest_configure)."""
     global _quick_function_test
-    from sgcc.verify.function import funcdiff
-
-    if not getattr(funcdiff.FunctionTester.__init__, "_sized_by_the_suite", False):
-        made = funcdiff.FunctionTester.__init__
-
-        def sized(self, *args, seconds: float = funcdiff.DEFAULT_SECONDS, **kwargs):
-            if _quick_function_test:
-                seconds = min(seconds, QUICK_FUNCTION_SECONDS)
-            made(self, *args, seconds=seconds, **kwargs)
-
-        sized._sized_by_the_suite = True  # type: ignore[attr-defined]
-        funcdiff.FunctionTester.__init__ = sized  # type: ignore[method-assign]
-    saved, _quick_function_test = os.environ.get("SGCC_FUNCTION_SECONDS"), quick
+    saved, _quick_function_test = os.environ.pop("SGCC_FUNCTION_SECONDS", None), quick
     if quick:
         os.environ["SGCC_FUNCTION_SECONDS"] = str(QUICK_FUNCTION_SECONDS)
-    else:
-        os.environ.pop("SGCC_FUNCTION_SECONDS", None)
     try:
         yield
     finally:
         _quick_function_test = False
-        if saved is None:
-            os.environ.pop("SGCC_FUNCTION_SECONDS", None)
-        else:
+        os.environ.pop("SGCC_FUNCTION_SECONDS", None)
+        if saved is not None:
             os.environ["SGCC_FUNCTION_SECONDS"] = saved

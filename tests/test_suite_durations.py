@@ -45,7 +45,6 @@ def test_the_table_in_the_repository_names_real_tests():
         assert (durations.TABLE.parent.parent / path).is_file(), nodeid
 
 
-
 def test_the_time_is_grouped_by_what_it_pays_for():
     tests = {"tests/test_funcproof.py::test_a": 10.0, "tests/test_footprint_e2e.py::test_b[x]": 5.0,
              "tests/test_project_cmake.py::test_c": 12.0, "tests/test_lexer.py::test_d": 0.5}
