@@ -34,7 +34,8 @@ def test_replay_counts_on_the_bundled_dataset(tmp_path, sgcc_exe):
     res = json.loads(js.read_text())
     by = {p["name"]: p for p in res["problems"]}
     # Every problem has a candidate that assembles and links (its wrong_output.s).
-    assert all(by[n]["compiled"] for n in WITH_CANDIDATES)
+    assert all(by[n]["compiled"] for n in WITH_CANDIDATES), {n: (by[n]["outcome"], by[n]["stages"])
+                                                             for n in WITH_CANDIDATES if not by[n]["compiled"]}
     # Only the three correct, faster candidates pass every test (gcc's own lis unit is
     # skipped as identical before it is built).
     assert sorted(n for n in WITH_CANDIDATES if by[n]["passed"]) == ["bubble_sort", "gray_code", "min_rotation"]

@@ -10,6 +10,7 @@ import pytest
 
 from sgcc import proc
 from sgcc.engine import profile
+from sgcc.stages import COMPILED
 from sgcc.verify.box import sandbox as sandboxmod
 
 pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
@@ -72,7 +73,9 @@ def test_the_quickest_test_is_profiled_even_past_the_seconds(program):
 
 def test_the_engine_says_which_tests_the_profile_speaks_for(program, tmp_path, monkeypatch):
     """A function only a test left out of the profile runs is 'not executed by the 2 quickest
-    of the 3 tests', never 'by the tests', and a note says the profile was cut."""
+    of the 3 tests', never 'by the tests', and a note says the profile was cut. It is searched
+    all the same (last): on a loaded machine the profile fits fewer tests, and skipping what
+    it did not see once skipped a dataset problem's hot function (CI, stop 49)."""
     from sgcc.candidates.replay import ReplayGenerator
     from sgcc.engine import Request, optimize
 
@@ -92,6 +95,10 @@ def test_the_engine_says_which_tests_the_profile_speaks_for(program, tmp_path, m
     req = Request(source=d / "p.c", flags=["-O3"], tests=d / "tests", output=tmp_path / "out",
                   generators=[ReplayGenerator(cands)], seed=1, mutants=0, timing_rounds=2, min_sample=0.01)
     report = optimize(req)
-    assert report.skipped_functions["big"] == "not executed by the 2 quickest of the 3 tests (the profiled ones)"
+    assert "big" not in report.skipped_functions
+    assert "not executed by the 2 quickest of the 3 tests (the profiled ones), so searched last: big" \
+        in report.notes, report.notes
     assert any(n.startswith("profiled on the 2 quickest of the 3 tests") for n in report.notes), report.notes
+    built = [c for c in report.candidates if c.function == "big" and c.id != "-"]
+    assert built and built[0].stage in COMPILED, report.candidates
     assert report.weights["small"] > 0

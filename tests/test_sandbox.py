@@ -440,3 +440,38 @@ def test_concurrent_runs_do_not_kill_each_other(sb, bins):
     t.join()
     assert quick > 0
     assert results[0].returncode == 0 and results[0].stdout == b"done\n", results[0].describe()
+
+
+def _seed_with_a_bare_world_named_like(program: str) -> int:
+    """A world seed whose first world runs the binary by a bare name that a system program
+    on PATH also has (``test`` is /usr/bin/test: exits 1 without arguments)."""
+    from sgcc.verify.box import worlds
+
+    for seed in range(10_000):
+        w = worlds.make(1, os.getuid(), seed)[0]
+        if w.argv0 == program:
+            return seed
+    raise AssertionError(f"no seed gives a bare world named {program}")
+
+
+@pytest.mark.parametrize("helper", [True, False], ids=["helper", "python"])
+def test_a_binary_that_cannot_execute_never_runs_a_system_program_of_its_name(tmp_path, helper):
+    # A world runs the binary by its bare name, found through PATH (its directory first in
+    # it). If the binary cannot be executed, the search must stop there: going on down PATH
+    # ran /usr/bin/test instead, whose exit status 1 was judged as the candidate's (a flaky
+    # "exit status 1, expected 0" where "cannot run" is the truth).
+    from sgcc.verify.box import isolate
+
+    if not isolation_level.isolation_report().boxed:
+        pytest.skip("this kernel refuses the box: " + isolation_level.isolation_report().problem)
+    assert shutil.which("test")
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"\x7fELF not really")
+    was = isolate._helper_enabled
+    isolate.use_helper(helper)
+    try:
+        with Sandbox(timeout=5, boxed=True, worlds=1, world_seed=_seed_with_a_bare_world_named_like("test")) as box:
+            outcome = box.check(junk, [TestCase("t", b"", b"", 0)])
+    finally:
+        isolate.use_helper(was)
+    assert outcome.first_failure.reason.startswith("cannot run"), outcome.first_failure.reason

@@ -202,6 +202,12 @@ def test_worlds_differ_in_every_varied_property_and_show_nothing_real():
     for prop in ("home", "cwd", "argv0", "hostname", "pad", "name"):
         assert getattr(a, prop) != getattr(b, prop), prop
     assert len(a.env) != len(b.env)  # the count of variables (the size of envp) differs too
+    # For every seed, and among all the worlds a sandbox may have (counts drawn independently
+    # once met: a flaky test_no_tells).
+    for seed in range(300):
+        counts = [len(w.env) for w in worldsmod.make(worldsmod.MAX_COUNT, uid, seed)]
+        assert len(set(counts)) == len(counts), (seed, counts)
+        assert len({len(w.env) for w in worldsmod.make(2, uid, seed)}) == 2, seed
     assert [k for k, _ in a.env] != [k for k, _ in b.env]
     for key in ("PATH", "SHELL", "LANG", "HOME", "PWD"):
         assert a.env_value(key) != b.env_value(key), key

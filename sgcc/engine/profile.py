@@ -2,8 +2,10 @@
 
 The engine searches the functions the tests spend most instructions in, first and longest,
 and never searches one the tests do not execute (no test could tell a wrong candidate from a
-right one there). valgrind's instruction counts are exact and repeatable, which is what
-ranking needs; they are not a measure of time, and nothing here decides "faster".
+right one there); a profile that left tests out cannot know that, so the functions it did not
+see are searched last instead (:func:`sgcc.engine.search.weigh`). valgrind's instruction
+counts are exact and repeatable, which is what ranking needs; they are not a measure of
+time, and nothing here decides "faster".
 
 The program runs in the sandbox like any test, under ``valgrind --tool=callgrind``, on as
 many tests as fit in a few seconds of wall time (at least one), the quickest first: each test

@@ -181,7 +181,9 @@ static unsigned char filter_code[4096];
 extern char **environ;
 
 /* execvp without its fallback of running a non-executable file with /bin/sh (ENOEXEC must
- * fail the run, as it does from Python). */
+ * fail the run), and stopping at the first PATH entry where the name exists: a binary that
+ * cannot be executed fails the run, it never lets a system program of the same name (a world
+ * called "test" has /usr/bin/test after it) run in its place. */
 static void exec_program(char **prog) {
     if (strchr(prog[0], '/')) {
         execve(prog[0], prog, environ);
@@ -189,17 +191,17 @@ static void exec_program(char **prog) {
     }
     const char *path = getenv("PATH");
     if (!path) path = "/usr/bin:/bin";
-    int saved = ENOENT;
     for (const char *p = path;;) {
         const char *end = strchrnul(p, ':');
         char buf[4096];
-        snprintf(buf, sizeof buf, "%.*s/%s", (int)(end - p), p, prog[0]);
+        if (end == p) snprintf(buf, sizeof buf, "./%s", prog[0]); /* an empty entry is "." */
+        else snprintf(buf, sizeof buf, "%.*s/%s", (int)(end - p), p, prog[0]);
         execve(buf, prog, environ);
-        if (errno != ENOENT && errno != ENOTDIR) saved = errno;
+        if (errno != ENOENT && errno != ENOTDIR) return;
         if (!*end) break;
         p = end + 1;
     }
-    errno = saved;
+    errno = ENOENT;
 }
 
 static void run_main(int err_fd, size_t filter_len, long long *lim, char **prog) {

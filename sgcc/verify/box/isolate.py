@@ -31,6 +31,7 @@ the user's own. See ``docs/isolation.md``.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import resource
@@ -468,12 +469,27 @@ def _main(libc, argv, env, limits, err_w: int) -> None:  # pragma: no cover
         _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         if _filter is None or _filter.install() != 0:
             raise OSError(1, "seccomp")
-        os.execvpe(argv[0], argv, env)
+        _exec_first_found(argv, env)
     except OSError as exc:
         os.write(err_w, str(exc.errno or 0).encode())
     except BaseException:  # noqa: BLE001
         os.write(err_w, b"0")
     os._exit(127)
+
+
+def _exec_first_found(argv: list[str], env: dict[str, str]) -> None:  # pragma: no cover
+    """Exec ``argv`` as a shell finds it: a name without ``/`` at the first ``PATH`` entry where
+    it exists. Unlike ``os.execvpe``, which goes on down ``PATH`` after any error, a binary
+    that cannot be executed fails the run: it must never let a system program of the same
+    name (a world called ``test`` has /usr/bin/test after it) run in its place."""
+    if "/" in argv[0]:
+        os.execve(argv[0], argv, env)
+    for entry in env.get("PATH", "/usr/bin:/bin").split(":"):
+        try:
+            os.execve(os.path.join(entry or ".", argv[0]), argv, env)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
 
 
 def _mount(libc, plan) -> list[str]:  # pragma: no cover

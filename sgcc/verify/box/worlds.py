@@ -182,16 +182,27 @@ def new_seed() -> int:
     return int.from_bytes(os.urandom(8), "little")
 
 
+def _draw(rng: random.Random, pool: tuple[str, ...], count: int) -> list[str]:
+    """``count`` values of ``pool``, pairwise different as far as the pool goes (there are
+    four locales that behave as "C" does, six shells): past that, values repeat, in a
+    random order, rather than the worlds setting's top values failing."""
+    drawn: list[str] = []
+    while len(drawn) < count:
+        drawn += rng.sample(pool, min(len(pool), count - len(drawn)))
+    return drawn
+
+
 def make(count: int, uid: int, seed: int | None = None) -> list[World]:
     """``count`` worlds for a program run as ``uid`` (0: root), from ``seed`` (default: fresh
-    randomness), pairwise different in every varied property (see the module docstring)."""
+    randomness), pairwise different in every varied property (see the module docstring; the
+    few with small pools, LANG and SHELL, repeat past four and six worlds)."""
     if not 1 <= count <= MAX_COUNT:
         raise ValueError(f"worlds must be between 1 and {MAX_COUNT}")
     rng = random.Random(new_seed() if seed is None else seed)
-    users = rng.sample(_USERS, count)
-    homes = rng.sample(_ROOT_HOMES if uid == 0 else _HOMES, count)
-    shells, langs, paths = rng.sample(_SHELLS, count), rng.sample(_LANGS, count), rng.sample(_PATH_HEADS, count)
-    hosts, names = rng.sample(_HOSTS, count), rng.sample(_NAMES, count)
+    users = _draw(rng, _USERS, count)
+    homes = _draw(rng, _ROOT_HOMES if uid == 0 else _HOMES, count)
+    shells, langs, paths = _draw(rng, _SHELLS, count), _draw(rng, _LANGS, count), _draw(rng, _PATH_HEADS, count)
+    hosts, names = _draw(rng, _HOSTS, count), _draw(rng, _NAMES, count)
     # The form of argv[0], and the working directory's depth, each different in every world.
     forms = rng.sample(("dot", "relative", "absolute", "bare"), min(count, 4))
     forms += [rng.choice(("dot", "relative", "absolute", "bare")) for _ in range(count - len(forms))]
@@ -200,7 +211,7 @@ def make(count: int, uid: int, seed: int | None = None) -> list[World]:
     # How many variables each world has (the padding variable apart): at least the 11 a
     # world may need, and as many as a desktop session's, a different number in each.
     counts = rng.sample(range(_MIN_VARS, _MIN_VARS + len(_extras("", "", 0)) + 1), count)
-    worlds = []
+    worlds: list[World] = []
     for i in range(count):
         user = "root" if uid == 0 else users[i]
         home = homes[i].format(u=user)
@@ -242,8 +253,13 @@ def make(count: int, uid: int, seed: int | None = None) -> list[World]:
         # a different number in each world, so that no pool of names (this file is public)
         # says which environment is a box (defence in depth: the footprint rule keeps a
         # candidate from reading the environment at all, docs/proof.md).
+        # Their number also keeps this world's count of variables (the size of envp) unlike
+        # every earlier world's: drawn independently, two worlds' counts met now and then.
         taken = {k for k, _ in env}
-        for _ in range(rng.randint(1, 6)):
+        earlier = {len(w.env) for w in worlds}
+        options = rng.sample(range(1, 7), 6) + list(range(7, 7 + MAX_COUNT))
+        target = len(env) + next(k for k in options if len(env) + k not in earlier)
+        while len(env) < target:
             fresh = fresh_name(rng)
             if fresh not in taken:
                 taken.add(fresh)
