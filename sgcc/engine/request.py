@@ -100,6 +100,7 @@ class Program(ProgramView):
     asm_flags: list[str] = field(default_factory=list)  # flags that assemble any variant of it
     weights: dict[str, float] | None = None  # function -> share of the tests' instructions
     weights_scope: str = "the tests"  # which tests the weights speak for (profile.Profile.scope)
+    weights_complete: bool = True  # the weights saw every test (else a function they miss may still run)
     # Whole projects (sgcc.project.search): how a candidate's assembly becomes the program to test,
     # ``link(asm_text, obj, where, replacements) -> (binary or None, error)``, and the cache key the
     # project's own compile of this unit has (recorded by the drop-in).

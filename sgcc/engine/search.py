@@ -62,7 +62,7 @@ def weigh(request: Request, program: Program, sandbox: Sandbox, tests: list[Test
     complete = True  # the profile saw every test: a function it never saw is never executed
     if program.weights is not None:
         weights = program.weights  # profiled already (a project profiles its binary once)
-        scope = program.weights_scope
+        scope, complete = program.weights_scope, program.weights_complete
     else:
         if note is not None:
             note("profiling the baseline on the tests")

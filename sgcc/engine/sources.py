@@ -169,8 +169,14 @@ def optimize_sources(request: Request, sources: list[Path], make_request: MakeRe
         if weights is not None:
             out.weights = {str(s): round(share[s], 6) for s in sources}
         order = sorted(sources, key=lambda s: -share[s]) if weights else list(sources)
-        todo = [s for s in order if share[s] > 0] if weights else order
+        # A profile that left tests out cannot say a source never runs: those it did not see
+        # are searched last (sgcc.engine.search.weigh does the same for functions).
+        complete = found is None or found.profiled >= found.total
+        todo = [s for s in order if share[s] > 0 or not complete] if weights else order
         todo = todo or order[:1]
+        unseen = [str(s) for s in order if weights and share[s] <= 0 and not complete]
+        if unseen:
+            out.notes.append(f"{scope} never run the functions of {', '.join(unseen)}, so searched last")
         for src in order:
             if src not in todo:
                 out.skipped[str(src)] = f"{scope} never run its functions"
@@ -194,7 +200,7 @@ def optimize_sources(request: Request, sources: list[Path], make_request: MakeRe
             program, flags = baseline(src, f"base-{k}")
             if weights is not None:
                 program.weights = {u.name: weights.get(u.name, 0.0) for u in program.asm.units}
-                program.weights_scope = scope
+                program.weights_scope, program.weights_complete = scope, complete
             req = make_request(src, flags, work / f"out-{k}")
             req.budget_seconds, req.budget_candidates = secs, cands
             req.object_output = work / f"opt-{k}-{src.stem}.o"
