@@ -280,6 +280,11 @@ SETTINGS: dict[str, Setting] = {
                 "function-level differential test: most states per function and candidate (0: off)"),
         Setting("function_seconds", _within(_float, 0, 3600), 4.0,
                 "function-level differential test: most seconds per function and candidate"),
+        Setting("footprint", _choice("required", "waived"), "required",
+                "candidates gcc did not write (replay, llm, clang, other people's cache entries): required "
+                "(accepted only once the footprint rule held on their function states; where it cannot run, "
+                "in project mode or with function_states = 0, their generators are left out with a note) or "
+                "waived (accepted there on the tests alone, and the report says so; docs/proof.md)"),
         Setting("generators", _generators, "auto",
                 "candidate generators, comma-separated: auto, replay, llm, variants, flags, pgo, layout, clang; "
                 "'auto' is variants,flags,pgo,layout,clang plus llm when a model or endpoint is configured "
@@ -365,6 +370,7 @@ class Config:
     proof_seconds: float
     function_states: int
     function_seconds: float
+    footprint: str
     generators: str
     budget: str
     variants: str

@@ -216,6 +216,45 @@ def test_proof_setting_layers_and_refuses_below_its_level(tmp_path, monkeypatch)
         assert why in res.reason and res.proof.startswith("whole-program tests only")
 
 
+def test_code_gcc_did_not_write_is_refused_where_the_footprint_rule_cannot_run(tmp_path, monkeypatch):
+    # A hostile candidate in project mode (no function states) or with function_states = 0 was
+    # accepted on the tests alone ("the footprint rule did not run"): the ROP chain over main's
+    # return address and the envp tell that the rule refuses (test_footprint_e2e) shipped there.
+    # The rule is positive: what it could not hold is refused, unless footprint = waived.
+    from sgcc import config
+    from sgcc.engine.funcproof import FunctionProof
+    from sgcc.engine.report import CandidateResult
+    from sgcc.errors import SgccError
+    from sgcc.stages import Stage
+
+    class Single:
+        link = None
+
+    class Project:
+        link = object()  # a project's link: no capture build of it yet
+
+    for prog, states, why in [(Single, 0, "function_states = 0"), (Project, 600, "project mode")]:
+        for footprint, ok in [("required", False), ("waived", True)]:
+            req = Request(source=tmp_path / "x.c", flags=[], tests=tmp_path, output=tmp_path / "o",
+                          function_states=states, footprint=footprint)
+            for untrusted, accepted in [(frozenset({"f"}), ok), (frozenset(), True)]:
+                res = CandidateResult(id="c001", function="f", generator="replay")
+                got = FunctionProof(req, prog(), None, [], tmp_path).check(res, tmp_path / "none.o", {"f": ""},
+                                                                           untrusted=untrusted)
+                assert got is accepted, (prog, footprint, untrusted, res.reason)
+                assert why in res.proof
+                if not accepted:
+                    assert res.stage == Stage.PROVE and res.reason.startswith("footprint: not checked"), res.reason
+                    assert "footprint = waived" in res.reason
+                elif untrusted:
+                    assert res.proof.endswith("the footprint rule did not run (footprint = waived)"), res.proof
+    monkeypatch.setenv("SGCC_CONFIG", str(tmp_path / "none.toml"))
+    assert config.load(cwd=tmp_path).footprint == "required"
+    monkeypatch.setenv("SGCC_FOOTPRINT", "off")
+    with pytest.raises(SgccError, match="SGCC_FOOTPRINT"):
+        config.load(cwd=tmp_path)
+
+
 MATMUL = EXAMPLES / "programs" / "matmul"
 
 

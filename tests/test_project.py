@@ -40,7 +40,8 @@ def optimized_project(tmp_path_factory, sgcc_exe):
     shutil.copytree(BITSTATS, tree, ignore=shutil.ignore_patterns("build"))
     cache_dir = work / "cache"
     r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--candidates", str(tree / "candidates"),
-                  "--generators", "replay", "--timing-rounds", "8", "--report", str(work / "r.json")],
+                  "--generators", "replay", "--footprint", "waived", "--timing-rounds", "8",
+                  "--report", str(work / "r.json")],
                  env=_env(cache_dir), timeout=900)
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     return work, tree, cache_dir, json.loads((work / "r.json").read_text()), r.stderr.decode()
@@ -84,7 +85,8 @@ def test_clean_rebuild_with_sgcc_make_reproduces_the_bytes_without_searching(opt
 def test_a_second_optimize_reuses_the_verdicts(optimized_project, sgcc_exe):
     work, tree, cache_dir, _, _ = optimized_project
     r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--candidates", str(tree / "candidates"),
-                  "--generators", "replay", "--timing-rounds", "6", "--report", str(work / "r2.json"), "-q"],
+                  "--generators", "replay", "--footprint", "waived", "--timing-rounds", "6",
+                  "--report", str(work / "r2.json"), "-q"],
                  env=_env(cache_dir), timeout=900)
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     report = json.loads((work / "r2.json").read_text())
@@ -92,6 +94,28 @@ def test_a_second_optimize_reuses_the_verdicts(optimized_project, sgcc_exe):
     # The cached winner is re-validated; the replay generator is not asked again.
     assert {c["generator"] for c in bits["candidates"] if c["id"] != "-"} == {"cache"}
     assert bits["cache"]["found"] is True
+
+
+def test_candidates_gcc_did_not_write_are_left_out_where_the_footprint_rule_cannot_run(tmp_path, sgcc_exe):
+    """Project mode has no function states, so the footprint rule cannot hold a candidate gcc
+    did not write there: by default its generators are left out with a note (none of their
+    candidates could be accepted), and gcc's code ships; `--footprint waived` (the fixture
+    above) accepts them on the tests alone."""
+    tree = tmp_path / "bitstats"
+    shutil.copytree(BITSTATS, tree, ignore=shutil.ignore_patterns("build"))
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--candidates", str(tree / "candidates"),
+                  "--generators", "replay", "--timing-rounds", "4", "--report", str(tmp_path / "r.json")],
+                 env=_env(tmp_path / "cache"), timeout=900)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    report = json.loads((tmp_path / "r.json").read_text())
+    searched = [u["report"] for u in report["units"] if u.get("report")]
+    assert searched, report["units"]
+    for run in searched:
+        assert not [c for c in run["candidates"] if c["id"] != "-"], run["candidates"]
+        assert any(n.startswith("replay: left out: candidates gcc did not write are accepted only once the "
+                                "footprint rule held") and "project mode has no function states yet" in n
+                   and "footprint = waived" in n for n in run["notes"]), run["notes"]
+    assert "replay: left out" in r.stderr.decode()
 
 
 def test_project_errors_are_clear(tmp_path, sgcc_exe):

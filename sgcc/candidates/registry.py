@@ -116,4 +116,8 @@ def describe(cfg, *, replay_dirs=()) -> str:
                      f"|max={cfg.max_tokens}")
     if cfg.budget:
         parts.append(f"budget={cfg.budget}")
+    if cfg.footprint == "waived":
+        # Which candidates may be accepted where the footprint rule cannot run: a verdict
+        # searched without the untrusted generators says nothing of a run with them.
+        parts.append("footprint=waived")
     return ",".join(parts)

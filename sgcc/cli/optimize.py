@@ -120,6 +120,10 @@ class GccFlagsCommand(click.Command):
 @click.option("--proof", type=click.Choice(["default", "tested", "bounded", "equivalent"]), default=None,
               help="How each accepted candidate's functions must be proven (docs/proof.md); default: the tests "
                    "plus the function-level differential test where it can run.")
+@click.option("--footprint", type=click.Choice(["required", "waived"]), default=None,
+              help="Candidates gcc did not write (replay, llm, clang): required (default: accepted only once the "
+                   "footprint rule held on their function states, so left out in project mode) or waived "
+                   "(accepted where the rule cannot run on the tests alone).")
 @click.option("--min-gain", type=float, default=None,
               help="Minimum speedup the lower confidence bound must clear (0.03 = 3%).")
 @click.option("--timing-rounds", type=int, default=None, help="Paired timing rounds per comparison (default 20).")
@@ -136,8 +140,8 @@ class GccFlagsCommand(click.Command):
 @click.option("--quiet", "-q", is_flag=True, help="No progress display and no summary.")
 def optimize(source, gcc_flags, tests, output, project, build, binary, test_command, bench, report_path, candidates,
              generators, budget,
-             model, endpoint, samples, rounds, temperature, max_tokens, context, threads, isa, proof, min_gain,
-             timing_rounds, test_timeout, jobs, seed, keep_temps, no_cache, refresh, accept_isolation_risk, quiet):
+             model, endpoint, samples, rounds, temperature, max_tokens, context, threads, isa, proof, footprint,
+             min_gain, timing_rounds, test_timeout, jobs, seed, keep_temps, no_cache, refresh, accept_isolation_risk, quiet):
     """Optimize one C program against its tests: prove each candidate correct and faster, or drop it.
 
     GCC_FLAGS are the flags of the baseline build (default -O3), e.g. `-O3 -lm`: every word
@@ -181,7 +185,7 @@ def optimize(source, gcc_flags, tests, output, project, build, binary, test_comm
     for bad in ("-c", "-S", "-E", "-o"):
         if bad in flags:
             raise click.UsageError(f"{bad} is not a baseline flag here (sgcc optimize builds the program itself)")
-    options = {"isa": isa, "proof": proof, "min_gain": min_gain, "timing_rounds": timing_rounds,
+    options = {"isa": isa, "proof": proof, "footprint": footprint, "min_gain": min_gain, "timing_rounds": timing_rounds,
                "test_timeout": test_timeout, "jobs": jobs, "keep_temps": keep_temps,
                "generators": generators, "budget": budget, "model": model, "endpoint": endpoint,
                "samples": samples, "rounds": rounds, "temperature": temperature,

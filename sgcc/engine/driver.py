@@ -98,6 +98,17 @@ class Engine:
             req.generators = [g for g in req.generators if g not in left_out]
             report.notes.append(f"{', '.join(g.name for g in left_out)}: left out: test runs here lack "
                                 f"{', '.join(isolation.missing)} (--accept-isolation-risk runs them)")
+        from sgcc.engine.funcproof import footprint_unavailable
+
+        why_not = footprint_unavailable(req, program)
+        unchecked = [g for g in req.generators if not g.trusted]
+        if unchecked and why_not is not None and req.footprint != "waived":
+            # None of their candidates could be accepted (the footprint rule is required of
+            # code gcc did not write, and cannot run here): none is built, timed and refused.
+            req.generators = [g for g in req.generators if g.trusted]
+            report.notes.append(f"{', '.join(sorted({g.name for g in unchecked}))}: left out: candidates gcc did "
+                                f"not write are accepted only once the footprint rule held on their function "
+                                f"states, and {why_not} (footprint = waived accepts them on the tests alone)")
         untrusted = sorted({g.name for g in req.generators if not g.trusted})
         if untrusted:
             require_isolation(f"{', '.join(untrusted)} candidates", accept_risk=req.accept_isolation_risk,

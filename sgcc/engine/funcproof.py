@@ -34,6 +34,17 @@ if TYPE_CHECKING:
 LEVELS = ("default", "tested", "bounded", "equivalent")
 
 
+def footprint_unavailable(request, program) -> str | None:
+    """Why the footprint rule cannot run for ``program`` at all (None: it can, on the function
+    states its tests give): project mode has no capture build of a project's binaries yet, and
+    ``function_states = 0`` turns the function-level test off."""
+    if program.link is not None:
+        return "project mode has no function states yet"
+    if request.function_states <= 0:
+        return "function-level testing is off (function_states = 0)"
+    return None
+
+
 class FunctionProof:
     """Function-level tests for one engine run."""
 
@@ -56,7 +67,7 @@ class FunctionProof:
 
     @property
     def enabled(self) -> bool:
-        return self.req.function_states > 0 and self.program.link is None  # one program, not a project
+        return footprint_unavailable(self.req, self.program) is None
 
     def _get_tester(self):
         if self._tester is not None or self._failed is not None:
@@ -151,20 +162,29 @@ class FunctionProof:
         step of bounded and equivalent), with the footprint rule for the ``untrusted`` units:
         a function gcc did not write is accepted only once the rule held on its states."""
         level = self.req.proof
-        if not self.enabled:
-            # Project mode: no capture build of a project's binaries yet, so no function states,
-            # and the footprint rule cannot run (docs/proof.md, what remains).
-            res.proof = "whole-program tests only (function-level testing is off)"
+        why_not = footprint_unavailable(self.req, self.program)
+        if why_not is not None:
+            # Project mode (no capture build of a project's binaries yet) or function_states = 0:
+            # no function states, so the footprint rule cannot run (docs/proof.md, what remains).
+            res.proof = f"whole-program tests only ({why_not})"
             if untrusted:
-                res.proof += "; the footprint rule did not run"
-            return self._require(res, level, "function-level testing is off")
+                if self.req.footprint != "waived":
+                    # The rule is positive: code gcc did not write is accepted only once it held.
+                    res.stop(Stage.PROVE, f"footprint: not checked, and gcc did not write this code ({why_not}; "
+                                          "footprint = waived accepts it on the tests alone)")
+                    return False
+                res.proof += "; the footprint rule did not run (footprint = waived)"
+            return self._require(res, level, why_not)
         with self._lock:
             tester = self._get_tester()
             if tester is None:
                 res.proof = f"whole-program tests only ({self._failed})"
-                if untrusted:
-                    res.stop(Stage.PROVE, f"footprint: not checked, and gcc did not write this code ({self._failed})")
+                if untrusted and self.req.footprint != "waived":
+                    res.stop(Stage.PROVE, f"footprint: not checked, and gcc did not write this code ({self._failed}; "
+                                          "footprint = waived accepts it on the tests alone)")
                     return False
+                if untrusted:
+                    res.proof += "; the footprint rule did not run (footprint = waived)"
                 return self._require(res, level, self._failed or "")
             names = sorted(tester.capture.states) if WHOLE_UNIT in replacements else sorted(replacements)
             held = frozenset(names) if WHOLE_UNIT in untrusted else frozenset(untrusted) & frozenset(names)

@@ -67,6 +67,7 @@ class Request:
     remote_storage: str = ""  # the remote cache behind cache_dir (sgcc.cache.remote; "": none)
     remote_timeout: int = 150  # milliseconds one conversation with the remote may take
     accept_isolation_risk: bool = False  # run untrusted candidates even where runs cannot be boxed
+    footprint: str = "required"  # "waived": untrusted candidates accepted where the footprint rule cannot run
     generator_config: str = ""  # identifies how candidates were made (part of the search key)
     # Also write the shipped program's object of this source here (a program of several
     # sources, sgcc.engine.sources: the next source's baseline links it).
@@ -145,7 +146,8 @@ def request_from_options(options: dict, *, source: Path, flags: list[str], tests
                       cache_max_bytes=configmod.parse_size(cfg.cache_size), refresh=refresh, mutants=cfg.mutants,
                       proof=cfg.proof, proof_bound=cfg.proof_bound, proof_seconds=cfg.proof_seconds,
                       function_states=cfg.function_states, function_seconds=cfg.function_seconds,
-                      accept_isolation_risk=cfg.accept_isolation_risk, signing_key=cfg.signing_key,
+                      accept_isolation_risk=cfg.accept_isolation_risk, footprint=cfg.footprint,
+                      signing_key=cfg.signing_key,
                       trusted_keys=cfg.trusted_keys, remote_storage=cfg.remote_storage,
                       remote_timeout=cfg.remote_timeout,
                       generator_config=registry.describe(cfg, replay_dirs=replay_dirs))

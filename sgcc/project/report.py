@@ -94,7 +94,10 @@ class ProjectReport:
                      "whole_project": "whole-project candidates",
                      "search": "search", "final": "final rebuild and timing"}
             lines.append("sgcc: time: " + ", ".join(f"{names.get(k, k)} {v:.0f} s" for k, v in self.phases.items()))
-        lines += [f"sgcc: note: {n}" for n in self.notes]
+        # What every unit's run left out and why (the same words for each unit): said once.
+        left_out = list(dict.fromkeys(n for u in self.units for n in ((u.get("report") or {}).get("notes") or [])
+                                      if ": left out: " in n))
+        lines += [f"sgcc: note: {n}" for n in [*left_out, *self.notes]]
         return "\n".join(lines)
 
 
