@@ -118,6 +118,28 @@ def test_candidates_gcc_did_not_write_are_left_out_where_the_footprint_rule_cann
     assert "replay: left out" in r.stderr.decode()
 
 
+def test_cached_winners_are_not_revalidated_where_the_footprint_rule_cannot_run(optimized_project, sgcc_exe,
+                                                                                 tmp_path):
+    """The fixture's winners (replayed, footprint = waived) are in its cache; a run that requires
+    the footprint rule neither ships nor re-offers them (cached winners are never trusted) and
+    says so, and leaves the replay generator out."""
+    work, _, cache_dir, _, _ = optimized_project
+    tree, cache = tmp_path / "bitstats", tmp_path / "cache"
+    shutil.copytree(BITSTATS, tree, ignore=shutil.ignore_patterns("build"))
+    shutil.copytree(cache_dir, cache)
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--candidates", str(tree / "candidates"),
+                  "--generators", "replay", "--timing-rounds", "4", "--report", str(tmp_path / "r.json")],
+                 env=_env(cache), timeout=900)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    report = json.loads((tmp_path / "r.json").read_text())
+    bits = next(u for u in report["units"] if u["source"] == "src/bits.c")["report"]
+    assert bits["cache"]["found"] is True
+    assert not [c for c in bits["candidates"] if c["id"] != "-"], bits["candidates"]
+    assert any(n.startswith("1 cached winner(s) left out: gcc's own code or not, a cached candidate is accepted "
+                            "only once the footprint rule held") for n in bits["notes"]), bits["notes"]
+    assert not bits["honest"]["functions"]
+
+
 def test_project_errors_are_clear(tmp_path, sgcc_exe):
     (tmp_path / "Makefile").write_text("all:\n\ttrue\nclean:\n\ttrue\n")
     gens = ["--generators", "replay", "--candidates", str(BITSTATS / "candidates")]

@@ -141,7 +141,8 @@ class GccFlagsCommand(click.Command):
 def optimize(source, gcc_flags, tests, output, project, build, binary, test_command, bench, report_path, candidates,
              generators, budget,
              model, endpoint, samples, rounds, temperature, max_tokens, context, threads, isa, proof, footprint,
-             min_gain, timing_rounds, test_timeout, jobs, seed, keep_temps, no_cache, refresh, accept_isolation_risk, quiet):
+             min_gain, timing_rounds, test_timeout, jobs, seed, keep_temps, no_cache, refresh, accept_isolation_risk,
+             quiet):
     """Optimize one C program against its tests: prove each candidate correct and faster, or drop it.
 
     GCC_FLAGS are the flags of the baseline build (default -O3), e.g. `-O3 -lm`: every word
