@@ -27,32 +27,60 @@ def _run_dir() -> Path | None:
     return d
 
 
-@contextlib.contextmanager
-def _share_of_the_machine(alone: bool):
+class _MachineShare:
     """A readers-writer lock over the parallel workers: a test marked ``alone`` runs with no
     other test running (it waits for the running ones to end; none starts meanwhile), every
     other test beside any other. The turnstile keeps an ``alone`` test from waiting forever
-    behind a stream of shared ones (flock grants shared locks while an exclusive one waits)."""
-    d = _run_dir()
-    if d is None:
-        yield
-        return
-    with open(d / "turnstile", "a+") as gate, open(d / "machine", "a+") as machine:
-        fcntl.flock(gate, fcntl.LOCK_EX)
+    behind a stream of shared ones (flock grants shared locks while an exclusive one waits).
+
+    A worker whose next test is ``alone`` too keeps the machine between the two: released, a
+    neighbour would start a test of its own in the gap (an end-to-end run of a minute), and the
+    next ``alone`` test would wait for all of it with the cores idle. Test files mark their
+    tests ``alone`` together (a file's tests run in order on one worker), so this turns a
+    drain per test into one per run of them."""
+
+    def __init__(self):
+        self.files: tuple | None = None  # (turnstile, machine) while this worker holds the machine alone
+
+    @contextlib.contextmanager
+    def share(self, alone: bool, next_alone: bool):
+        d = _run_dir()
+        if d is None:
+            yield
+            return
         if alone:
-            fcntl.flock(machine, fcntl.LOCK_EX)
+            if self.files is None:
+                gate, machine = open(d / "turnstile", "a+"), open(d / "machine", "a+")
+                fcntl.flock(gate, fcntl.LOCK_EX)
+                fcntl.flock(machine, fcntl.LOCK_EX)
+                self.files = (gate, machine)
+            try:
+                yield
+            finally:
+                if not next_alone:
+                    self.release()
+            return
+        self.release()
+        with open(d / "turnstile", "a+") as gate, open(d / "machine", "a+") as machine:
+            fcntl.flock(gate, fcntl.LOCK_EX)
+            fcntl.flock(gate, fcntl.LOCK_UN)
+            fcntl.flock(machine, fcntl.LOCK_SH)
             try:
                 yield
             finally:
                 fcntl.flock(machine, fcntl.LOCK_UN)
-                fcntl.flock(gate, fcntl.LOCK_UN)
-            return
-        fcntl.flock(gate, fcntl.LOCK_UN)
-        fcntl.flock(machine, fcntl.LOCK_SH)
-        try:
-            yield
-        finally:
+
+    def release(self) -> None:
+        if self.files is not None:
+            gate, machine = self.files
+            self.files = None
             fcntl.flock(machine, fcntl.LOCK_UN)
+            fcntl.flock(gate, fcntl.LOCK_UN)
+            machine.close()
+            gate.close()
+
+
+_machine = _MachineShare()
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -97,8 +125,9 @@ def _module_fixtures(item) -> set[str]:
 def pytest_runtest_protocol(item, nextitem):
     # Setup, call and teardown together: a module fixture's build (set up by the first test
     # that needs it) loads the machine as much as any test.
-    with _share_of_the_machine(item.get_closest_marker("alone") is not None), \
-            _function_test_share(item.get_closest_marker("function_test") is None):
+    alone = item.get_closest_marker("alone") is not None
+    next_alone = nextitem is not None and nextitem.get_closest_marker("alone") is not None
+    with _machine.share(alone, next_alone), _function_test_share(item.get_closest_marker("function_test") is None):
         yield
 
 
