@@ -147,11 +147,12 @@ class Engine:
             weigh(req, program, sandbox, all_tests, report, self.note)
             verdicts = Verdicts(req, program, all_tests)
             cached = verdicts.lookup(report)
-            if why_not is not None and req.footprint != "waived" and any(not c.trusted for c in cached):
+            dropped = [c for c in cached if not c.trusted] if why_not is not None and req.footprint != "waived" \
+                else []
+            if dropped:
                 # Cached winners are never trusted (docs/cache.md) and the footprint rule cannot
                 # hold them here: not re-offered only to be refused; their functions are
                 # searched afresh by gcc's own generators (which may propose the same code).
-                dropped = [c for c in cached if not c.trusted]
                 cached = [c for c in cached if c.trusted]
                 verdicts.settled -= {c.function for c in dropped}
                 report.notes.append(f"{len(dropped)} cached winner(s) left out: gcc's own code or not, a cached "

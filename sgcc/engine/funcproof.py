@@ -167,24 +167,15 @@ class FunctionProof:
             # Project mode (no capture build of a project's binaries yet) or function_states = 0:
             # no function states, so the footprint rule cannot run (docs/proof.md, what remains).
             res.proof = f"whole-program tests only ({why_not})"
-            if untrusted:
-                if self.req.footprint != "waived":
-                    # The rule is positive: code gcc did not write is accepted only once it held.
-                    res.stop(Stage.PROVE, f"footprint: not checked, and gcc did not write this code ({why_not}; "
-                                          "footprint = waived accepts it on the tests alone)")
-                    return False
-                res.proof += "; the footprint rule did not run (footprint = waived)"
+            if untrusted and not self._waived(res, why_not):
+                return False
             return self._require(res, level, why_not)
         with self._lock:
             tester = self._get_tester()
             if tester is None:
                 res.proof = f"whole-program tests only ({self._failed})"
-                if untrusted and self.req.footprint != "waived":
-                    res.stop(Stage.PROVE, f"footprint: not checked, and gcc did not write this code ({self._failed}; "
-                                          "footprint = waived accepts it on the tests alone)")
+                if untrusted and not self._waived(res, self._failed or ""):
                     return False
-                if untrusted:
-                    res.proof += "; the footprint rule did not run (footprint = waived)"
                 return self._require(res, level, self._failed or "")
             names = sorted(tester.capture.states) if WHOLE_UNIT in replacements else sorted(replacements)
             held = frozenset(names) if WHOLE_UNIT in untrusted else frozenset(untrusted) & frozenset(names)
@@ -214,6 +205,17 @@ class FunctionProof:
         if verdict.untested or not verdict.tested:
             why = "; ".join(f"{f}: {w}" for f, w in verdict.untested.items()) or "no function tested"
             return self._require(res, level, why)
+        return True
+
+    def _waived(self, res, why: str) -> bool:
+        """Code gcc did not write, where the footprint rule could not run (``why``): refused
+        (the rule is positive: accepted only once it held), unless ``footprint = waived``,
+        which accepts it on the tests alone and says so in its proof."""
+        if self.req.footprint != "waived":
+            res.stop(Stage.PROVE, f"footprint: not checked, and gcc did not write this code ({why}; "
+                                  "footprint = waived accepts it on the tests alone)")
+            return False
+        res.proof += "; the footprint rule did not run (footprint = waived)"
         return True
 
     @staticmethod
