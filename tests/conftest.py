@@ -84,7 +84,8 @@ _machine = _MachineShare()
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """The heaviest test files first, each file's tests kept together and in their order:
+    """The heaviest test files first, each file's tests kept together and in their order (its
+    ``alone`` ones last):
     pytest-xdist hands out whole files in this order (``--dist loadfile``; its own reordering,
     by the number of tests, is off in pyproject.toml), and a long file started last is the
     run's tail. Tests the last measured run found slow are marked ``slow``, with the tests
@@ -108,7 +109,11 @@ def pytest_collection_modifyitems(session, config, items):
     for item in items:
         if heavy.get(rel(item), set()) & _module_fixtures(item):
             item.add_marker(pytest.mark.slow)
-    items.sort(key=lambda item: -files.get(rel(item), durations.UNKNOWN))  # stable: a file keeps its order
+    # Stable: a file keeps its order, except that its ``alone`` tests run last, together: each
+    # run of them drains the machine once (the neighbour's running test ends first, with this
+    # worker idle), and a file that interleaved them with shared tests paid that once per test.
+    items.sort(key=lambda item: (-files.get(rel(item), durations.UNKNOWN), rel(item),
+                                 item.get_closest_marker("alone") is not None))
 
 
 def _module_fixtures(item) -> set[str]:

@@ -21,8 +21,11 @@ import pytest
 from sgcc import proc
 
 # Builds, profiles, tests and times a project; whole-project candidates are raced and adopted by
-# timing, which a neighbour test's load moves: under pytest-xdist they run with nothing beside them.
-pytestmark = [pytest.mark.slow, pytest.mark.alone]
+# timing. Not ``alone``: its timings take the suite's timing lock like every other, so a neighbour
+# test only builds or emulates beside them, and every assertion on a timing is either sgcc's own
+# rule (it holds by construction) or an effect far beyond such load (PGO everywhere 4.0x
+# [3.8, 4.2] on the workload; the bound asserted is 1.01x).
+pytestmark = pytest.mark.slow
 
 PGOWIN = Path(__file__).parent / "projects" / "pgowin"
 
