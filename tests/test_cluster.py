@@ -184,7 +184,16 @@ def _bench(sgcc_exe, data, js, *extra, python_flags=()) -> subprocess.CompletedP
 
 
 def _verdicts(report: dict) -> dict:
-    return {r["name"]: (r["compiled"], r["passed"], tuple(sorted(r["honest"]["functions"]))) for r in report["problems"]}
+    """Per problem: compiled, passed, and how many candidates stopped at each stage, with the
+    stages past the tests that timing alone separates ("time": not proven faster, "accepted")
+    counted as one. Whether a 3-round timing confirms a 1.4x candidate in every world is the
+    wall clock's call, not the cluster's: one full run of the suite had bitrev's candidate
+    unconfirmed in one world (lower bound 0.915x) on one machine and shipped on the cluster."""
+    def stages(row: dict) -> tuple:
+        counts = dict(row["stages"])
+        past = counts.pop("time", 0) + counts.pop("accepted", 0)
+        return tuple(sorted({**counts, **({"passed the tests": past} if past else {})}.items()))
+    return {r["name"]: (r["compiled"], r["passed"], stages(r)) for r in report["problems"]}
 
 
 def _why_they_differ(report: dict, other: dict) -> str:
@@ -295,8 +304,13 @@ def test_cluster_gives_the_verdicts_of_one_machine_and_records_nodes(ray_cluster
     r = _bench(sgcc_exe, dataset, js, "--cluster", ray_cluster.address, "--output-dir", str(out))
     report, local = json.loads(js.read_text()), local_run["json"]
     assert _verdicts(report) == _verdicts(local), _why_they_differ(report, local)
-    assert _verdicts(report) == {"bitrev": (True, True, ("reverse_all",)), "popcount": (True, True, ("count_bits",)),
-                                 "wrong": (True, False, ())}
+    past = (("passed the tests", 1),)
+    assert _verdicts(report) == {"bitrev": (True, True, past), "popcount": (True, True, past),
+                                 "wrong": (True, False, (("test", 1),))}
+    # What shipped is each problem's candidate or gcc's program, as the timing decided.
+    for row in report["problems"]:
+        assert set(row["honest"]["functions"]) <= {"bitrev": {"reverse_all"}, "popcount": {"count_bits"},
+                                                   "wrong": set()}[row["name"]], row
     nodes = {n["id"] for n in report["cluster"]["nodes"]}
     assert len(nodes) == 2
     for row in report["problems"]:
