@@ -192,7 +192,9 @@ def _verdicts(report: dict) -> dict:
     def stages(row: dict) -> tuple:
         counts = dict(row["stages"])
         past = counts.pop("time", 0) + counts.pop("accepted", 0)
-        return tuple(sorted({**counts, **({"passed the tests": past} if past else {})}.items()))
+        if past:
+            counts["passed the tests"] = past
+        return tuple(sorted(counts.items()))
     return {r["name"]: (r["compiled"], r["passed"], stages(r)) for r in report["problems"]}
 
 

@@ -147,8 +147,9 @@ class Engine:
             weigh(req, program, sandbox, all_tests, report, self.note)
             verdicts = Verdicts(req, program, all_tests)
             cached = verdicts.lookup(report)
-            dropped = [c for c in cached if not c.trusted] if why_not is not None and req.footprint != "waived" \
-                else []
+            dropped = []
+            if why_not is not None and req.footprint != "waived":
+                dropped = [c for c in cached if not c.trusted]
             if dropped:
                 # Cached winners are never trusted (docs/cache.md) and the footprint rule cannot
                 # hold them here: not re-offered only to be refused; their functions are
