@@ -85,6 +85,40 @@ def test_the_budget_bounds_what_follows_it_and_its_timings_fit_what_is_left():
     assert ProjectBudget.choose(600, [], 10, 2, workload_seconds=60).reserve == 300
 
 
+def test_built_whole_project_candidates_are_raced_past_their_share_before_the_references_get_spare_rounds():
+    """wren, ``--budget 6m``: PGO everywhere and PGO + LTO built in the whole-project share,
+    then "no time for the race" (the share could not hold the race and full confirmations),
+    then the references timed the same builds for 85 s (PGO + LTO 1.14x), and gcc's build
+    shipped with 1.6 minutes of the budget unused. Decisions come before figures."""
+    import time
+
+    from sgcc.project.adopt import CONFIRM_FEWEST, WHOLE_SHARE, confirm_rounds, race_affordable
+    from sgcc.project.budget import FEWEST_ROUNDS, ProjectBudget
+
+    b = ProjectBudget.choose(360, [], build_seconds=8.9, test_seconds=3.3, workload_seconds=0.78, rounds=20)
+    # The references' two timings at the fewest rounds instead of the 20 wanted, a round being
+    # two runs of the workload: what the whole-project decisions may take from the reserve.
+    assert b.spare == pytest.approx(2 * (20 - FEWEST_ROUNDS) * 2 * 0.78)
+    b.start(time.monotonic() - 175)  # the race is due 175 s into the run
+    assert b.for_decisions() == pytest.approx(b.left() + b.spare, abs=0.1)
+    share_left = WHOLE_SHARE * 360 - 60  # building the two candidates took 60 s of the share
+    confirmations = 2  # the winner against PGO everywhere, then against gcc's build
+    # A first rung of 6 rounds for both candidates and two confirmations of 40 rounds do not
+    # fit the share; with the confirmations cut to the floor, they fit the time for decisions.
+    assert not race_affordable(2, 6, 0.78, share_left=share_left, decisions_left=0, rounds=40,
+                               confirmations=confirmations)
+    assert race_affordable(2, 6, 0.78, share_left=share_left, decisions_left=b.for_decisions(), rounds=40,
+                           confirmations=confirmations)
+    assert b.left() < 6 * 3 * 0.78 + confirmations * 2 * CONFIRM_FEWEST * 0.78  # the search's time alone would not
+    # Within the share the full confirmations are kept: the race stops where they would not fit.
+    assert race_affordable(2, 6, 0.78, share_left=200, decisions_left=0, rounds=40, confirmations=2)
+    assert not race_affordable(4, 24, 0.78, share_left=200, decisions_left=0, rounds=40, confirmations=2)
+    # Confirmations take the rounds wanted, or those that fit, never fewer than the floor.
+    assert confirm_rounds(40, 1000, 0.78) == 40
+    assert confirm_rounds(40, 60, 0.78) == int(60 / 1.56) - 3
+    assert confirm_rounds(40, 30, 0.78, timings=2) == CONFIRM_FEWEST
+
+
 def test_project_entries_are_dated():
     """`sgcc cache list` showed '?' for 30 of 36 entries: those project mode wrote."""
     from sgcc.project.store import _applying

@@ -13,7 +13,11 @@ no per-function proof, the tests and the timing decide. Then the tree is the bas
 source's search (candidates are built on it, substituted into its texts and timed against it)
 and :func:`sgcc.project.store.store_whole` stores each compile's text, its winners joined in,
 as a whole unit under the compile's key. The variants' preparation may take
-:data:`WHOLE_SHARE` of the budget (the first always runs).
+:data:`WHOLE_SHARE` of the budget (the first always runs). The race and the confirmations
+after it may go past that share when it cannot hold them, into the search's time and the
+references' spare rounds (:meth:`sgcc.project.budget.ProjectBudget.for_decisions`), with the
+confirmations cut to the rounds that fit (at least :data:`CONFIRM_FEWEST`): candidates built
+and never timed decide nothing.
 """
 
 from __future__ import annotations
@@ -46,6 +50,29 @@ PGO_ROUNDS = 30
 #: first candidate is always tried): the function search has found nothing on real projects
 #: that these do not (docs/results.md), so they come first.
 WHOLE_SHARE = 0.35
+#: Fewest rounds a confirmation after the race is cut to when the budget has no room for
+#: ``max(PGO_ROUNDS, 2 * timing_rounds)``: a wider interval, judged by its lower end as ever.
+CONFIRM_FEWEST = 10
+
+
+def confirm_rounds(wanted: int, seconds: float, sample: float, timings: int = 1) -> int:
+    """Rounds for each of ``timings`` interleaved confirmations (a round: two runs of about
+    ``sample`` seconds; three more for the warm-up and the calibration) within ``seconds``:
+    at most ``wanted``, at least :data:`CONFIRM_FEWEST`."""
+    fit = int(seconds / max(1, timings) / (2 * max(sample, 1e-3))) - 3
+    return max(CONFIRM_FEWEST, min(wanted, fit))
+
+
+def race_affordable(alive: int, rungs: int, sample: float, *, share_left: float, decisions_left: float,
+                    rounds: int, confirmations: int) -> bool:
+    """Whether the race's next rung (``rungs`` rounds of ``alive`` candidates and the baseline)
+    fits: with ``confirmations`` confirmations of ``rounds`` rounds after it in what is left of
+    the whole-project share, or, past the share, with those cut to :data:`CONFIRM_FEWEST`
+    rounds in the time the budget keeps for decisions."""
+    rung = rungs * (alive + 1) * sample
+    if rung + confirmations * 2 * rounds * sample <= share_left:
+        return True
+    return rung + confirmations * 2 * CONFIRM_FEWEST * sample <= decisions_left
 
 
 def whole_project(run: ProjectRun, budget: ProjectBudget) -> Path | None:
@@ -58,22 +85,34 @@ def whole_project(run: ProjectRun, budget: ProjectBudget) -> Path | None:
         return None
     started = time.monotonic()
     cap = WHOLE_SHARE * budget.total
-    built, prep = _build_field(run, info, started, cap)
+    built = _build_field(run, info, started, cap)
     if not built:
         info["why"] = "; ".join(f"{e['name']}: {e['why']}" for e in info["field"] if e.get("why")) or \
             "no whole-project candidate"
         return None
     _case, base_run, run_of = run.workload_runs()
     runs: dict[Hashable, Runner] = {v: run_of(t) for v, (t, _, _) in built.items()}
-    rounds = max(PGO_ROUNDS, 2 * run.tmpl.timing_rounds)
+    wanted = max(PGO_ROUNDS, 2 * run.tmpl.timing_rounds)
+    # Each confirmation after the race (against PGO everywhere, then against gcc's build) gets
+    # the rounds wanted, or those that fit the time left for decisions.
+    sample = max(run.workload_seconds, run.tmpl.min_sample)
+
+    def rounds(timings: int) -> int:
+        left = max(cap - (time.monotonic() - started), budget.for_decisions())
+        n = confirm_rounds(wanted, left, sample, timings)
+        if n < wanted:
+            run.say(f"the budget leaves room for {n} confirming rounds, not {wanted}")
+        return n
+
+    confirmations = 1 + (whole.PGO in built and len(built) > 1)
     winner = next(iter(built))
     if len(built) > 1:
-        survivor = _race(run, info, built, base_run, runs, rounds, started, cap, prep)
+        survivor = _race(run, info, built, base_run, runs, wanted, started, cap, budget, confirmations)
         if survivor is None:
             return None
         winner = survivor
     if winner != whole.PGO and whole.PGO in built:
-        winner = _against_pgo(run, built, runs, winner, rounds)
+        winner = _against_pgo(run, built, runs, winner, rounds(2))
     pgo_lto = whole.Variant(whole.LTO, profile=True)
     lto_entry = built[pgo_lto][2] if pgo_lto in built else {}
     if winner == whole.PGO and lto_entry and "vs_pgo" not in lto_entry and \
@@ -82,13 +121,13 @@ def whole_project(run: ProjectRun, budget: ProjectBudget) -> Path | None:
         # can drop it on a noisy workload: on Lua it went at rung 1 (1.152x [1.003, 1.373] on
         # 6 rounds) while the same build measured 1.171x [1.118, 1.230] as the report's
         # reference. So it meets PGO everywhere head-to-head on fresh rounds whatever the race said.
-        winner = _against_pgo(run, built, runs, pgo_lto, rounds, raced=False)
-    return _confirm(run, info, built, base_run, runs[winner], winner, rounds)
+        winner = _against_pgo(run, built, runs, pgo_lto, rounds(2), raced=False)
+    return _confirm(run, info, built, base_run, runs[winner], winner, rounds(1))
 
 
-def _build_field(run: ProjectRun, info: dict, started: float, cap: float) -> tuple[Built, float]:
+def _build_field(run: ProjectRun, info: dict, started: float, cap: float) -> Built:
     """Each variant of the field compiled and built (within ``cap`` seconds from ``started``,
-    the first always): the variants built, and the longest one's preparation."""
+    the first always; the next only when the longest preparation so far still fits)."""
     variants = whole.field(run.generator_names(), run.tmpl.isa, run.spec.lto)
     prof = run.profile
     built: Built = {}
@@ -144,11 +183,11 @@ def _build_field(run: ProjectRun, info: dict, started: float, cap: float) -> tup
             built[v] = (tree, texts, e)
             if v == whole.PGO:
                 run.pgo_tree = tree
-    return built, prep
+    return built
 
 
 def _race(run: ProjectRun, info: dict, built: Built, base_run: Runner, runs: dict[Hashable, Runner], rounds: int,
-          started: float, cap: float, prep: float) -> Variant | None:
+          started: float, cap: float, budget: ProjectBudget, confirmations: int) -> Variant | None:
     """The field raced on the workload against gcc's build: the survivor, or None (why in ``info``)."""
     from sgcc.engine import estimate_dict
     from sgcc.verify.timing import halving
@@ -159,9 +198,9 @@ def _race(run: ProjectRun, info: dict, built: Built, base_run: Runner, runs: dic
     run.note("racing the whole-project candidates")  # the status line: not the last build's step
 
     def afford(alive: int, rungs: int, sample: float) -> bool:
-        # The winner's confirmation (``rounds`` pairs) must still fit in the share.
-        need = (rungs * (alive + 1) + 2 * rounds) * sample
-        return time.monotonic() - started + need <= max(cap, prep + 2 * rounds * sample)
+        return race_affordable(alive, rungs, sample, share_left=cap - (time.monotonic() - started),
+                               decisions_left=budget.for_decisions(), rounds=rounds,
+                               confirmations=confirmations)
 
     try:
         r = halving.race(base_run, runs, keep=1, min_rounds=run.tmpl.timing_rounds,

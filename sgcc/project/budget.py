@@ -15,6 +15,14 @@ estimated from the recorded build, the first test run and the workload's first r
 timings then take the rounds the time left allows (:meth:`rounds`). Each source gets the time
 left times its share of the weight left, so a source that ends early leaves its time to the
 next ones, and the hottest are searched first.
+
+Decisions before figures: the whole-project race and its confirmations decide what ships, the
+references only say what else could have shipped. So the race may take, beyond its share, the
+search's time and the part of the reserve the references would spend on rounds past
+:data:`FEWEST_ROUNDS` (:meth:`for_decisions`): a reference timed on fewer rounds has a wider
+interval, a whole-project candidate built and never timed is a gain thrown away (wren with
+``--budget 6m``: PGO + LTO built, then "no time for the race", then the references timed the
+same build for 85 s, 1.14x, and gcc's build shipped with 1.6 minutes of the budget unused).
 """
 
 from __future__ import annotations
@@ -44,6 +52,8 @@ class ProjectBudget:
         self.weight_left = weight
         self.started = time.monotonic()
         self.workload_seconds = 0.0
+        #: Seconds of :attr:`reserve` the references would spend on rounds past FEWEST_ROUNDS.
+        self.spare = 0.0
 
     @classmethod
     def choose(cls, given: float | None, plan: list[Target], build_seconds: float,
@@ -56,10 +66,13 @@ class ProjectBudget:
             rule = f"default: 5 min + 2 min x {len(plan)} source(s), at most 30 min"
         # Kept back: the final rebuild (a clean build from the cache), its tests and its timing;
         # the PGO-everywhere reference's build (as long as a recorded build) and its two timings.
-        timing = (rounds + 3) * 2 * max(workload_seconds, 0.05)
+        per_round = 2 * max(workload_seconds, 0.05)
+        timing = (rounds + 3) * per_round
         reserve = 1.2 * build_seconds + test_seconds + timing + build_seconds + 2 * timing + 30.0
         budget = cls(total, rule, min(reserve, MOST_RESERVED * total), sum(t.weight for t in plan))
         budget.workload_seconds = workload_seconds
+        # The references' two timings at the fewest rounds instead of the rounds wanted.
+        budget.spare = min(budget.reserve, 2 * max(0, rounds - FEWEST_ROUNDS) * per_round)
         return budget
 
     def start(self, started: float) -> None:
@@ -69,6 +82,11 @@ class ProjectBudget:
     def left(self) -> float:
         """Seconds left for the search (the reserve kept back)."""
         return self.total - self.reserve - (time.monotonic() - self.started)
+
+    def for_decisions(self) -> float:
+        """Seconds the whole-project race and its confirmations may still take: the search's
+        time left and the reserve's :attr:`spare` (see the module docstring)."""
+        return self.left() + self.spare
 
     def remaining(self) -> float:
         """Seconds left of the whole budget."""
