@@ -8,7 +8,7 @@ longest-processing-time-first rule). A test that took :data:`SLOW_SECONDS` or mo
 building it), so ``-m "not slow"`` stays a fast subset as tests grow. Regenerate after the
 suite's shape changes::
 
-    .venv/bin/python -m pytest -q -n 2 --dist loadfile --junitxml=/tmp/suite.xml
+    .venv/bin/python -m pytest -q -n 3 --dist loadfile --junitxml=/tmp/suite.xml
     .venv/bin/python tests/durations.py /tmp/suite.xml
     .venv/bin/python tests/durations.py --groups /tmp/suite.xml   # the time by what it pays for
 

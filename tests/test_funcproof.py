@@ -78,7 +78,6 @@ def test_honest_candidate_passes(popcount):
     assert verdict.level().startswith("tested on ") and "mutated" in verdict.level()
 
 
-@pytest.mark.alone  # emulator time limits decide which large states are compared
 @pytest.mark.parametrize("path", NARROW, ids=[p.stem for p in NARROW])
 def test_narrow_region_candidate_is_refused_with_the_state(popcount, path):
     program, tester, tmp = popcount
@@ -161,7 +160,6 @@ def test_external_calls_must_match(tmp_path):
     assert not verdict.ok and "external call" in verdict.mismatch.difference, verdict.to_dict()
 
 
-@pytest.mark.alone  # emulator time limits decide which large states are compared
 @pytest.mark.slow
 def test_optimize_refuses_the_narrow_candidates_and_says_how_winners_were_proven(tmp_path, sgcc_exe):
     cands = tmp_path / "cands" / "count_bits"
@@ -319,7 +317,6 @@ VARIATIONS = {
 }
 
 
-@pytest.mark.alone  # emulator time limits decide which large states are compared
 @pytest.mark.parametrize("name", sorted(VARIATIONS))
 def test_unseen_narrow_region_variations_are_refused(popcount, name):
     program, tester, tmp = popcount

@@ -259,7 +259,6 @@ def popcount(tmp_path_factory):
     return _captured(tmp_path_factory.mktemp("popcount_dodge"), "popcount", ["count_bits"])
 
 
-@pytest.mark.alone  # emulator time limits decide which large states are compared
 def test_a_candidate_cannot_hide_its_wrong_region_behind_an_emulator_limit(popcount):
     # narrow_over_4m is wrong only past 4,000,000 words; this one first asks memset for 2^29
     # bytes there, more than the emulator carries out. Before, that ended the whole function's
@@ -322,13 +321,11 @@ def test_a_state_where_gcc_s_function_reads_below_its_object_is_dropped_not_a_re
     assert verdict.dropped["knapsack"].get(reason) == 1, verdict.to_dict()
 
 
-@pytest.mark.alone  # emulator time limits decide which large states are compared
 def test_sizes_beyond_the_tests_move_off_a_state_with_no_room_past_its_buffer(popcount):
     _no_room_refused(popcount)
 
 
 @pytest.mark.slow
-@pytest.mark.alone  # emulator time limits decide which large states are compared
 def test_a_candidate_slow_on_the_small_sizes_does_not_use_up_the_time_of_the_larger_ones(popcount, monkeypatch):
     # The time for sizes beyond the tests' was wall-clock, the candidate's runs charged to it:
     # narrow_over_4m's large memset made it slow on the first sizes, 4,000,001 words was left a
@@ -349,7 +346,6 @@ def test_a_candidate_slow_on_the_small_sizes_does_not_use_up_the_time_of_the_lar
 
 
 @pytest.mark.slow
-@pytest.mark.alone  # emulator time limits decide which large states are compared
 def test_a_candidate_slow_on_the_cheap_mutations_does_not_keep_the_sizes_beyond_the_tests_from_it(popcount,
                                                                                                   monkeypatch):
     # The guaranteed states (every state as captured, the base's cheap mutations, the sizes
@@ -389,7 +385,6 @@ def _reads_below_past_4m():
 
 
 @pytest.mark.slow
-@pytest.mark.alone  # emulator time limits decide which large states are held to the rule
 def test_a_read_outside_gcc_s_footprint_only_past_the_tests_sizes_is_refused(popcount):
     program, capture, tmp = popcount
     obj = _joined(program, tmp, "count_bits", _reads_below_past_4m(), "reads_below")
@@ -403,7 +398,6 @@ def test_a_read_outside_gcc_s_footprint_only_past_the_tests_sizes_is_refused(pop
 
 
 @pytest.mark.slow
-@pytest.mark.alone  # emulator time limits decide which large states are held to the rule
 def test_a_candidate_slow_under_the_footprint_rule_does_not_keep_the_larger_sizes_from_it(popcount, monkeypatch):
     # The footprint rule's time for the sizes beyond the tests' was wall-clock, the candidate's
     # runs charged to it: a candidate slow on the smallest sizes left the larger ones "compared
@@ -445,7 +439,6 @@ def _slow_under_the_rule_past_4m(pairs: int = 12, below: int | None = None):
 
 
 @pytest.mark.slow
-@pytest.mark.alone  # emulator time limits decide which large states are held to the rule
 def test_a_candidate_too_slow_under_the_footprint_rule_is_refused_not_left_unchecked(popcount):
     # A candidate's run under the rule on a size beyond the tests' was allowed 100 times gcc's
     # time, at most 15 s; where the 100 times passed 15 s, a timeout was counted "compared for
