@@ -299,7 +299,7 @@ def _confirm(run: ProjectRun, info: dict, built: Built, base_run: Runner, winner
     info["adopted"] = True
     prof = run.profile
     digests = {k: pgo.profile_digest(prof.gcda[k]) for k in texts} if winner.profile and prof is not None else {}
-    run.adopted = Adopted(texts, winner, digests)
+    run.adopted = Adopted(texts, winner, digests, tree, e["timing"])
     run.say(f"{winner.name} adopted as the baseline" + (f" ({e['lowers']})" if e.get("lowers") else "")
             + f": {est.speedup:.3f}x [{est.low:.3f}, {est.high:.3f}] as fast "
             "as gcc's build, the project's tests pass" + ("" if winner.lto else "; the function search starts from it"))

@@ -9,8 +9,10 @@ link, what the distributions build their packages with), sgcc's result against t
 best whole-project flag set the whole-project candidates timed. When the PGO-everywhere
 *candidate* (its compiles substituted by the drop-in, :mod:`sgcc.project.adopt`) was timed and
 its programs and libraries are that build's code byte for byte (:func:`same_code`), its
-timing is the reference's; otherwise the reference is timed itself. Also when nothing
-shipped; a reference never fails the run.
+timing is the reference's; otherwise the reference is timed itself. sgcc's result is not
+timed against a reference whose programs and libraries are its own code byte for byte (PGO
+everywhere adopted and nothing added by the search): the figure is 1 by identity, and says so.
+Also when nothing shipped; a reference never fails the run.
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ def references(run: ProjectRun) -> None:
         refs["pgo_everywhere"] = {"error": why}
         return
     ref_tree = workload.copy_tree(tree, run.workdir / "pgo-reference", writable=False)
-    _, base_run, run_of = run.workload_runs()
-    final_run = run_of(run.workdir / "final") if report.final else None
+    _, base_run, _ = run.workload_runs()
+    final = run.workdir / "final" if report.final else None
     what = "the whole project with -fprofile-use from the same workload, built as a user builds it"
     same, differ = (same_code(run.pgo_tree, ref_tree) if run.pgo_tree is not None else (False, []))
     try:
@@ -52,18 +54,17 @@ def references(run: ProjectRun) -> None:
             refs["pgo_everywhere"] = {**run.pgo_confirmed, "what": what, "same_code_as_candidate": True,
                                       "timed_as": "the PGO-everywhere candidate, whose programs and libraries are "
                                                   "this build's code byte for byte"}
-            refs.update(_timed(run, "the PGO-everywhere reference", None, run_of(ref_tree), final_run,
-                               "sgcc_vs_pgo_everywhere"))
+            refs.update(_timed(run, "the PGO-everywhere reference", None, ref_tree, final, "sgcc_vs_pgo_everywhere"))
         else:
-            refs["pgo_everywhere"] = {**_timed(run, "the PGO-everywhere reference", base_run, run_of(ref_tree),
-                                               final_run, "sgcc_vs_pgo_everywhere", refs), "what": what}
+            refs["pgo_everywhere"] = {**_timed(run, "the PGO-everywhere reference", base_run, ref_tree, final,
+                                               "sgcc_vs_pgo_everywhere", refs), "what": what}
             if run.pgo_tree is not None:
                 refs["pgo_everywhere"]["same_code_as_candidate"] = same
                 if differ:
                     refs["pgo_everywhere"]["differs_from_candidate"] = differ[:5]
     except timing.TimingRunFailed as exc:
         refs["pgo_everywhere"] = {"error": f"the PGO build's workload did not behave as gcc's: {exc}"}
-    refs["pgo_lto"] = _pgo_lto(run, ref_tree, base_run, run_of, final_run, refs)
+    refs["pgo_lto"] = _pgo_lto(run, ref_tree, base_run, final, refs)
 
 
 def _built(run: ProjectRun, what: str, extra: list[str] | None = None):
@@ -78,23 +79,31 @@ def _built(run: ProjectRun, what: str, extra: list[str] | None = None):
         run.tick(False)
 
 
-def _timed(run: ProjectRun, what: str, base_run, ref_run, final_run, versus: str, refs: dict | None = None) -> dict:
-    """``ref_run`` timed against gcc's build (``base_run``; None: timed already) and sgcc's
-    result (``final_run``, when something shipped) against it, interleaved, within what the
-    budget has left. Returns the first estimate ({} when not timed); the second goes to
-    ``refs[versus]`` (or is returned under ``versus`` when ``refs`` is None)."""
+def _timed(run: ProjectRun, what: str, base_run, ref_tree: Path, final: Path | None, versus: str,
+           refs: dict | None = None) -> dict:
+    """The reference built in ``ref_tree`` timed against gcc's build (``base_run``; None: timed
+    already) and sgcc's result (the tree ``final``, when something shipped) against it,
+    interleaved, within what the budget has left; sgcc's result is not timed against its own
+    code (:func:`same_code`). Returns the first estimate ({} when not timed); the second goes
+    to ``refs[versus]`` (or is returned under ``versus`` when ``refs`` is None)."""
     from sgcc.engine import estimate_dict
     from sgcc.verify.timing import rounds as timing
 
+    _, _, run_of = run.workload_runs()
+    ref_run = run_of(ref_tree)
+    identical = final is not None and same_code(ref_tree, final)[0]
+    against = final is not None and not identical
     tmpl, out, vs = run.tmpl, {}, {}
     if base_run is not None:
         run.note(f"timing {what} against gcc's build (interleaved)")
-        est = timing.measure(base_run, ref_run, rounds=_rounds(run, 2 if final_run is not None else 1),
+        est = timing.measure(base_run, ref_run, rounds=_rounds(run, 2 if against else 1),
                              min_sample_seconds=tmpl.min_sample, seed=tmpl.seed)
         out = estimate_dict(est)
-    if final_run is not None:
+    if identical:
+        vs = {versus: {"speedup": 1.0, "low": 1.0, "high": 1.0, "rounds": 0, "same_code": True}}
+    elif final is not None:
         run.note(f"timing sgcc's result against {what} (interleaved)")
-        est = timing.measure(ref_run, final_run, rounds=_rounds(run, 1), min_sample_seconds=tmpl.min_sample,
+        est = timing.measure(ref_run, run_of(final), rounds=_rounds(run, 1), min_sample_seconds=tmpl.min_sample,
                              seed=tmpl.seed)
         vs = {versus: estimate_dict(est)}
     if refs is None:
@@ -103,7 +112,7 @@ def _timed(run: ProjectRun, what: str, base_run, ref_run, final_run, versus: str
     return out
 
 
-def _pgo_lto(run: ProjectRun, pgo_tree: Path, base_run, run_of, final_run, refs: dict) -> dict:
+def _pgo_lto(run: ProjectRun, pgo_tree: Path, base_run, final: Path | None, refs: dict) -> dict:
     """PGO + LTO, as a user (and the distributions' package builds) would add it: the PGO
     build again with :data:`sgcc.project.whole.LTO` on every compile and link, timed against
     gcc's build, and sgcc's result against it (``refs["sgcc_vs_pgo_lto"]``). Never raises."""
@@ -118,8 +127,8 @@ def _pgo_lto(run: ProjectRun, pgo_tree: Path, base_run, run_of, final_run, refs:
     if same_code(pgo_tree, lto_tree)[0]:
         return {"error": "-flto=auto changed no program or library of the PGO build", "what": what}
     try:
-        return {**_timed(run, "the PGO + LTO reference", base_run, run_of(lto_tree), final_run, "sgcc_vs_pgo_lto",
-                         refs), "what": what}
+        return {**_timed(run, "the PGO + LTO reference", base_run, lto_tree, final, "sgcc_vs_pgo_lto", refs),
+                "what": what}
     except timing.TimingRunFailed as exc:
         return {"error": f"the PGO + LTO build's workload did not behave as gcc's: {exc}", "what": what}
 

@@ -79,8 +79,9 @@ class ProjectReport:
                          + ", ".join(self.not_searched))
         if self.final:
             f = self.final
+            how = f"timed as {f['timed_as']}" if f.get("timed_as") else "CPU, interleaved"
             lines.append(f"sgcc: rebuilt with the cache: the workload runs {f['speedup']:.3f}x "
-                         f"[{f['low']:.3f}, {f['high']:.3f}] as fast as gcc's build (CPU, interleaved), "
+                         f"[{f['low']:.3f}, {f['high']:.3f}] as fast as gcc's build ({how}), "
                          f"{'and its own tests pass' if f.get('tests_passed') else 'tests: see notes'}")
             w = self.whole_project or {}
             if w.get("adopted") and w.get("lowers") and not w.get("withdrawn"):
@@ -102,6 +103,8 @@ class ProjectReport:
 
 
 def _fmt(e: dict) -> str:
+    if e.get("same_code"):
+        return "1 (the same code byte for byte: not timed against itself)"
     return f"{e['speedup']:.3f}x [{e['low']:.3f}, {e['high']:.3f}]"
 
 

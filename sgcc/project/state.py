@@ -39,13 +39,17 @@ if TYPE_CHECKING:
 
 class Adopted:
     """A whole-project candidate adopted as the search's baseline (:mod:`sgcc.project.adopt`):
-    each compile's assembly under it (compile key -> text), the variant, and each compile's
-    profile digest when the variant is profile-guided."""
+    each compile's assembly under it (compile key -> text), the variant, each compile's
+    profile digest when the variant is profile-guided, its built tree and its confirmation
+    against gcc's build (an estimate's dict)."""
 
-    def __init__(self, texts: dict[str, str], variant: Variant, digests: dict[str, str]):
+    def __init__(self, texts: dict[str, str], variant: Variant, digests: dict[str, str],
+                 tree: Path | None = None, timing: dict | None = None):
         self.texts = texts
         self.variant = variant
         self.digests = digests
+        self.tree = tree
+        self.timing = timing
 
 
 class ProjectRun:
