@@ -425,7 +425,7 @@ def test_nodes_with_another_compiler_are_refused(ray_cluster, dataset, sgcc_exe,
 
 
 @pytest.mark.slow
-@pytest.mark.alone  # two timing rounds of 5 ms samples: beside a neighbour O0/O3 came out 1.078x (1.5x alone)
+@pytest.mark.alone  # two timing rounds of 5 ms samples: beside a neighbour O0/O3's interval reached 1.003x
 def test_dataset_build_on_the_cluster_keeps_and_drops_what_one_machine_does(ray_cluster, sgcc_exe, tmp_path):
     from sgcc.lab import dataset as datasetmod
 
@@ -446,11 +446,13 @@ def test_dataset_build_on_the_cluster_keeps_and_drops_what_one_machine_does(ray_
         assert mine["node"]["id"] in nodes
         assert mine["tests"] == theirs["tests"]
         # Two rounds give a point, not an interval worth comparing across runs on this shared
-        # machine (three local runs gave 1.52x, 1.90x, 1.55x): only the direction is checked, on
-        # the estimate (two rounds' lower bound came out 1.05x in one full run of the suite).
+        # machine (three local runs gave 1.52x, 1.90x, 1.55x; full runs of the suite 1.078x
+        # [1.003, 1.159] beside a neighbour and 1.095x [1.066, 1.126] alone): only the
+        # direction is checked, O0 slower than O3, by the interval's lower end (an A/A
+        # timing, such as the same program on both sides, has 1 inside its interval).
         for side in (mine, theirs):
             s = side["speedup_o0_o3"]
-            assert s["estimate"] > 1.1 and s["low"] <= s["estimate"] <= s["high"], s
+            assert s["low"] > 1.0 and s["low"] <= s["estimate"] <= s["high"], s
     for out in sorted((tmp_path / "local" / "crc32" / "tests").glob("*.out")):
         assert (tmp_path / "cl" / "crc32" / "tests" / out.name).read_bytes() == out.read_bytes()
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
+from sgcc.project.adopt import CONFIRM_FEWEST
 
 # A project run timed and adopted by timing. Not ``alone``: its timings take the suite's timing
 # lock, so a neighbour test only builds or emulates beside them, and the effect asserted (LTO's
@@ -61,7 +62,10 @@ def test_lto_is_built_through_the_drop_in_tested_raced_and_adopted(optimized):
     assert lto["tests_passed"] and lto["compiles_used"] == lto["compiles"] == 2, lto
     # -O3 cannot reach a call into another source; LTO inlines it: a wide, confirmed margin.
     assert w["adopted"] and w["variant"] == "-flto=auto -ffat-lto-objects everywhere", w
-    assert w["timing"]["low"] > 1.3 and w["timing"]["rounds"] >= 30, w
+    assert w["timing"]["low"] > 1.3, w
+    # Confirmed on the rounds wanted (30), or on those the 2-minute budget left, and said so.
+    n = w["timing"]["rounds"]
+    assert n >= 30 or (n >= CONFIRM_FEWEST and f"the budget leaves room for {n} confirming rounds, not 30" in stderr), w
     assert "-flto=auto -ffat-lto-objects everywhere adopted as the baseline" in stderr
     assert "(2 compiles) passed the tests" in stderr and "no function search on it" in stderr
     # Its code is made at link time: the function search has nothing to substitute, and says so.

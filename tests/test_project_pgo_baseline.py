@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from sgcc import proc
+from sgcc.project.adopt import CONFIRM_FEWEST
 
 # Builds, profiles, tests and times a project; whole-project candidates are raced and adopted by
 # timing. Not ``alone``: its timings take the suite's timing lock like every other, so a neighbour
@@ -145,7 +146,8 @@ def test_whole_project_flag_sets_are_built_tested_raced_and_the_winner_shipped(f
     assert "stamp.c stayed gcc's" in stderr
     # -O3 vectorizes the kernel's run-time-length dot product, as PGO does: a large, confirmed gain.
     assert w["adopted"] and w["variant"] in field and w["timing"]["low"] > 1.01, w
-    assert field[w["variant"]]["timing"]["rounds"] >= 30
+    n = field[w["variant"]]["timing"]["rounds"]  # the rounds wanted, or those the budget left, said
+    assert n >= 30 or (n >= CONFIRM_FEWEST and f"the budget leaves room for {n} confirming rounds, not 30" in stderr), w
     assert f"{w['variant']} (2 compiles) passed the tests" in stderr  # main.c and kern.c
     assert report["final"] and report["final"]["tests_passed"] and report["final"]["low"] > 1.0, report["final"]
     refs = report["references"]
