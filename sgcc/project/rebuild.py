@@ -65,12 +65,12 @@ def rebuild_and_check(run: ProjectRun) -> dict | None:
             references.same_code(adopted.tree, final)[0]:
         # wren, --budget 6m: 30 s of the budget timed the adopted PGO build again as the
         # rebuilt tree (1.090x [1.024, 1.144] beside its confirmation's 1.091x [1.043, 1.135]).
-        est = adopted.timing
-        result = {**est, "tests_passed": True, "significant": est["low"] > 1 + tmpl.min_gain,
+        confirmed = adopted.timing
+        result = {**confirmed, "tests_passed": True, "significant": confirmed["low"] > 1 + tmpl.min_gain,
                   "timed_as": f"{adopted.variant.name}, whose programs and libraries are this tree's code "
                               "byte for byte"}
         if not result["significant"]:
-            report.notes.append(_not_significant(est, tmpl.min_gain))
+            report.notes.append(_not_significant(confirmed, tmpl.min_gain))
         return result
     run.note("timing the rebuilt project's workload against gcc's build (interleaved)")
     # The final timing, then the reference's two: they share what the budget has left.

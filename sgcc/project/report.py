@@ -154,7 +154,7 @@ def reference_lines(refs: dict, final: dict | None) -> list[str]:
     own = fmt(final) if final else "1.000x (gcc's build: nothing shipped)"
     ref = fmt(pgo) if "speedup" in pgo else f"not measured ({pgo.get('error', 'no profile')})"
     if pgo.get("timed_as"):
-        ref += " (timed as the PGO-everywhere candidate: the same code byte for byte)"
+        ref += f" (timed as {pgo['timed_as']})"
     elif pgo.get("same_code_as_candidate") is False:
         ref += f" (not the candidate's code: {', '.join(pgo.get('differs_from_candidate', [])[:3])} differ)"
     lines = [f"sgcc: on the same workload, against gcc's build (CPU, interleaved): sgcc {own}; "
@@ -164,7 +164,8 @@ def reference_lines(refs: dict, final: dict | None) -> list[str]:
     lto = refs.get("pgo_lto")
     if lto is not None:
         lines.append("sgcc: PGO + LTO (the PGO build with -flto=auto -ffat-lto-objects on every compile and link) "
-                     + (f"{fmt(lto)} against gcc's build" if "speedup" in lto
+                     + (f"{fmt(lto)} against gcc's build" + (f" (timed as {lto['timed_as']})" if lto.get("timed_as")
+                                                             else "") if "speedup" in lto
                         else f"not measured ({lto.get('error', '')})")
                      + (f"; sgcc's build against it: {fmt(refs['sgcc_vs_pgo_lto'])}" if "sgcc_vs_pgo_lto" in refs
                         else ""))
