@@ -9,10 +9,10 @@ link, what the distributions build their packages with), sgcc's result against t
 best whole-project flag set the whole-project candidates timed. When the PGO-everywhere
 *candidate* (its compiles substituted by the drop-in, :mod:`sgcc.project.adopt`) was timed and
 its programs and libraries are that build's code byte for byte (:func:`same_code`), its
-timing is the reference's; otherwise the reference is timed itself. sgcc's result is not
-timed against a reference whose programs and libraries are its own code byte for byte (PGO
-everywhere adopted and nothing added by the search): the figure is 1 by identity, and says so.
-Also when nothing shipped; a reference never fails the run.
+timing is the reference's; otherwise the reference is timed itself. One build, one figure:
+a reference whose programs and libraries are sgcc's result's code byte for byte (PGO + LTO
+adopted, nothing added by the search) carries sgcc's figure, and sgcc's result is not timed
+against it (1 by identity, said so). Also when nothing shipped; a reference never fails the run.
 """
 
 from __future__ import annotations
