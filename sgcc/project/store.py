@@ -86,8 +86,11 @@ def store_whole(run: ProjectRun) -> None:
         entry = store.get(key)
         found = entry.applied if entry is not None else None
         functions: list[str] = []
-        if found is not None and found.baseline == text and not found.whole:
-            # Winners found against the variant's text (this run's search): joined into it.
+        if found is not None and found.baseline == text:
+            # Winners found against the variant's text (this run's search): joined into it, or
+            # replacing it when the winner is the whole unit (pgowin: a whole-unit winner
+            # reported shipped at 1.083x over PGO everywhere was left out, and the tree built
+            # was PGO everywhere's code byte for byte).
             text = found.join(text)
             functions = sorted(found.units)
         applied = Applied({WHOLE_UNIT: text}, generator=variant.generator, flags=list(variant.flags),
