@@ -31,28 +31,27 @@ def _run(tmp_path: Path):
                            report=SimpleNamespace(whole_project={"timing": {"speedup": 1.2, "low": 1.1, "high": 1.3}}))
 
 
+def _stored_after(tmp_path: Path, searched_against: str) -> Applied:
+    """What store_whole leaves under the compile's key when the cache held a whole-unit winner
+    proven against ``searched_against``."""
+    run = _run(tmp_path)
+    key = run.compiles[0].key
+    run.tmpl.cache_store().update(key, functools.partial(projstore._applying, "x.c", Applied(
+        {WHOLE_UNIT: WINNER}, baseline=searched_against, context={"flags": ["-O2"]})))
+    projstore.store_whole(run)
+    return run.tmpl.cache_store().get(key).applied
+
+
 def test_a_whole_unit_winner_found_on_the_adopted_build_is_what_is_stored(tmp_path):
     # pgowin: the search shipped a whole-unit candidate (the pgo generator's layout, 1.083x
     # [1.063, 1.102] against PGO everywhere) and the report said so, but only per-function
     # winners were joined: the cache held PGO everywhere's text, and the rebuilt tree was
     # PGO everywhere's code byte for byte.
-    run = _run(tmp_path)
-    key = run.compiles[0].key
-    st = run.tmpl.cache_store()
-    st.update(key, functools.partial(projstore._applying, "x.c", Applied({WHOLE_UNIT: WINNER}, baseline=PGO,
-                                                                          context={"flags": ["-O2"]})))
-    projstore.store_whole(run)
-    stored = run.tmpl.cache_store().get(key).applied
+    stored = _stored_after(tmp_path, PGO)
     assert stored.units == {WHOLE_UNIT: WINNER} and stored.functions == [WHOLE_UNIT]
     assert stored.generator == whole.PGO.generator and stored.baseline == GCC
 
 
 def test_the_adopted_text_is_stored_when_the_search_found_nothing_on_it(tmp_path):
-    run = _run(tmp_path)
-    key = run.compiles[0].key
-    st = run.tmpl.cache_store()
     # A whole unit proven against another text (gcc's, an earlier run's) is not joined.
-    st.update(key, functools.partial(projstore._applying, "x.c", Applied({WHOLE_UNIT: WINNER}, baseline=GCC,
-                                                                          context={"flags": ["-O2"]})))
-    projstore.store_whole(run)
-    assert run.tmpl.cache_store().get(key).applied.units == {WHOLE_UNIT: PGO}
+    assert _stored_after(tmp_path, GCC).units == {WHOLE_UNIT: PGO}
