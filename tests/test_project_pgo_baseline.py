@@ -54,15 +54,24 @@ def test_pgo_everywhere_is_tested_timed_and_adopted_as_the_baseline(optimized):
     assert b["adopted"], b
     assert b["tests_passed"] and b["compiles"] >= 2, b  # main.c and kern.c, both profiled
     assert b["timing"]["low"] > 1.01, b
-    assert "PGO everywhere adopted as the baseline" in stderr
-    assert "passed the tests" in stderr and "the search started from it" in stderr
+    assert f"{b['variant']} adopted as the baseline" in stderr
+    assert "passed the tests" in stderr
     field = {e["name"]: e for e in b["field"]}
     # PGO + LTO beside it: its compiles LTO objects, built through the drop-in, tested, raced and,
-    # won or lost the race, timed against PGO everywhere head-to-head; here no faster than PGO
-    # (one call of the kernel per run), so PGO everywhere stays.
+    # won or lost the race, timed against PGO everywhere head-to-head. Which of the two ships is
+    # the measurement's: LTO can inline the library's kernel into main's four calls with the
+    # operation known (CI, 6f1860c: PGO + LTO adopted; here, most runs: PGO everywhere). The rule
+    # holds either way: PGO everywhere stays unless the other is significantly faster than it.
     lto = field["PGO everywhere + -flto=auto -ffat-lto-objects"]
     assert lto["tests_passed"] and lto["compiles_used"] == 2 and lto.get("race") and lto.get("vs_pgo"), lto
-    assert b["variant"] == "PGO everywhere" and "why" not in field["PGO everywhere"], field
+    if b["variant"] == "PGO everywhere":
+        assert "why" not in field["PGO everywhere"], field
+        assert "not significantly faster than PGO everywhere" in lto["why"], lto
+        assert "the search started from it" in stderr
+    else:
+        assert b["variant"] == lto["name"] and "why" not in lto, field
+        assert lto["vs_pgo"]["low"] > 1.01, lto  # the rule: the interval's lower end above 1 + WHOLE_MIN_GAIN
+        assert b.get("lto") is True
     # The tree shipped is PGO's (not gcc's build), passes its own tests and is timed faster.
     shipped = (tree / "build" / "run").read_bytes()
     assert shipped != gcc_run
@@ -81,7 +90,8 @@ def test_make_cc_sgcc_rebuilds_the_shipped_tree_from_the_cache(optimized, sgcc_e
     entries = [json.loads(p.read_text().split("\n", 1)[1]) for p in (Path(env["SGCC_CACHE_DIR"]) / "entries").rglob("*.json")
                if p.read_text().startswith("sgcc-cache ")]  # a signed header line, then the entry
     applied = [e["apply"] for e in entries if isinstance(e, dict) and isinstance(e.get("apply"), dict)]
-    pgo = [a for a in applied if a.get("generator") == "pgo-everywhere"]
+    # (PGO + LTO's name their generator "pgo-everywhere -flto=auto -ffat-lto-objects".)
+    pgo = [a for a in applied if a.get("generator", "").split(" ")[0] == "pgo-everywhere"]
     assert len(pgo) >= 2, [sorted(a) for a in applied]
     assert all(re.fullmatch(r"[0-9a-f]{64}", a["profile_sha256"]) for a in pgo)
 
@@ -103,7 +113,8 @@ def test_the_reference_is_the_adopted_build(optimized):
         # build's confirmation, and it is not timed against itself as the reference (wren: 60 s
         # of a 6-minute budget timed one build twice more, three figures).
         confirmed = report["whole_project"]["timing"]
-        assert report["final"]["timed_as"].startswith("PGO everywhere, whose programs"), report["final"]
+        assert report["final"]["timed_as"].startswith(f"{report['whole_project']['variant']}, whose programs"), \
+            report["final"]
         assert (report["final"]["speedup"], report["final"]["low"]) == (confirmed["speedup"], confirmed["low"])
         assert vs.get("same_code") is True and "(the same code byte for byte: not timed against itself)" in stderr
         assert "timing the rebuilt project's workload" not in stderr
