@@ -16,7 +16,7 @@ import pytest
 from sgcc import proc
 from sgcc.candidates.replay import ReplayGenerator
 from sgcc.engine import Request, optimize
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, TIMING_SAMPLE_SECONDS
 
 #: Example programs whose honest candidates the information-flow rule refuses, and why.
 #: nqueens: a pointer walk over a stack array (a relation between two registers); gcdsum: `bsf`
@@ -38,7 +38,7 @@ def test_example_program(tmp_path, name):
     d = EXAMPLES / "programs" / name
     gens = [ReplayGenerator(p) for p in (d / "candidates", d / "bad") if p.is_dir() and any(p.iterdir())]
     req = Request(source=d / f"{name}.c", flags=["-O3", "-lm"], tests=d / "tests", output=tmp_path / "out",
-                  generators=gens, seed=1, test_timeout=5.0, timing_rounds=6, min_sample=0.02, worlds=1)
+                  generators=gens, seed=1, test_timeout=5.0, timing_rounds=6, min_sample=TIMING_SAMPLE_SECONDS, worlds=1)
     report = optimize(req)
     for cand in report.candidates:
         if "/bad/" in cand.origin:

@@ -14,9 +14,9 @@ from sgcc.candidates.flagsearch import GENES, NATIVE_GENES, PORTABLE_GENES, Flag
 from sgcc.candidates.variants import needs_native
 from sgcc.engine import Request, optimize
 from sgcc.engine.report import CandidateResult
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, TIMING_SAMPLE_SECONDS
 
-FAST = dict(timing_rounds=6, min_sample=0.02, seed=1, test_timeout=5.0)
+FAST = dict(timing_rounds=6, min_sample=TIMING_SAMPLE_SECONDS, seed=1, test_timeout=5.0)
 
 #: Options that change what a program computes (floating-point results, errno, what
 #: overflow or a null pointer means, the ABI): none may ever be searched.

@@ -17,7 +17,7 @@ from sgcc.candidates.replay import ReplayGenerator
 from sgcc.engine import Request
 from sgcc.engine.driver import Engine
 from sgcc.stages import Stage
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, TIMING_SAMPLE_SECONDS
 
 COLLATZ = EXAMPLES / "programs" / "collatz"
 
@@ -33,7 +33,7 @@ def _field(tmp_path: Path) -> Path:
 
 def test_the_clearly_faster_candidate_survives_the_race_and_the_schedule_is_reported(tmp_path):
     req = Request(source=COLLATZ / "collatz.c", flags=["-O3"], tests=COLLATZ / "tests", output=tmp_path / "out",
-                  generators=[ReplayGenerator(_field(tmp_path))], seed=1, timing_rounds=8, min_sample=0.02,
+                  generators=[ReplayGenerator(_field(tmp_path))], seed=1, timing_rounds=8, min_sample=TIMING_SAMPLE_SECONDS,
                   mutants=0, profile=False, function_states=50)
     engine = Engine(req)
     try:

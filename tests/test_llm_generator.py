@@ -18,14 +18,14 @@ from sgcc.candidates import llm as llmgen
 from sgcc.engine import Request, optimize
 from sgcc.errors import SgccError
 from sgcc.llm.backends import ScriptedBackend
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, TIMING_SAMPLE_SECONDS
 from tests.test_llm_remote import Server, _ok
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"
 FAST = (POPCOUNT / "candidates" / "count_bits.s").read_text()  # SWAR popcount: ~2x faster, plain x86-64
 BAD_REG = FAST.replace("movq\t(%rdi), %rdx", "movq\t(%rdi), %nosuchreg")
 WRONG = (POPCOUNT / "bad" / "wrong_output.s").read_text()
-FAST_ENV = {"SGCC_MIN_SAMPLE": "0.02"}
+FAST_ENV = {"SGCC_MIN_SAMPLE": str(TIMING_SAMPLE_SECONDS)}
 
 
 def _passes_tests(binary: Path) -> bool:
@@ -60,7 +60,7 @@ def scripted_run(tmp_path_factory):
     backend = ScriptedBackend(script)
     gen = llmgen.LLMGenerator(backend, samples=3, seed=7, label="scripted")
     req = Request(source=POPCOUNT / "popcount.c", flags=["-O3"], tests=POPCOUNT / "tests", output=tmp / "out",
-                  generators=[gen], seed=1, timing_rounds=6, min_sample=0.02, max_generator_rounds=3)
+                  generators=[gen], seed=1, timing_rounds=6, min_sample=TIMING_SAMPLE_SECONDS, max_generator_rounds=3)
     return optimize(req), backend, gen, tmp
 
 

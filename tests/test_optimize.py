@@ -20,10 +20,10 @@ from sgcc import proc
 from sgcc.asm.units import AsmFile
 from sgcc.candidates.replay import ReplayGenerator
 from sgcc.engine import Request, optimize
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, TIMING_SAMPLE_SECONDS
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"
-FAST = dict(timing_rounds=8, min_sample=0.02)
+FAST = dict(timing_rounds=8, min_sample=TIMING_SAMPLE_SECONDS)
 
 
 def _request(tmp_path, cand_dir, **kw) -> Request:

@@ -19,11 +19,11 @@ from sgcc.candidates.transplant.side import Side
 from sgcc.engine import Request, optimize
 from sgcc.engine.proof import split
 from sgcc.verify.box.sandbox import load_tests
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, TIMING_SAMPLE_SECONDS
 
 pytestmark = pytest.mark.slow  # instrumented builds and training runs
 
-FAST = dict(timing_rounds=6, min_sample=0.02, seed=1, test_timeout=5.0)
+FAST = dict(timing_rounds=6, min_sample=TIMING_SAMPLE_SECONDS, seed=1, test_timeout=5.0)
 
 
 def _small_tests(d: Path, where: Path) -> Path:

@@ -78,7 +78,7 @@ def _tree(work: Path, configure: str = "", test: str = "ctest --test-dir build",
         ' && cmake --build build"\n'
         + ('clean = "cmake --build build --target clean"\n' if configured else 'clean = "cmake -E rm -rf build"\n')
         + f'test = "{test}"\n'
-        'bench = ["./build/sum 1500000"]\n')
+        'bench = ["./build/sum 300000"]\n')
     if configured:
         env = {k: v for k, v in os.environ.items() if k != "CC"}
         r = proc.run(["cmake", "-S", ".", "-B", "build", f"-DPYTHON={sys.executable}", *configure.split()],

@@ -18,6 +18,7 @@ from sgcc.candidates.replay import ReplayGenerator
 from sgcc.engine import Request, optimize
 from sgcc.engine.proof import GENERATED_PREFIX, split
 from sgcc.verify.box.sandbox import TestCase
+from tests.conftest import TIMING_SAMPLE_SECONDS
 
 PROGRAM = r"""#include <stdio.h>
 __attribute__((noinline)) long total(const long *a, int n) {
@@ -73,7 +74,7 @@ def _run(project: Path, tmp_path: Path, text: str, **kw):
     cands.mkdir(exist_ok=True)
     (cands / "total.s").write_text(text)
     req = Request(source=project / "p.c", flags=["-O3"], tests=project / "tests", output=tmp_path / "out",
-                  generators=[ReplayGenerator(cands)], seed=1, timing_rounds=6, min_sample=0.02, **kw)
+                  generators=[ReplayGenerator(cands)], seed=1, timing_rounds=6, min_sample=TIMING_SAMPLE_SECONDS, **kw)
     return optimize(req)
 
 
@@ -130,5 +131,5 @@ def test_untrusted_candidates_need_every_isolation_layer(project, tmp_path, monk
     from sgcc.candidates.layout import LayoutGenerator
 
     req = Request(source=project / "p.c", flags=["-O3"], tests=project / "tests", output=tmp_path / "out2",
-                  generators=[LayoutGenerator()], seed=1, timing_rounds=6, min_sample=0.02, budget_candidates=1)
+                  generators=[LayoutGenerator()], seed=1, timing_rounds=6, min_sample=TIMING_SAMPLE_SECONDS, budget_candidates=1)
     assert optimize(req).isolation["complete"] is False

@@ -21,7 +21,7 @@ from sgcc.engine.report import CandidateResult
 from sgcc.engine.select import combinations
 from sgcc.stages import Stage
 from sgcc.verify.timing.rounds import Estimate
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, TIMING_SAMPLE_SECONDS
 
 COLLATZ = EXAMPLES / "programs" / "collatz"
 
@@ -99,7 +99,7 @@ def _candidates(tmp_path: Path) -> Path:
 
 def _run(tmp_path, reject_combined: int, confirm_ok: bool = True, **kw):
     req = Request(source=COLLATZ / "collatz.c", flags=["-O3"], tests=COLLATZ / "tests", output=tmp_path / "out",
-                  generators=[ReplayGenerator(_candidates(tmp_path))], seed=1, timing_rounds=8, min_sample=0.02,
+                  generators=[ReplayGenerator(_candidates(tmp_path))], seed=1, timing_rounds=8, min_sample=TIMING_SAMPLE_SECONDS,
                   mutants=0, race=False, **kw)  # each candidate timed alone: the fake decides each
     engine = Engine(req)
     fake = _FakeTiming(reject_combined, confirm_ok)

@@ -21,7 +21,7 @@ from sgcc.candidates.transplant.side import Side
 from sgcc.candidates.transplant.wholefile import whole_file_text
 from sgcc.engine import Request, optimize
 from sgcc.verify.static import controlflow, isa, objcheck, textscreen
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, TIMING_SAMPLE_SECONDS
 
 PROGRAM = r"""#include <stdio.h>
 int counter = 5;
@@ -209,7 +209,7 @@ def test_whole_file_pgo_is_offered_for_a_program_with_writable_data(tmp_path):
     text = proc.run(["gcc", "-O3", "-S", "-o", "-", str(d / "nqueens.c")], check=True).stdout.decode()
     assert ".bss" in text or ".comm" in text or ".data" in text
     report = optimize(Request(source=d / "nqueens.c", flags=["-O3"], tests=tests, output=tmp_path / "out",
-                              generators=[PgoGenerator()], timing_rounds=6, min_sample=0.02, seed=1,
+                              generators=[PgoGenerator()], timing_rounds=6, min_sample=TIMING_SAMPLE_SECONDS, seed=1,
                               test_timeout=5.0))
     whole = [c for c in report.candidates if c.function == "<translation-unit>" and c.meta.get("variant") == "pgo"]
     assert whole and whole[0].id != "-", [(c.function, c.stage, c.reason) for c in report.candidates]

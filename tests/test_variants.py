@@ -25,11 +25,11 @@ from sgcc.candidates.transplant.side import Side
 from sgcc.candidates.variants import VariantsGenerator, needs_native, parse_variants
 from sgcc.engine import Request, optimize
 from sgcc.verify.static import clobbers, isa, objcheck, textscreen
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, TIMING_SAMPLE_SECONDS
 
 CORPUS = Path(__file__).parent / "asm_corpus"
 PROGRAMS = EXAMPLES / "programs"
-FAST = dict(timing_rounds=6, min_sample=0.02, seed=1, test_timeout=5.0)
+FAST = dict(timing_rounds=6, min_sample=TIMING_SAMPLE_SECONDS, seed=1, test_timeout=5.0)
 #: Harsh variants for the transplant logic: other inlining, other clones, other registers.
 VARIANTS = {"O2": ["-O2"], "unroll": ["-funroll-loops"], "Os": ["-Os"]}
 
@@ -323,7 +323,7 @@ def test_cli_all_generators_ship_a_correct_program(tmp_path, sgcc_exe):
     bad.mkdir(parents=True)
     for f in (d / "bad").glob("*.s"):  # wrong output; breaks main through -fipa-ra
         (bad / f.name).write_text(f.read_text())
-    env = {**os.environ, "SGCC_MIN_SAMPLE": "0.02", "SGCC_CONFIG": str(tmp_path / "none.toml")}
+    env = {**os.environ, "SGCC_MIN_SAMPLE": str(TIMING_SAMPLE_SECONDS), "SGCC_CONFIG": str(tmp_path / "none.toml")}
     r = proc.run([sgcc_exe, "optimize", str(d / "popcount.c"), "-O3", "--tests", str(tests), "-o", str(out),
                   "--candidates", str(bad.parent), "--generators", "replay,variants,pgo,layout",
                   "--budget", "7", "--timing-rounds", "6", "--seed", "1", "--report", str(report_path), "-q"],

@@ -16,6 +16,7 @@ from sgcc.candidates.variants import (
     needs_native,
 )
 from sgcc.engine import Request, optimize
+from tests.conftest import TIMING_SAMPLE_SECONDS
 
 
 def test_only_extensions_the_host_has_each_alone(tmp_path):
@@ -74,7 +75,7 @@ def test_native_without_contraction_survives_where_fma_fails(tmp_path):
         (tests / f"t{k}.in").write_text(f"{n}\n")
     sets = [s for s in NATIVE if s[0] in ("native", "native-nocontract")]
     report = optimize(Request(source=src, flags=["-O3"], tests=tests, output=tmp_path / "out", isa="native",
-                              generators=[VariantsGenerator(sets)], timing_rounds=6, min_sample=0.02, seed=1,
+                              generators=[VariantsGenerator(sets)], timing_rounds=6, min_sample=TIMING_SAMPLE_SECONDS, seed=1,
                               test_timeout=5.0))
     dot = {c.meta.get("variant"): c for c in report.candidates if c.function == "dot" and c.id != "-"}
     assert dot["native"].stage == "test", (dot["native"].stage, dot["native"].reason)

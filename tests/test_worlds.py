@@ -38,10 +38,10 @@ from sgcc.candidates.replay import ReplayGenerator
 from sgcc.engine import Request, optimize
 from sgcc.verify.box import worlds as worldsmod
 from sgcc.verify.box.sandbox import Sandbox, TestCase
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, TIMING_SAMPLE_SECONDS
 
 POPCOUNT = EXAMPLES / "programs" / "popcount"
-FAST = dict(timing_rounds=6, min_sample=0.02, profile=False, mutants=2, seed=1)
+FAST = dict(timing_rounds=6, min_sample=TIMING_SAMPLE_SECONDS, profile=False, mutants=2, seed=1)
 TESTS = sorted((POPCOUNT / "tests").glob("*.in"))
 
 # popcount.c's main, with a tell (a C expression over argc, argv, envp; INSIDE) and what it
