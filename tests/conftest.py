@@ -172,7 +172,8 @@ def masquerade_bin(tmp_path, sgcc_exe) -> Path:
 #: the workload. What the tests assert of a timing is sgcc's own rule applied to it, or an effect
 #: of 1.5x and more; pgowin's whole run took 76 s (62 s of it timing) at 0.05 and 23 s (10 s)
 #: at 0.01, its confirmation 3.308x [3.169, 3.445] and 3.176x [3.147, 3.207] on 30 rounds each.
-#: A test that sets its own (the environment or a Request) keeps it.
+#: Set in the environment, it reaches sgcc run as a program and every configuration loaded here; a
+#: Request built by a test has its own (the tests that build one pass this constant).
 TIMING_SAMPLE_SECONDS = 0.01
 
 
