@@ -56,7 +56,7 @@ def bench_run(tmp_path_factory, sgcc_exe):
                                                              "\t.size reverse_all, .-reverse_all\n"})
     (data / "not-a-problem").mkdir()  # ignored: no NAME/NAME.c
     out_dir, curves, js = tmp / "shipped", tmp / "curves", tmp / "bench.json"
-    env = dict(os.environ, SGCC_MIN_SAMPLE="0.01")
+    env = dict(os.environ)
     r = subprocess.run([sgcc_exe, "bench", str(data), "--generators", "replay", "--timing-rounds", "3",
                         "--perturbation", "--perturbations", "2", "--aa", "--aa-max", "1", "--seed", "7",
                         "--curves", str(curves), "--json", str(js), "--output-dir", str(out_dir), "-j", "2"],

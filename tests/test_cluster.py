@@ -168,7 +168,7 @@ BENCH = ["--generators", "replay", "--timing-rounds", "3", "--seed", "7", "-q"]
 
 
 def _env() -> dict:
-    return dict(os.environ, SGCC_MIN_SAMPLE="0.01")
+    return dict(os.environ)
 
 
 def _bench(sgcc_exe, data, js, *extra, python_flags=()) -> subprocess.CompletedProcess:

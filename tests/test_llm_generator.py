@@ -25,7 +25,6 @@ POPCOUNT = EXAMPLES / "programs" / "popcount"
 FAST = (POPCOUNT / "candidates" / "count_bits.s").read_text()  # SWAR popcount: ~2x faster, plain x86-64
 BAD_REG = FAST.replace("movq\t(%rdi), %rdx", "movq\t(%rdi), %nosuchreg")
 WRONG = (POPCOUNT / "bad" / "wrong_output.s").read_text()
-FAST_ENV = {"SGCC_MIN_SAMPLE": str(TIMING_SAMPLE_SECONDS)}
 
 
 def _passes_tests(binary: Path) -> bool:
@@ -218,7 +217,7 @@ def _optimize_cli(sgcc_exe, tmp_path, *args, env=None):
     report = tmp_path / "report.json"
     r = proc.run([sgcc_exe, "optimize", str(POPCOUNT / "popcount.c"), "-O3", "--tests", str(POPCOUNT / "tests"),
                   "-o", str(out), "--generators", "llm", "--timing-rounds", "6", "--seed", "1", "--no-cache",
-                  "--report", str(report), *args], env={**os.environ, **FAST_ENV, **(env or {})}, timeout=300)
+                  "--report", str(report), *args], env={**os.environ, **(env or {})}, timeout=300)
     data = json.loads(report.read_text()) if report.exists() else None
     return r, out, data
 

