@@ -160,7 +160,8 @@ def test_a_run_kept_off_the_cpu_is_run_again_and_one_that_had_the_cpu_is_the_can
     # that limit it had on the CPU: a stall of the machine (another process, a node dying beside
     # it) refused an honest candidate. Real stalls here: a helper stops this very process
     # (SIGSTOP: no thread runs, the clock goes on) 0.15 s into the honest candidate's run on the
-    # largest test's state (0.3 s of work), for 1.5 s, past its 1 s limit.
+    # largest test's state (0.3 s of work), for 1.5 s, past its 1 s limit. The limit is seconds
+    # on the CPU: the run goes on after the stall and finishes.
     import os
     import signal
     import subprocess
@@ -178,7 +179,7 @@ def test_a_run_kept_off_the_cpu_is_run_again_and_one_that_had_the_cpu_is_the_can
     assert machine.run(entry, as_captured, 30.0).status == "ret"
     warm = machine.run(entry, as_captured, 30.0)
     assert warm.status == "ret" and warm.cpu > 0.03, (warm.status, warm.cpu)
-    g = emulate.Outcome("ret", seconds=0.05)  # an allowance of 20 times that: 1 s, the cap too
+    g = emulate.Outcome("ret", seconds=0.05, cpu=0.05)  # an allowance of 20 times that: 1 s, the cap too
     pid = os.getpid()
     stop_at = warm.seconds / 3
     staller = subprocess.Popen(["sh", "-c", f"sleep {stop_at:.3f}; kill -STOP {pid}; sleep 1.5; kill -CONT {pid}"])
@@ -188,12 +189,25 @@ def test_a_run_kept_off_the_cpu_is_run_again_and_one_that_had_the_cpu_is_the_can
         staller.wait()
         os.kill(pid, signal.SIGCONT)
     assert (c.status, ended) == ("ret", "done"), (c.status, ended, c.cpu)
-    assert spent > 1.0  # the stalled run, then the one that finished
+    assert c.seconds > 1.5 and not c.starved, (c.seconds, c.cpu)  # one run, through the stall
     # The same run held to a third of what it needs, which it uses up on the CPU: its own
     # doing, at the cap.
     cap = warm.cpu / 3
     c, ended, _ = funcdiff._candidate_run(machine, "reverse_all", as_captured, g, cap, None)
-    assert (c.status, ended) == ("timeout", "capped") and c.cpu >= funcdiff.ON_CPU * cap, (c.status, ended, c.cpu)
+    assert (c.status, ended) == ("timeout", "capped") and c.cpu >= emulate.ON_CPU * cap, (c.status, ended, c.cpu)
+    assert not c.starved
+    # Stopped past its wall-clock ceiling (WALL_PER_CPU times its limit, plus WALL_SLACK): a
+    # timeout the machine made, marked so (the test then runs it again, and a guaranteed state
+    # it cannot decide refuses the candidate).
+    limit = 0.1
+    staller = subprocess.Popen(["sh", "-c", f"sleep 0.02; kill -STOP {pid}; "
+                                f"sleep {emulate.WALL_PER_CPU * limit + emulate.WALL_SLACK + 0.3:.2f}; kill -CONT {pid}"])
+    try:
+        c = machine.run(entry, as_captured, limit)
+    finally:
+        staller.wait()
+        os.kill(pid, signal.SIGCONT)
+    assert c.status == "timeout" and c.starved, (c.status, c.cpu, c.seconds)
 
 
 def test_the_summary_says_how_each_winner_was_proven_and_what_the_test_cost():
@@ -240,6 +254,58 @@ def test_a_difference_past_an_overflow_is_found_on_every_seed(palindromes, seed)
                            ["count_palindromes"])
     assert not verdict.ok, verdict.level()
     assert 2**30 <= verdict.mismatch.regs["rsi"] & 0xFFFFFFFF < 2**31, verdict.mismatch.render()
+
+
+def _spinners(cpu: int, count: int):
+    """``count`` processes that keep CPU ``cpu`` busy (they run until killed)."""
+    import os
+    import subprocess
+    import sys
+
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    for p in spinners:
+        os.sched_setaffinity(p.pid, {cpu})
+    return spinners
+
+
+def test_a_machine_that_keeps_the_emulator_off_the_cpu_decides_nothing_a_quiet_one_would_not(palindromes, monkeypatch):
+    # Found under `pytest -n 4` on 2 CPUs: the 64-bit bound candidate above passed, the boundary
+    # state that shows it wrong dropped as "states the machine kept the emulator from deciding
+    # (another process had the CPU)". Every run of the candidate there had less than half of
+    # its wall-clock allowance on the CPU, three times, and a guaranteed state left undecided
+    # counted for nothing. Real load: this process shares one CPU with two busy processes (a
+    # third of it each; the test's neighbours in the suite may take more), for the whole test. Limits are now seconds on the CPU: the same
+    # state is decided, the honest candidate still passes, and where the wall-clock ceiling
+    # leaves a guaranteed state undecided, the candidate is refused.
+    import os
+
+    program, capture, tmp = palindromes
+    wrong = _palindromes_obj(program, tmp, PALINDROMES / "narrow" / "count_palindromes_64bit_bound.s")
+    honest = _palindromes_obj(program, tmp, PALINDROMES / "candidates" / "count_palindromes.s")
+    cpu = min(os.sched_getaffinity(0))
+    before = os.sched_getaffinity(0)
+    spinners = _spinners(cpu, 2)
+    try:
+        os.sched_setaffinity(0, {cpu})
+        tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0)
+        verdict = tester.check(wrong, ["count_palindromes"])
+        assert not verdict.ok, (verdict.level(), verdict.dropped)
+        assert verdict.mismatch.rule == "differs", verdict.mismatch.render()
+        assert 2**30 <= verdict.mismatch.regs["rsi"] & 0xFFFFFFFF < 2**31, verdict.mismatch.render()
+        verdict = tester.check(honest, ["count_palindromes"])
+        assert verdict.ok, verdict.mismatch.render()
+        # A ceiling of the limit itself: at a third of a CPU every run reaches it first.
+        monkeypatch.setattr(emulate, "WALL_PER_CPU", 1.0)
+        monkeypatch.setattr(emulate, "WALL_SLACK", 0.0)
+        tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0)
+        verdict = tester.check(wrong, ["count_palindromes"])
+        assert not verdict.ok and verdict.mismatch.rule == "undecided", (verdict.level(), verdict.dropped)
+        assert verdict.level() == "refused: a state every candidate is tested on was not decided"
+    finally:
+        os.sched_setaffinity(0, before)
+        for p in spinners:
+            p.kill()
+            p.wait()
 
 
 def test_the_candidate_with_gcc_s_32_bit_bound_passes(palindromes):

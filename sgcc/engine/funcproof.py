@@ -192,7 +192,9 @@ class FunctionProof:
         if not verdict.ok:
             m = verdict.mismatch
             reason = {"footprint": "footprint: touches memory gcc's function does not touch on a function state",
-                      "cost": "cost: slower than gcc's function beyond the sizes that were timed"}.get(
+                      "cost": "cost: slower than gcc's function beyond the sizes that were timed",
+                      "undecided": "undecided: a function state every candidate is tested on was not decided "
+                                   "(the machine kept the emulator off the CPU)"}.get(
                           m.rule, "differs from gcc's function on a function state")
             res.stop(Stage.PROVE, reason, m.render())
             return False

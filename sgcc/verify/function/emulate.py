@@ -43,6 +43,18 @@ ARG_REGS = x86.ARGUMENT_REGS
 CALLEE_SAVED = x86.CALLEE_SAVED
 #: A candidate may take this many times gcc's emulated time on a state before it fails.
 SLOWDOWN = 20
+#: A run's limit is seconds on the CPU (the emulating thread's), so that what a run decides
+#: does not depend on what else the machine runs: a wall-clock limit left a candidate's run on
+#: the state that shows it wrong undecided whenever other processes had the CPU (a wrong
+#: candidate accepted under `pytest -n 4`). The wall clock only bounds the wait: at most this
+#: many times the limit, plus WALL_SLACK.
+WALL_PER_CPU = 8.0
+WALL_SLACK = 0.25
+#: A timeout with less than this share of its limit on the CPU was the machine's (starved).
+ON_CPU = 0.5
+#: The CPU time left below which a run counts as having used up its limit (short slices cost
+#: more than they decide).
+MIN_SLICE = 0.002
 #: Instructions of a run's first slice (bounded by count: cheaper to start than a timer).
 FIRST_SLICE = 200_000
 #: gcc's function gets this long on one state before the state is dropped.
@@ -97,10 +109,12 @@ class Outcome:
     regs: dict = field(default_factory=dict)
     memory: dict = field(default_factory=dict)  # start -> bytes written (merged ranges, final values)
     calls: list = field(default_factory=list)
-    seconds: float = 0.0
-    #: Seconds this run had on the CPU (the emulating thread's time): a timeout with much less
-    #: than its limit was the machine's doing (another process ran), not the code's.
+    seconds: float = 0.0  # wall-clock
+    #: Seconds this run had on the CPU (the emulating thread's time): what its limit counts.
     cpu: float = 0.0
+    #: A timeout that was the machine's doing, not the code's: the run reached its wall-clock
+    #: ceiling (WALL_PER_CPU times its limit) with less than ON_CPU of that limit on the CPU.
+    starved: bool = False
     #: Record mode (gcc's function): the bytes it touched outside its own frame.
     footprint: Spans | None = None
     #: Check mode (a candidate): its first access outside the footprint rule, and where.
@@ -135,8 +149,9 @@ class Mismatch:
     @property
     def rule(self) -> str:
         """The rule it broke: "footprint" (memory gcc's function does not touch), "cost" (its speed
-        does not hold beyond the sizes that were timed) or "differs" (another outcome)."""
-        return next((r for r in ("footprint", "cost") if self.difference.startswith(r)), "differs")
+        does not hold beyond the sizes that were timed), "undecided" (a state every candidate is
+        tested on could not be decided) or "differs" (another outcome)."""
+        return next((r for r in ("footprint", "cost", "undecided") if self.difference.startswith(r)), "differs")
 
     def render(self) -> str:
         args = ", ".join(f"{r}={self.regs[r]:#x}" for r in ARG_REGS if r in self.regs)
@@ -324,7 +339,8 @@ class Machine:
                 raise Unsupported(exc.message) from exc
         self.lazy_limit_hit = False
         self.overtime = False
-        self.deadline = float("inf")
+        self.deadline = float("inf")  # wall-clock ceiling of the current run
+        self.cpu_deadline = float("inf")  # its limit, on the thread's CPU clock
 
     # address space
 
@@ -499,7 +515,7 @@ class Machine:
         if len(self.lazy) >= MAX_LAZY_MAPS:
             self.lazy_limit_hit = True
             return False
-        if time.perf_counter() > self.deadline:
+        if time.perf_counter() > self.deadline or time.thread_time() > self.cpu_deadline:
             # Mapping happens inside one emu_start, which a time limit does not interrupt here.
             self.overtime = True
             return False
@@ -710,8 +726,10 @@ class Machine:
             guard: list | None = None, record: bool = False, allowed: Spans | None = None,
             image: int = 1, count: bool = False) -> Outcome:
         """Run the function at ``entry`` from the state with ``mutation`` applied, for at most
-        ``seconds``; restore the state afterwards. With ``watch`` (address ranges), the run stops
-        with status "overlap" at the first byte of them that it both reads and writes; with
+        ``seconds`` on the CPU (and at most WALL_PER_CPU times that of wall-clock time: past
+        it, a timeout is marked ``starved``); restore the state afterwards. With ``watch``
+        (address ranges), the run stops with status "overlap" at the first byte of them that it
+        both reads and writes; with
         ``guard`` (address ranges), with status "out of bounds" at its first access to one.
 
         The footprint rule (:mod:`sgcc.verify.function.footprint`): with ``record``, the bytes
@@ -771,12 +789,15 @@ class Machine:
         self.violated_in = ""
         out = Outcome("ret")
         started, on_cpu = time.perf_counter(), time.thread_time()
+        ceiling = started + WALL_PER_CPU * seconds + WALL_SLACK
         try:
-            pc, deadline, counted = entry, started + seconds, True
-            self.deadline, self.overtime = deadline, False
+            pc, counted = entry, True
+            self.deadline, self.cpu_deadline, self.overtime = ceiling, on_cpu + seconds, False
             while True:
-                left = deadline - time.perf_counter()
-                if left <= 0:
+                # Each slice is bounded by wall-clock time (Unicorn's timeout): as long as the
+                # CPU time left, so that a run kept off the CPU goes on in the next slice.
+                left = min(seconds - (time.thread_time() - on_cpu), ceiling - time.perf_counter())
+                if left <= MIN_SLICE:
                     out.status = "timeout"
                     break
                 # Short runs (most) end within a slice bounded by instructions; a longer one goes on
@@ -808,11 +829,11 @@ class Machine:
                     out.status = self.ended
                 elif rip == self.stop:
                     pass
-                elif counted:
-                    pc, counted = rip, False  # the slice's instructions ran out: go on, bounded by time
-                    continue
                 else:
-                    out.status = "timeout"
+                    # The slice's instructions or time ran out: go on, bounded by time alone,
+                    # until the CPU time or the wall-clock ceiling is used up.
+                    pc, counted = rip, False
+                    continue
                 break
         except self.uc_mod.UcError as exc:
             out.status = ("unsupported: an instruction the emulator lacks"
@@ -823,6 +844,7 @@ class Machine:
                 out.status = "timeout"
         out.seconds = time.perf_counter() - started
         out.cpu = time.thread_time() - on_cpu
+        out.starved = out.status == "timeout" and out.cpu < ON_CPU * seconds
         out.calls = self.calls
         if fp is not None and mode == "check":
             out.violation = fp.violation()

@@ -12,7 +12,6 @@ cannot load; an instruction it lacks), and on a difference, the state.
 from __future__ import annotations
 
 import gc
-import os
 import random
 import time
 from dataclasses import dataclass, field
@@ -37,8 +36,8 @@ MAX_MOVES = 3
 #: value once, sizes beyond the tests') may take up to this many times the seconds.
 GUARANTEED_FACTOR = 5.0
 #: The sizes far beyond the tests' get, all together, this many times gcc's longest run on a
-#: state as captured, and at least LARGE_SHARE times the seconds. Both scale with the machine's
-#: load, so a busy machine tests as many sizes as a quiet one, and a function whose work per
+#: state as captured, and at least LARGE_SHARE times the seconds (seconds on the CPU, as every
+#: share: _cpu), so a busy machine tests as many sizes as a quiet one, and a function whose work per
 #: element is large (bitrev's 32 steps a word: 12 s a size) does not spend minutes on them.
 LARGE_FACTOR = 40.0
 LARGE_SHARE = 0.25
@@ -70,29 +69,25 @@ FOOTPRINT_SHARE = 1.0
 COST_TILE = 8 << 20
 COST_GROWTH = 2.0
 COST_FLOOR = 1.25
-#: The test's time shares are wall-clock; on a busy machine each is stretched by the load per
-#: CPU (1-minute load average), up to this factor, so that a neighbour's load does not shrink
-#: which states are tried (a candidate wrong past 2^24 words was accepted at a load of 8 on 2
-#: CPUs, its sizes dropped as "gcc's function does not finish in time").
-MAX_STRETCH = 4.0
 
 
-def load_stretch() -> float:
-    """How much slower than on an idle machine this process's emulation runs now, as far as
-    the load average says: the runnable processes per CPU, between 1 and MAX_STRETCH."""
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        return 1.0
-    return min(MAX_STRETCH, max(1.0, load / (os.cpu_count() or 1)))
+def _cpu() -> float:
+    """The clock every share of the test's time is counted on: this thread's CPU time (the
+    emulator runs in it). On the wall clock a neighbour's load shrank which states were tried:
+    a candidate wrong past 2^24 words was accepted at a load of 8 on 2 CPUs, its sizes dropped
+    as "gcc's function does not finish in time", and under `pytest -n 4` a wrong candidate's
+    runs on the state that shows it were dropped as kept off the CPU. Counted on the CPU, what
+    is decided is the same on a busy machine as on a quiet one; the wall clock only bounds the
+    wait (emulate.WALL_PER_CPU), and a guaranteed state left undecided by it refuses."""
+    return time.thread_time()
 
 
 #: Most seconds a candidate's run on one state may take (a longer allowance leaves it undecided).
 CANDIDATE_SECONDS = 15.0
-#: A candidate's run that stops on its limit with less than this share of it on the CPU was
-#: kept off the CPU (another process ran): it is run again, at most PREEMPTED_RUNS times in all,
-#: and then counted undecided. Only a limit the candidate used up is its own doing.
-ON_CPU = 0.5
+#: A run that reached its wall-clock ceiling with little of its limit on the CPU (an Outcome
+#: ``starved``: another process had the CPU) is run again, at most PREEMPTED_RUNS times in all,
+#: and then counted undecided: on a state every candidate is tested on, that refuses the
+#: candidate. Only a limit the run used up on the CPU is the code's own doing.
 PREEMPTED_RUNS = 3
 #: gcc's runs under the footprint hook at least this long tell the candidate's slowdown there.
 RATIO_MIN_SECONDS = 0.01
@@ -125,6 +120,8 @@ class FunctionVerdict:
     def level(self) -> str:
         """How the candidate's functions were proven, in the report's words."""
         if self.mismatch is not None:
+            if self.mismatch.rule == "undecided":
+                return "refused: a state every candidate is tested on was not decided"
             return "refused: differs from gcc's function on a function state"
         if not self.tested:
             if self.untested:
@@ -190,12 +187,7 @@ class FunctionTester:
         (:mod:`sgcc.verify.function.footprint`): gcc's own variants need not be, and run
         several times faster without its memory hook."""
 
-        seconds = self.seconds
-        self.seconds = seconds * load_stretch()  # this check's shares (MAX_STRETCH)
-        try:
-            return self._check(cand_obj, functions, untrusted)
-        finally:
-            self.seconds = seconds
+        return self._check(cand_obj, functions, untrusted)
 
     def _check(self, cand_obj, functions, untrusted: frozenset | bool) -> FunctionVerdict:
         from sgcc.asm.obj import read_object
@@ -289,7 +281,7 @@ class FunctionTester:
             if sum(b - a for a, b in ranges) > MAX_WATCHED_BYTES:
                 got = "undecided"  # too far apart to watch byte by byte (the stack and the heap)
             else:
-                w = machine.run(entry, mut, max(OVERLAP_SECONDS, 10 * g.seconds), watch=[tuple(r) for r in ranges])
+                w = machine.run(entry, mut, max(OVERLAP_SECONDS, 10 * g.cpu), watch=[tuple(r) for r in ranges])
                 got = "overlap" if w.status == "overlap" else "clean" if w.status == g.status else "undecided"
         self._overlap[key] = got
         return got
@@ -305,7 +297,7 @@ class FunctionTester:
             guard = emulate.heap_headers(machine.state, [regs[r] for r in emulate.ARG_REGS])
             got = False
             if guard:
-                run = machine.run(machine.images[0].entries[name], mut, max(OVERLAP_SECONDS, 10 * g.seconds),
+                run = machine.run(machine.images[0].entries[name], mut, max(OVERLAP_SECONDS, 10 * g.cpu),
                                   guard=guard)
                 got = run.status == "out of bounds"
             self._bounds[key] = got
@@ -377,13 +369,13 @@ class FunctionTester:
             # shrink); the sizes far beyond the tests' are held to the rule last, in a time of
             # their own (_footprint_beyond).
             seconds = FOOTPRINT_SHARE * self.seconds
-            started = time.perf_counter()
+            started = _cpu()
             mismatch, tested, mutated, why = self._loop(
                 name, cand, kind, states, captured, rest, started, started + GUARANTEED_FACTOR * seconds, dropped,
                 exempt, seconds, True, shared)
             if mismatch is not None:
                 return mismatch, tested, mutated, why
-        started = time.perf_counter()
+        started = _cpu()
         mismatch, t2, m2, why2 = self._loop(name, cand, kind, states, captured, rest, started,
                                             started + GUARANTEED_FACTOR * self.seconds, dropped, exempt,
                                             self.seconds, False, shared)
@@ -422,7 +414,12 @@ class FunctionTester:
         from sgcc.verify.function import emulate
 
         machines: dict[int, Machine] = shared["machines"]
-        deadline = started + seconds
+        deadline = started + seconds  # (the CPU clock, _cpu)
+        # The wall clock bounds the wait only: past it, the states left are not tried, and a
+        # guaranteed one left so refuses the candidate (the machine decided it, not the test).
+        wall = time.perf_counter()
+        wall_deadline = wall + emulate.WALL_PER_CPU * seconds + emulate.WALL_SLACK
+        wall_ceiling = wall + emulate.WALL_PER_CPU * (hard_deadline - started) + emulate.WALL_SLACK
         tested = mutated = 0
         why = None
         done: set = shared["done"]
@@ -450,7 +447,7 @@ class FunctionTester:
             if position >= len(order):
                 break
             si, mut, is_mutated, phase = order[position]
-            now = time.perf_counter()
+            now = _cpu()
             if position < guaranteed:
                 # The hard limit of the states every candidate is tested on is charged with
                 # everything but the candidate's own runs: charged with those, a candidate slow
@@ -463,8 +460,11 @@ class FunctionTester:
                     dropped[reason] = dropped.get(reason, 0) + left
                     why = why or "the guaranteed states did not finish in time"
                     break
+                if time.perf_counter() > wall_ceiling:
+                    return _undecided(name, states[si], mut, "the machine kept the emulator off the CPU until the "
+                                      "wall-clock ceiling"), tested, mutated, why
             else:
-                if now > deadline or (phase == 3 and tested >= self.states):
+                if now > deadline or time.perf_counter() > wall_deadline or (phase == 3 and tested >= self.states):
                     break
                 if now > started + PHASE_ENDS[phase] * self.seconds:
                     continue  # this kind of state has had its share of the time
@@ -503,9 +503,15 @@ class FunctionTester:
                     # at least the floor: a boundary past an overflow costs gcc next to nothing.
                     later = sum(1 for p in range(position + 1, len(order)) if order[p][3] == 2)
                     allowance = min(allowance, max(MUTATION_FLOOR, large_left - MUTATION_FLOOR * later))
-                g = machine.run(machine.images[0].entries[name], mut, allowance, record=hooked)
+                g = _gcc_run(machine, name, mut, allowance, hooked)
                 if phase == 2 and large_left is not None:
-                    large_left -= g.seconds
+                    large_left -= g.cpu
+            if g.starved:
+                if position < guaranteed:
+                    return _undecided(name, states[si], mut, "gcc's function kept off the CPU"), tested, mutated, why
+                reason = "states the machine kept the emulator from deciding (another process had the CPU)"
+                dropped[reason] = dropped.get(reason, 0) + 1
+                continue
             if phase == 2 and g.status in DID_NOT_FINISH and not hooked:  # (the pass without the hook retries it)
                 reason = "sizes beyond the tests' that gcc's function does not finish in the emulator in time"
                 dropped[reason] = dropped.get(reason, 0) + 1
@@ -530,10 +536,10 @@ class FunctionTester:
                 self._gcc[key] = g
             if is_mutated and g.status in DID_NOT_FINISH and mut.regs and not mut.patches:
                 too_long.setdefault(si, []).append(mut.regs)
-            if is_mutated and cost.get(si, 0.0) > EXPENSIVE and g.seconds > EXPENSIVE:
+            if is_mutated and cost.get(si, 0.0) > EXPENSIVE and g.cpu > EXPENSIVE:
                 strikes[si] = strikes.get(si, 0) + 1
             if not is_mutated:
-                cost[si] = g.seconds if g.status == "ret" or g.status.startswith("noreturn") else float("inf")
+                cost[si] = g.cpu if g.status == "ret" or g.status.startswith("noreturn") else float("inf")
             if g.status != "ret" and not g.status.startswith("noreturn"):
                 why = f"gcc's function: {g.status}" if why is None else why
                 if g.status not in DID_NOT_FINISH:
@@ -567,7 +573,7 @@ class FunctionTester:
                         dropped[reason] = dropped.get(reason, 0) + 1
                         done.add(key)
                         continue
-            cap = max(CANDIDATE_SECONDS, 3 * g.seconds) if position < guaranteed else CANDIDATE_SECONDS
+            cap = max(CANDIDATE_SECONDS, 3 * g.cpu) if position < guaranteed else CANDIDATE_SECONDS
             if hooked:
                 cap = _rule_cap(cap, g, shared)
             c, ended, spent = _candidate_run(machine, name, mut, g, cap, g.footprint if hooked else None)
@@ -575,6 +581,11 @@ class FunctionTester:
             if hooked:
                 _note_ratio(c, g, shared)
             if ended == "preempted":
+                if position < guaranteed:
+                    # Dropped, this let a wrong candidate through on a busy machine (the state
+                    # past palindromes' overflow, under `pytest -n 4`): not decided is not passed.
+                    return _undecided(name, states[si], mut, "the candidate's runs kept off the CPU"), tested, \
+                        mutated, why
                 reason = "states the machine kept the emulator from deciding (another process had the CPU)"
                 dropped[reason] = dropped.get(reason, 0) + 1
                 continue
@@ -613,7 +624,7 @@ class FunctionTester:
             if phase == 2:
                 shared["sizes"].append((si, mut))
             if g.status == "ret" and phase == 0:
-                timed.append((si, mut, g.seconds))  # what the timing saw: the cost rule's reference
+                timed.append((si, mut, g.cpu))  # what the timing saw: the cost rule's reference
         return None, tested, mutated, why
 
     def _footprint_beyond(self, name, shared, states):
@@ -642,12 +653,12 @@ class FunctionTester:
                 g = machine.run(machine.images[0].entries[name], mut, left, record=True)
                 if g.status != "timeout":
                     self._gcc[key] = g
-            left -= g.seconds
+            left -= g.cpu
             if g.footprint is None:
                 # Not finished in the time left; larger sizes would not either.
                 return None, unchecked + len(order) - k
             c, ended, _ = _candidate_run(machine, name, mut, g,
-                                         _rule_cap(max(CANDIDATE_SECONDS, 3 * g.seconds), g, shared), g.footprint)
+                                         _rule_cap(max(CANDIDATE_SECONDS, 3 * g.cpu), g, shared), g.footprint)
             _note_ratio(c, g, shared)
             regs = {**states[si].regs, **mut.regs}
             if c.status == "footprint" and c.violation is not None:
@@ -691,7 +702,7 @@ class FunctionTester:
                                                  count=True)
             if g.status != "ret" or not g.instructions:
                 return None
-            c = machine.run(machine.images[1].entries[name], mut, max(1.0, emulate.SLOWDOWN * g.seconds), count=True)
+            c = machine.run(machine.images[1].entries[name], mut, max(1.0, emulate.SLOWDOWN * g.cpu), count=True)
             if c.status != "ret":
                 return None
             return g.instructions, c.instructions
@@ -750,7 +761,7 @@ def _rule_cap(cap: float, g, shared: dict) -> float:
     candidate that makes several times gcc's accesses (SWAR's constants: 6 times gcc's time
     at 24,000,000 words) finishes; one slow under the hook only where it is never timed does
     not, and is refused."""
-    return max(cap, min(LARGE_SECONDS, 2.0 * shared.get("ratio", 0.0) * g.seconds))
+    return max(cap, min(LARGE_SECONDS, 2.0 * shared.get("ratio", 0.0) * g.cpu))
 
 
 def _note_ratio(c, g, shared: dict) -> None:
@@ -759,25 +770,43 @@ def _note_ratio(c, g, shared: dict) -> None:
         shared["ratio"] = max(shared.get("ratio", 0.0), c.cpu / max(g.cpu, 1e-6))
 
 
+def _gcc_run(machine, name: str, mut, allowance: float, record: bool):
+    """gcc's run on ``mut`` (``allowance`` seconds on the CPU), run again while it was starved
+    (kept off the CPU), at most PREEMPTED_RUNS times in all."""
+    for _ in range(PREEMPTED_RUNS):
+        g = machine.run(machine.images[0].entries[name], mut, allowance, record=record)
+        if not g.starved:
+            break
+    return g
+
+
+def _undecided(name: str, state, mut, what: str) -> Mismatch:
+    """The refusal of a candidate whose test could not decide a guaranteed state."""
+    from sgcc.verify.function import emulate
+
+    return emulate.Mismatch(name, state.origin, mut.what, {**state.regs, **mut.regs},
+                            f"undecided: a state every candidate is tested on was not decided ({what})")
+
+
 def _candidate_run(machine, name: str, mut, g, cap: float, allowed) -> tuple:
     """The candidate's run on ``mut``, allowed ``SLOWDOWN`` times gcc's run ``g`` on the same
-    state (at least 0.05 s), a timeout confirmed with five times that (at least 1 s): wall time
-    on a shared machine jitters; never more than ``cap`` seconds. Judged by the CPU: a run that
-    stops on its limit having had less than ``ON_CPU`` of it on the CPU is run again.
+    state (at least 0.05 s), a timeout confirmed with five times that (at least 1 s); never
+    more than ``cap`` seconds. Seconds on the CPU (emulate.Machine.run): a run that was kept
+    off the CPU until its wall-clock ceiling (``starved``) is run again.
 
     Returns the outcome, how it ended: "done" (not a timeout), "timeout" (it used up a limit
-    below the cap: its own doing), "capped" (it used up the cap), "preempted" (kept off the CPU
-    ``PREEMPTED_RUNS`` times), and the wall seconds its runs took."""
+    below the cap: its own doing), "capped" (it used up the cap), "preempted" (starved
+    ``PREEMPTED_RUNS`` times), and the CPU seconds its runs took."""
     from sgcc.verify.function import emulate
 
     entry, spent = machine.images[1].entries[name], 0.0
-    limit = max(0.05, emulate.SLOWDOWN * g.seconds)
+    limit = max(0.05, emulate.SLOWDOWN * g.cpu)
     for attempt in range(2):
         allowance = min(limit, cap)
         for _ in range(PREEMPTED_RUNS):
             c = machine.run(entry, mut, allowance, allowed=allowed)
-            spent += c.seconds
-            if c.status != "timeout" or c.cpu >= ON_CPU * allowance:
+            spent += c.cpu
+            if not c.starved:
                 break
         else:
             return c, "preempted", spent
@@ -792,7 +821,7 @@ def _candidate_run(machine, name: str, mut, g, cap: float, allowed) -> tuple:
 def _too_slow(c, g) -> str:
     """The difference of a candidate that did not finish under the footprint rule."""
     return (f"footprint: the candidate did not finish in {c.seconds:.1f} s under the rule ({c.cpu:.1f} s on the "
-            f"CPU), where gcc's function took {g.seconds:.2f} s")
+            f"CPU), where gcc's function took {g.cpu:.2f} s on the CPU")
 
 
 def _size(mut) -> int:
@@ -820,7 +849,7 @@ def _gcc_allowance(phase: int, guaranteed: bool, cost: dict, si: int, hard_deadl
     if guaranteed and phase == 2:
         # A size far beyond the tests' is slow to emulate, slower on a busy machine: dropping
         # it for gcc's time would leave exactly the region untested.
-        allowance = max(allowance, min(LARGE_SECONDS, hard_deadline - time.perf_counter()))
+        allowance = max(allowance, min(LARGE_SECONDS, hard_deadline - _cpu()))
     return allowance
 
 
