@@ -199,8 +199,10 @@ def test_a_run_kept_off_the_cpu_is_run_again_and_one_that_had_the_cpu_is_the_can
     # Stopped past its wall-clock ceiling (WALL_PER_CPU times its limit, plus WALL_SLACK): a
     # timeout the machine made, marked so (the test then runs it again, and a guaranteed state
     # it cannot decide refuses the candidate).
-    limit = 0.1
-    staller = subprocess.Popen(["sh", "-c", f"sleep 0.02; kill -STOP {pid}; "
+    # (A limit below the run's need, so that it is still running when the stop lands; then
+    # under half of it on the CPU unless the stop came later than half of it.)
+    limit = 0.9 * warm.cpu
+    staller = subprocess.Popen(["sh", "-c", f"sleep 0.01; kill -STOP {pid}; "
                                 f"sleep {emulate.WALL_PER_CPU * limit + emulate.WALL_SLACK + 0.3:.2f}; kill -CONT {pid}"])
     try:
         c = machine.run(entry, as_captured, limit)
@@ -276,7 +278,9 @@ def test_a_machine_that_keeps_the_emulator_off_the_cpu_decides_nothing_a_quiet_o
     # counted for nothing. Real load: this process shares one CPU with two busy processes (a
     # third of it each; the test's neighbours in the suite may take more), for the whole test. Limits are now seconds on the CPU: the same
     # state is decided, the honest candidate still passes, and where the wall-clock ceiling
-    # leaves a guaranteed state undecided, the candidate is refused.
+    # leaves a guaranteed state undecided, the candidate is refused. (A second a check, not the
+    # default four: the guaranteed states, the boundary among them, are the same; at a third of
+    # a CPU each check takes three times its CPU seconds or more.)
     import os
 
     program, capture, tmp = palindromes
@@ -287,17 +291,20 @@ def test_a_machine_that_keeps_the_emulator_off_the_cpu_decides_nothing_a_quiet_o
     spinners = _spinners(cpu, 2)
     try:
         os.sched_setaffinity(0, {cpu})
-        tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0)
+        tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0, seconds=1.0)
         verdict = tester.check(wrong, ["count_palindromes"])
         assert not verdict.ok, (verdict.level(), verdict.dropped)
         assert verdict.mismatch.rule == "differs", verdict.mismatch.render()
         assert 2**30 <= verdict.mismatch.regs["rsi"] & 0xFFFFFFFF < 2**31, verdict.mismatch.render()
         verdict = tester.check(honest, ["count_palindromes"])
         assert verdict.ok, verdict.mismatch.render()
-        # A ceiling of the limit itself: at a third of a CPU every run reaches it first.
+        # A ceiling of the limit itself, on a sixth of a CPU: every run that needs more than a
+        # sixth of its limit reaches the ceiling first (the candidate's on the boundary state
+        # among them).
+        spinners += _spinners(cpu, 3)
         monkeypatch.setattr(emulate, "WALL_PER_CPU", 1.0)
         monkeypatch.setattr(emulate, "WALL_SLACK", 0.0)
-        tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0)
+        tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0, seconds=1.0)
         verdict = tester.check(wrong, ["count_palindromes"])
         assert not verdict.ok and verdict.mismatch.rule == "undecided", (verdict.level(), verdict.dropped)
         assert verdict.level() == "refused: a state every candidate is tested on was not decided"
