@@ -50,8 +50,6 @@ SLOWDOWN = 20
 #: many times the limit, plus WALL_SLACK.
 WALL_PER_CPU = 8.0
 WALL_SLACK = 0.25
-#: A timeout with less than this share of its limit on the CPU was the machine's (starved).
-ON_CPU = 0.5
 #: The CPU time left below which a run counts as having used up its limit (short slices cost
 #: more than they decide).
 MIN_SLICE = 0.002
@@ -113,7 +111,7 @@ class Outcome:
     #: Seconds this run had on the CPU (the emulating thread's time): what its limit counts.
     cpu: float = 0.0
     #: A timeout that was the machine's doing, not the code's: the run reached its wall-clock
-    #: ceiling (WALL_PER_CPU times its limit) with less than ON_CPU of that limit on the CPU.
+    #: ceiling (WALL_PER_CPU times its limit) before it had its limit on the CPU.
     starved: bool = False
     #: Record mode (gcc's function): the bytes it touched outside its own frame.
     footprint: Spans | None = None
@@ -341,6 +339,7 @@ class Machine:
         self.overtime = False
         self.deadline = float("inf")  # wall-clock ceiling of the current run
         self.cpu_deadline = float("inf")  # its limit, on the thread's CPU clock
+        self.overtime_wall = False
 
     # address space
 
@@ -518,6 +517,7 @@ class Machine:
         if time.perf_counter() > self.deadline or time.thread_time() > self.cpu_deadline:
             # Mapping happens inside one emu_start, which a time limit does not interrupt here.
             self.overtime = True
+            self.overtime_wall = time.thread_time() <= self.cpu_deadline  # the machine's doing
             return False
         first = address & ~(CHUNK - 1)
         last = (address + max(size, 1) - 1) & ~(CHUNK - 1)
@@ -742,6 +742,9 @@ class Machine:
         self.ncalls = 0
         self.ended = None
         self._watch = None
+        # No limit while the state is written (a write past captured memory maps pages through
+        # the same handler as the run's accesses): the last run's limits have passed.
+        self.deadline, self.cpu_deadline, self.overtime, self.overtime_wall = float("inf"), float("inf"), False, False
         hooks = []
         for a, b in guard or ():
             hooks.append(uc.hook_add(self.uc_mod.UC_HOOK_MEM_READ | self.uc_mod.UC_HOOK_MEM_WRITE,
@@ -790,16 +793,22 @@ class Machine:
         out = Outcome("ret")
         started, on_cpu = time.perf_counter(), time.thread_time()
         ceiling = started + WALL_PER_CPU * seconds + WALL_SLACK
+        starved = False
         try:
             pc, counted = entry, True
-            self.deadline, self.cpu_deadline, self.overtime = ceiling, on_cpu + seconds, False
+            self.deadline, self.cpu_deadline = ceiling, on_cpu + seconds
             while True:
                 # Each slice is bounded by wall-clock time (Unicorn's timeout): as long as the
                 # CPU time left, so that a run kept off the CPU goes on in the next slice.
-                left = min(seconds - (time.thread_time() - on_cpu), ceiling - time.perf_counter())
-                if left <= MIN_SLICE:
-                    out.status = "timeout"
+                cpu_left = seconds - (time.thread_time() - on_cpu)
+                wall_left = ceiling - time.perf_counter()
+                if cpu_left <= MIN_SLICE:
+                    out.status = "timeout"  # its limit, used up on the CPU: the code's doing
                     break
+                if wall_left <= 0:
+                    out.status, starved = "timeout", True  # the machine's doing
+                    break
+                left = min(cpu_left, wall_left)
                 # Short runs (most) end within a slice bounded by instructions; a longer one goes on
                 # bounded by time alone (until its next call), at full speed. The slice has the
                 # time bound too: a `rep` string instruction counts once however long it runs.
@@ -823,7 +832,10 @@ class Machine:
                         out.status = f"unsupported: {exc.message}"
                         break
                     if self.ended is None:
-                        pc, counted = rip, True  # the slot's ret
+                        # The slot's `ret`, run on its own with no time limit: a slice stopped
+                        # before it would find the slot's trap again and make the call twice.
+                        uc.emu_start(rip, self.stop, count=1)
+                        pc, counted = uc.reg_read(x.UC_X86_REG_RIP), True
                         continue
                 if self.ended is not None:
                     out.status = self.ended
@@ -841,10 +853,10 @@ class Machine:
             if self.lazy_limit_hit:
                 out.status = "unsupported: too much memory"
             if self.overtime:
-                out.status = "timeout"
+                out.status, starved = "timeout", self.overtime_wall
         out.seconds = time.perf_counter() - started
         out.cpu = time.thread_time() - on_cpu
-        out.starved = out.status == "timeout" and out.cpu < ON_CPU * seconds
+        out.starved = starved and out.status == "timeout"
         out.calls = self.calls
         if fp is not None and mode == "check":
             out.violation = fp.violation()
