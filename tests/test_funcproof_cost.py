@@ -443,13 +443,13 @@ def test_a_candidate_slow_on_the_cheap_mutations_does_not_keep_the_sizes_beyond_
     def run(self, entry, mutation, *args, **kwargs):
         out = slow(self, entry, mutation, *args, **kwargs)
         if mutation.what != "as captured" and not mutation.large and entry == self.images[1].entries["count_bits"]:
-            _delay(out, 0.4)
+            _delay(out, 0.2)
         return out
 
     monkeypatch.setattr(emulate.Machine, "run", run)
     obj = _joined(program, tmp, "count_bits", (POPCOUNT / "narrow" / "narrow_over_4m.s").read_text(), "slow_cheap")
-    # 2 s: the hard limit (5 times that) is passed after some 25 of the delayed runs.
-    verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0, seconds=2).check(
+    # 1 s: the hard limit (5 times that) is passed after some 25 of the delayed runs.
+    verdict = funcdiff.FunctionTester(capture, program.obj, program.source_text, seed=0, seconds=1).check(
         obj, ["count_bits"])
     assert not verdict.ok, verdict.level()
     assert verdict.mismatch.regs["rsi"] & 0xFFFFFFFF > 4_000_000, verdict.mismatch.render()
