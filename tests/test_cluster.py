@@ -493,3 +493,21 @@ def test_scratch_of_a_killed_task_is_removed_by_the_next(tmp_path, monkeypatch):
     assert seen[0].startswith(f"sgcc-cluster-{os.getpid()}-") and seen[1]
     assert not stale.exists() and live.exists() and other.exists()
     assert not (tmp_path / seen[0]).exists()
+
+
+def test_a_scratch_directory_another_task_removes_mid_sweep_is_skipped(tmp_path, monkeypatch):
+    # Two tasks on one node sweep a killed process's scratch directory at once: one removes it
+    # between the other's listing and its stat, and the other's task failed with
+    # FileNotFoundError (the whole bench stopped: "a cluster task failed", seen in a full run).
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid no process has now
+    stale = tmp_path / f"{clustermod.SCRATCH}{gone.pid}-abcd"
+    stale.mkdir()
+    listed = list(os.scandir(tmp_path))
+    shutil.rmtree(stale)  # the other task's sweep
+    monkeypatch.setattr(os, "scandir", lambda root: iter(listed))
+    clustermod._sweep_scratch()
+    assert not stale.exists()

@@ -173,7 +173,11 @@ def _sweep_scratch() -> None:
             pass
         except OSError:
             continue  # another user's process: not ours to judge
-        if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.getuid():
+        try:
+            ours = entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.getuid()
+        except OSError:
+            continue  # removed since the listing (another task's sweep on this node)
+        if ours:
             shutil.rmtree(entry.path, ignore_errors=True)
 
 
