@@ -51,6 +51,29 @@ def _object(program, tmp, text: str, name: str, function: str = "count_bits"):
     return obj
 
 
+@pytest.mark.parametrize("rule", emulate.RULES)
+def test_each_rule_a_difference_breaks_refuses_with_its_own_reason(rule):
+    """The report's reason names the rule the function-level test found broken, from the
+    differences funcdiff itself writes: a guaranteed state the machine left undecided is never
+    reported as a difference in results, nor a difference as a footprint."""
+    from types import SimpleNamespace
+
+    from sgcc.engine.funcproof import REFUSALS
+
+    state = SimpleNamespace(origin="test 1", regs={"rdi": 1})
+    mut = SimpleNamespace(what="as captured", regs={})
+    run = SimpleNamespace(seconds=2.0, cpu=1.5)
+    made = {"undecided": lambda: funcdiff._undecided("f", state, mut, "gcc's function kept off the CPU"),
+            "footprint": lambda: emulate.Mismatch("f", "test 1", "as captured", {}, funcdiff._too_slow(run, run)),
+            "cost": lambda: emulate.Mismatch("f", "test 1", "as captured", {},
+                                             "cost: the candidate runs 9 instructions where gcc's function runs 3"),
+            "differs": lambda: emulate.Mismatch("f", "test 1", "as captured", {}, "rax: 0x1 against 0x2")}
+    m = made[rule]()
+    assert m.rule == rule, m.difference
+    assert set(REFUSALS) == set(emulate.RULES) and len(set(REFUSALS.values())) == len(REFUSALS)
+    assert REFUSALS[rule].startswith(rule), REFUSALS[rule]
+
+
 def test_capture_holds_the_entry_states_the_tests_produce(popcount):
     program, tester, _ = popcount
     states = tester.capture.states["count_bits"]

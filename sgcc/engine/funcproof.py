@@ -33,6 +33,16 @@ if TYPE_CHECKING:
 
 LEVELS = ("default", "tested", "bounded", "equivalent")
 
+#: The candidate's refusal for each rule a function-level difference breaks
+#: (:data:`sgcc.verify.function.emulate.RULES`): the report's reason, the state in its detail.
+REFUSALS = {
+    "footprint": "footprint: touches memory gcc's function does not touch on a function state",
+    "cost": "cost: slower than gcc's function beyond the sizes that were timed",
+    "undecided": "undecided: a function state every candidate is tested on was not decided "
+                 "(the machine kept the emulator off the CPU)",
+    "differs": "differs from gcc's function on a function state",
+}
+
 
 def footprint_unavailable(request, program) -> str | None:
     """Why the footprint rule cannot run for ``program`` at all (None: it can, on the function
@@ -191,12 +201,7 @@ class FunctionProof:
         res.proof = verdict.level()
         if not verdict.ok:
             m = verdict.mismatch
-            reason = {"footprint": "footprint: touches memory gcc's function does not touch on a function state",
-                      "cost": "cost: slower than gcc's function beyond the sizes that were timed",
-                      "undecided": "undecided: a function state every candidate is tested on was not decided "
-                                   "(the machine kept the emulator off the CPU)"}.get(
-                          m.rule, "differs from gcc's function on a function state")
-            res.stop(Stage.PROVE, reason, m.render())
+            res.stop(Stage.PROVE, REFUSALS[m.rule], m.render())
             return False
         unchecked = {f: w for f, w in verdict.untested.items() if f in held}
         if unchecked:

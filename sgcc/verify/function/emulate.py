@@ -134,6 +134,11 @@ class Mutation:
     alias: bool = False  # pointer arguments made to overlap, as a legal C call may (no ``restrict``)
 
 
+#: The rules a function-level difference can break (:attr:`Mismatch.rule`), "differs" last:
+#: every other is named by the start of the difference's text.
+RULES = ("footprint", "cost", "undecided", "differs")
+
+
 @dataclass
 class Mismatch:
     """A state on which the candidate differs from gcc's function."""
@@ -149,7 +154,7 @@ class Mismatch:
         """The rule it broke: "footprint" (memory gcc's function does not touch), "cost" (its speed
         does not hold beyond the sizes that were timed), "undecided" (a state every candidate is
         tested on could not be decided) or "differs" (another outcome)."""
-        return next((r for r in ("footprint", "cost", "undecided") if self.difference.startswith(r)), "differs")
+        return next((r for r in RULES[:-1] if self.difference.startswith(r)), "differs")
 
     def render(self) -> str:
         args = ", ".join(f"{r}={self.regs[r]:#x}" for r in ARG_REGS if r in self.regs)

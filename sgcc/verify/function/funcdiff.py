@@ -783,11 +783,13 @@ def _note_ratio(c, g, shared: dict) -> None:
         shared["ratio"] = max(shared.get("ratio", 0.0), c.cpu / max(g.cpu, 1e-6))
 
 
-def _again_if_starved(run):
+def _again_if_starved(run, spent: list[float] | None = None):
     """``run()``'s outcome, run again while it was starved (kept off the CPU), at most
-    PREEMPTED_RUNS times in all."""
+    PREEMPTED_RUNS times in all; each run's CPU seconds added to ``spent``."""
     for _ in range(PREEMPTED_RUNS):
         out = run()
+        if spent is not None:
+            spent.append(out.cpu)
         if not out.starved:
             break
     return out
@@ -817,21 +819,17 @@ def _candidate_run(machine, name: str, mut, g, cap: float, allowed) -> tuple:
     ``PREEMPTED_RUNS`` times), and the CPU seconds its runs took."""
     from sgcc.verify.function import emulate
 
-    entry, spent = machine.images[1].entries[name], 0.0
+    entry, spent = machine.images[1].entries[name], []
     limit = max(0.05, emulate.SLOWDOWN * g.cpu)
     for attempt in range(2):
         allowance = min(limit, cap)
-        for _ in range(PREEMPTED_RUNS):
-            c = machine.run(entry, mut, allowance, allowed=allowed)
-            spent += c.cpu
-            if not c.starved:
-                break
-        else:
-            return c, "preempted", spent
+        c = _again_if_starved(lambda: machine.run(entry, mut, allowance, allowed=allowed), spent)
+        if c.starved:
+            return c, "preempted", sum(spent)
         if c.status != "timeout":
-            return c, "done", spent
+            return c, "done", sum(spent)
         if limit >= cap or attempt:
-            return c, ("capped" if limit >= cap else "timeout"), spent
+            return c, ("capped" if limit >= cap else "timeout"), sum(spent)
         limit = max(1.0, 5 * limit)
     raise AssertionError("unreachable")
 
