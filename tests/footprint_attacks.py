@@ -25,6 +25,8 @@ SCALE = HERE / "scale.c"
 SCALE_TESTS = HERE / "scale-tests"
 SORTBITS = HERE / "sortbits.c"
 SORTBITS_TESTS = HERE / "sortbits-tests"
+READSUM = HERE / "readsum.c"
+READSUM_TESTS = HERE / "readsum-tests"
 
 SWAR = r"""
 static inline unsigned long swar(unsigned long x)

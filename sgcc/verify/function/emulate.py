@@ -11,9 +11,10 @@ on mutated ones (:func:`mutations`), and must agree on:
   and the stack pointer and callee-saved registers on return;
 * every byte of memory either wrote, outside the function's own frame;
 * the sequence of external calls (name and arguments), whose results are stubbed
-  identically on both sides; ``memcpy``/``memset``/``memmove``/``memcmp``/``strlen`` are
-  carried out instead (their effect is compared as memory), and a call that does not
-  return (``abort``, ``exit``...) ends the run.
+  identically on both sides, and what a routine writes through the pointers it is given
+  (scanf's, fread's: :data:`OUTPUTS`) written the same on both; ``memcpy``/``memset``/
+  ``memmove``/``memcmp``/``strlen`` are carried out instead (their effect is compared as
+  memory), and a call that does not return (``abort``, ``exit``...) ends the run.
 
 Memory the captured process did not have is mapped on first touch with content that depends
 only on the address and the state (zeros or pseudo-random bytes), so sizes far beyond any test
@@ -86,6 +87,17 @@ ARG_COUNT = {"malloc": 1, "free": 1, "calloc": 2, "realloc": 2, "puts": 1, "putc
              "fabs": 0, "labs": 1, "abs": 1, "llabs": 1, "time": 1, "clock": 0, "srand": 1,
              "__ctype_b_loc": 0, "__ctype_toupper_loc": 0, "__ctype_tolower_loc": 0, "__errno_location": 0,
              "atexit": 1, "signal": 2, "pthread_create": 4, "perror": 1, "fopen": 2, "fclose": 1}
+
+#: Routines that write through a pointer they are given, and where their format is (scanf's
+#: family): the emulator writes what they would (see Machine._outputs).
+SCANF_FORMAT = {"scanf": 0, "__isoc99_scanf": 0, "sscanf": 1, "__isoc99_sscanf": 1, "fscanf": 1,
+                "__isoc99_fscanf": 1}
+#: The other routines the emulator writes for: name -> (the pointer's argument, the length):
+#: bytes (an int), the argument holding it ("arg2"), or fread's size times count.
+OUTPUTS: dict[str, tuple[int, int | str]] = {
+    "fread": (0, "size*count"), "fread_unlocked": (0, "size*count"), "read": (1, "arg2"), "time": (0, 8),
+    "posix_memalign": (0, 8), "strtol": (1, 8), "strtoul": (1, 8), "strtoll": (1, 8), "strtoull": (1, 8),
+    "strtod": (1, 8)}
 
 # x86-64 relocation types this loader applies
 R_64, R_PC32, R_PLT32, R_GOTPCREL, R_32, R_32S, R_PC64, R_GOTPCRELX, R_REX_GOTPCRELX = 1, 2, 4, 9, 10, 11, 24, 41, 42
@@ -597,6 +609,10 @@ class Machine:
             length = (args[1] * args[2]) & (2**64 - 1)
             data = self._bytes(args[0], min(length, 4096)) if name.startswith("fwrite") else self._portable(args[0])
             shown = (data, length, self._portable(args[3]))
+        pointers, writes = self._outputs(name, args, uc)
+        if name in SCANF_FORMAT:
+            # Where it writes is part of the call (ARG_COUNT compares its format only).
+            shown = (*shown, ("writes to", tuple(self._portable(a) for a in pointers)))
         if name in ("printf", "__printf_chk", "fprintf", "__fprintf_chk", "puts", "fputs"):
             at = {"printf": 0, "puts": 0, "__printf_chk": 1, "fprintf": 1, "fputs": 0, "__fprintf_chk": 2}[name]
             fmt = self._cstring(args[at])
@@ -610,8 +626,48 @@ class Machine:
             self.ended = f"noreturn {name}"
             uc.emu_stop()
             return
+        for k, (addr, size) in enumerate(writes):
+            self._output(name, k, addr, size)
         digest = hashlib.blake2b(f"{name}:{len(self.calls)}".encode(), digest_size=8).digest()
         uc.reg_write(x.UC_X86_REG_RAX, int.from_bytes(digest, "little") & 0xFFFF)
+
+    def _outputs(self, name: str, args: list[int], uc) -> tuple[list[int], list[tuple[int, int]]]:
+        """What a routine writes through the pointers it is given: (scanf's pointers, in order;
+        the byte ranges written, ``(address, size)``). scanf's ``%s`` and ``%[`` with no width
+        write an unknown length: their pointer is compared, nothing is written."""
+        if name in SCANF_FORMAT:
+            at = SCANF_FORMAT[name]
+            sizes = scanf_outputs(self._cstring(args[at]))
+            pointers = list(args[at + 1:])
+            sp = uc.reg_read(self.x.UC_X86_REG_RSP)
+            for k in range(max(0, len(sizes) - len(pointers))):  # past the registers: the stack
+                try:
+                    pointers.append(struct.unpack("<Q", bytes(uc.mem_read(sp + 8 * (1 + k), 8)))[0])
+                except self.uc_mod.UcError:
+                    break
+            pointers = pointers[:len(sizes)]
+            return pointers, [(p, n) for p, n in zip(pointers, sizes) if n and p]
+        if name not in OUTPUTS:
+            return [], []
+        at, length = OUTPUTS[name]
+        if isinstance(length, int):
+            size = length
+        else:
+            size = (args[1] * args[2]) & (2**64 - 1) if length == "size*count" else args[int(length[3:])]
+        return [], ([(args[at], size)] if args[at] and size else [])
+
+    def _output(self, name: str, k: int, addr: int, size: int) -> None:
+        """Write what ``name`` writes at ``addr`` on the function's behalf (``k``: which of its
+        outputs): bytes that depend only on the call's place in the sequence, the same on both
+        sides. Held to the footprint rule like the function's own writes; in its own frame
+        they then count as written in this call (scanf's into a local read after the call)."""
+        if size > 1 << 28:
+            raise Unsupported(f"{name}'s output too large")
+        if self.footprint is not None and not self.footprint.access(addr, size, True):
+            self.violated_in = f"in {name}'s output ({size} bytes at {addr:#x})"
+            raise _Stop()
+        self._note_access(addr, size, True)
+        self._write(addr, random.Random(f"{name}:{len(self.calls)}:{k}").randbytes(size))
 
     def _printed(self, fmt: bytes, ints: list[int], uc) -> list:
         """The values a printf format takes from the integer registers after it and from the
@@ -1252,6 +1308,35 @@ def compare(kind: tuple[str, int], g: Outcome, c: Outcome, machine: Machine, mut
 
 
 _CONVERSION = re.compile(rb"%[-+ #0']*(\*|\d+)?(?:\.(\*|\d+))?(hh|h|ll|l|j|z|t|L|q)?([diouxXeEfFgGaAcspn%])")
+
+
+_SCANF = re.compile(rb"%(\*)?(\d+)?(hh|h|ll|l|j|z|t|L|q)?(\[\^?\]?[^\]]*\]|[diouxXeEfFgGaAcspn%])")
+#: Bytes an integer conversion stores, by length modifier (no modifier: an int).
+_SCANF_INT = {b"hh": 1, b"h": 2, b"l": 8, b"ll": 8, b"q": 8, b"j": 8, b"z": 8, b"t": 8}
+
+
+def scanf_outputs(fmt: bytes) -> list[int]:
+    """The bytes each pointer a scanf format takes is written with, in order: an integer's
+    size by its length modifier, a float's 4, 8 (``l``) or 16 (``L``), ``%c`` its width,
+    ``%s``/``%[`` their width plus the terminating NUL, or 0 (no width: a length no one can
+    bound); ``%*d`` and ``%%`` take no pointer."""
+    out = []
+    for m in _SCANF.finditer(fmt):
+        suppressed, width, length, conv = m.groups()
+        if conv == b"%" or suppressed:
+            continue
+        w = int(width) if width else None
+        if conv in (b"s",) or conv.startswith(b"["):
+            out.append(w + 1 if w else 0)
+        elif conv == b"c":
+            out.append(w or 1)
+        elif conv in b"eEfFgGaA":
+            out.append(16 if length == b"L" else 8 if length == b"l" else 4)
+        elif conv == b"p":
+            out.append(8)
+        else:
+            out.append(_SCANF_INT.get(length or b"", 4))
+    return out
 
 
 def format_conversions(fmt: bytes) -> list[str]:

@@ -819,11 +819,11 @@ def _candidate_run(machine, name: str, mut, g, cap: float, allowed) -> tuple:
     ``PREEMPTED_RUNS`` times), and the CPU seconds its runs took."""
     from sgcc.verify.function import emulate
 
-    entry, spent = machine.images[1].entries[name], []
+    entry, spent = machine.images[1].entries[name], list[float]()
     limit = max(0.05, emulate.SLOWDOWN * g.cpu)
     for attempt in range(2):
         allowance = min(limit, cap)
-        c = _again_if_starved(lambda: machine.run(entry, mut, allowance, allowed=allowed), spent)
+        c = _again_if_starved(lambda a=allowance: machine.run(entry, mut, a, allowed=allowed), spent)
         if c.starved:
             return c, "preempted", sum(spent)
         if c.status != "timeout":
