@@ -106,6 +106,21 @@ def optimized(tmp_path_factory, sgcc_exe):
     return tree, json.loads((work / "r.json").read_text()), r.stderr.decode()
 
 
+def test_an_instrumented_link_that_bypasses_sgcc_is_named_with_both_launchers():
+    # cmark: the C linker's launcher was there; api_test, a C++ program linking the C library,
+    # linked with c++ and failed on gcov's symbols. The note named only the C launcher.
+    from sgcc.project import pgo
+
+    out = ("/usr/bin/ld: ../src/libcmark.a(blocks.c.o): undefined reference to `__gcov_merge_add'\n"
+           "gmake[2]: *** [api_test/CMakeFiles/api_test.dir/build.make:130: api_test/api_test] Error 1\n"
+           "gmake[1]: *** [CMakeFiles/Makefile2:989: api_test/CMakeFiles/api_test.dir/all] Error 2\n"
+           "gmake: *** [Makefile:146: all] Error 2\n")
+    why = pgo.links_bypass(out)
+    assert why.startswith("the build's links of api_test/api_test do not run through sgcc"), why
+    assert "-DCMAKE_C_LINKER_LAUNCHER={sgcc}" in why and "-DCMAKE_CXX_LINKER_LAUNCHER={sgcc}" in why, why
+    assert pgo.links_bypass("ld: undefined reference to `__gcov_init'").startswith("the build's links do not")
+
+
 @needs_cmake
 def test_ctest_runs_in_the_box_where_the_build_put_the_project(optimized):
     tree, report, stderr = optimized

@@ -22,6 +22,7 @@ also yields the *PGO-everywhere* reference: the whole project rebuilt with
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import time
@@ -61,10 +62,20 @@ class ProjectProfile:
 
 #: Why an instrumented build fails with gcov's symbols undefined: its links do not run through
 #: ``$CC``/``{sgcc}``, so they miss ``-fprofile-generate`` (CMake links with the compiler its build
-#: directory was first configured with; the launcher covers compiles only).
-LINKS_BYPASS = ("the build's links do not run through sgcc, so the instrumented objects link without gcc's "
-                "profiling runtime (a CMake build directory configured before: add "
-                "-DCMAKE_C_LINKER_LAUNCHER={sgcc} to the build command's cmake, docs/build-systems.md)")
+#: directory was first configured with, and a C++ program with the C++ compiler; the compiler
+#: launchers cover compiles only).
+LINKS_BYPASS = ("the build's links{which} do not run through sgcc, so the instrumented objects link without "
+                "gcc's profiling runtime (CMake: add -DCMAKE_C_LINKER_LAUNCHER={{sgcc}} to the build command's "
+                "cmake, and -DCMAKE_CXX_LINKER_LAUNCHER={{sgcc}} where C++ programs link the project's C code; "
+                "docs/build-systems.md)")
+_MAKE_TARGET = re.compile(r"\*\*\* \[[^\]]*?:\d+: ([^\]]+)\] Error")
+
+
+def links_bypass(output: str) -> str:
+    """:data:`LINKS_BYPASS`, naming the targets whose links failed where make says which."""
+    targets = list(dict.fromkeys(m.group(1) for m in _MAKE_TARGET.finditer(output)
+                                 if m.group(1) != "all" and not m.group(1).endswith("/all")))
+    return LINKS_BYPASS.format(which=f" of {', '.join(targets[:3])}" if targets else "")
 
 
 def _wrapper(path: Path, compiler: str, flags: list[str]) -> Path:
@@ -123,7 +134,7 @@ def train(builder, spec, compiler: str, root: Path, compiles, sandbox: Sandbox, 
             tail = text.strip().splitlines()[-3:]
             prof.build_error = "the instrumented build failed: " + " | ".join(tail)[-300:]
             if "undefined reference to `__gcov" in text:
-                prof.build_error = LINKS_BYPASS + " (" + prof.build_error + ")"
+                prof.build_error = links_bypass(text) + " (" + prof.build_error + ")"
         if inputs is not None:
             shutil.copytree(inputs, tree / inputs.name)
         workload.hand_over(tree)
