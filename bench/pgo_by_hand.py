@@ -15,10 +15,15 @@ profile beside it), and run the result. Nothing of sgcc's takes part. Builds:
   the trained and the final build alike (each in a place of its own).
 
 Two layouts. ``--layout builddir`` (CMake, Meson): every build is a build directory of the
-project's own tree, ``{dir}`` in ``--build`` and ``--bench`` (``build-gcc``, ``build-pgo``...),
-``{cflags}`` the C flags added. ``--layout copy`` (make, in-tree builds): every build is a copy
-of the tree (a make project names its files relatively), ``{dir}`` the copy, ``{cflags}`` as
-above; ``--sgcc`` is then the project's tree itself.
+project's own tree, ``{dir}`` in ``--build`` and ``--bench`` (``build-b0`` for gcc's,
+``build-b2`` for PGO's...), ``{cflags}`` the C flags added. ``--layout copy`` (make, in-tree
+builds): every build is a copy of the tree (a make project names its files relatively) in
+``--work`` (``b0``, ``b1``...), ``{dir}`` the copy, ``{cflags}`` as above; ``--sgcc`` is then
+the project's tree itself. What sgcc left is copied beside the others (``build-b5``, ``b5``)
+and timed there: every build runs from a path of one length (the path is the program's
+``argv[0]`` and the shell's ``PWD``, and their length moves the stack: named by build, an
+identical copy of zlib-ng's gcc build ran 0.929x of it). The line before the figures says
+which build is where.
 
 Rounds run every build's workload once each, in a fresh random order; each run's CPU time
 (user + system of all its processes, ``wait4``). Printed per build: the median per-round ratio
@@ -81,13 +86,20 @@ def main(argv=None) -> int:
     started = time.monotonic()
     work = args.work or Path(tempfile_dir())
     where: dict[str, tuple[Path, str]] = {}  # build -> (cwd, {dir})
+    # Every build is timed from a place whose name has one length (b0, b1, ...): the path is the
+    # program's argv[0] and the shell's PWD, whose length moves the stack. Named by build
+    # ("gcc-copy", the user's "build"), zlib-ng's identical copy of gcc's build ran 0.929x.
+    slots = ["gcc", "gcc-copy", "pgo", "lto", "pgo-lto", "sgcc"]
+
+    def slot(name: str) -> str:
+        return f"b{slots.index(name)}"
 
     def place(name: str) -> tuple[Path, str]:
         if args.layout == "builddir":
-            d = f"build-{name}"
+            d = f"build-{slot(name)}"
             shutil.rmtree(tree / d, ignore_errors=True)
             return tree, d
-        t = work / name
+        t = work / slot(name)
         shutil.rmtree(t, ignore_errors=True)
         shutil.copytree(tree, t, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         return t, str(t)
@@ -102,15 +114,7 @@ def main(argv=None) -> int:
     build("gcc", "", cwd, d)
     where["gcc"] = (cwd, d)
     # The noise control: gcc's build, copied as it is.
-    if args.layout == "builddir":
-        shutil.rmtree(tree / "build-gcc-copy", ignore_errors=True)
-        shutil.copytree(tree / d, tree / "build-gcc-copy", symlinks=True)
-        where["gcc-copy"] = (tree, "build-gcc-copy")
-    else:
-        t = work / "gcc-copy"
-        shutil.rmtree(t, ignore_errors=True)
-        shutil.copytree(cwd, t, symlinks=True)
-        where["gcc-copy"] = (t, str(t))
+    where["gcc-copy"] = _copied(tree / d if args.layout == "builddir" else cwd, *place("gcc-copy"))
     def by_hand(name: str, extra: str) -> None:
         # PGO the ordinary way: instrument, train, rebuild in the same place with the profile.
         cwd, d = place(name.removesuffix("-by-hand"))
@@ -135,9 +139,11 @@ def main(argv=None) -> int:
         where["lto"] = (cwd, d)
         by_hand("pgo-lto-by-hand", args.lto)
     if args.sgcc:
-        where["sgcc"] = (tree, args.sgcc) if args.layout == "builddir" else (tree, str(tree))
+        # A copy of what sgcc left, timed from a place like the others'.
+        where["sgcc"] = _copied(tree / args.sgcc if args.layout == "builddir" else tree, *place("sgcc"))
     print(f"built {len(where)} builds in {time.monotonic() - started:.0f} s; timing {args.rounds} rounds; "
-          f"load average {os.getloadavg()[0]:.1f}", file=sys.stderr)
+          f"load average {os.getloadavg()[0]:.1f}; timed from "
+          + ", ".join(f"{n} {d}" for n, (_, d) in where.items()), file=sys.stderr)
     benches = {n: [b.replace("{dir}", shlex.quote(d)) for b in args.bench] for n, (_, d) in where.items()}
     times = timed_rounds(list(where), lambda n: sum(cpu(b, where[n][0]) for b in benches[n]), args.rounds, seed=39)
     print(f"{args.rounds} rounds, gcc's build {statistics.median(times['gcc']):.3f} s CPU (median; "
@@ -151,6 +157,15 @@ def main(argv=None) -> int:
         med, lo, hi = interval([x / y for x, y in zip(times[a], times[b])])
         print(f"{b:>14}: {med:.3f}x [{lo:.3f}, {hi:.3f}] against {a}")
     return 0
+
+
+def _copied(source: Path, cwd: Path, d: str) -> tuple[Path, str]:
+    """``source`` (a build directory, or a built tree) copied as it is to ``d`` (below ``cwd``,
+    or ``cwd`` itself for a tree): where that build is timed from."""
+    target = cwd / d if not Path(d).is_absolute() else Path(d)
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    return cwd, d
 
 
 def tempfile_dir() -> str:
