@@ -161,6 +161,7 @@ def test_a_local_scanf_wrote_is_the_function_s_to_read_and_no_byte_more(readsum)
     verdict = tester.check(_readsum_candidate(program, tmp, "reads_past"), ["sum_pair"], untrusted=True)
     assert not verdict.ok and verdict.mismatch.rule == "footprint", verdict.level()
     assert "of its own frame that it did not write" in verdict.mismatch.render(), verdict.mismatch.render()
+    assert "`movq 0x10(%rsp), %rsi`" in verdict.mismatch.render(), verdict.mismatch.render()
 
 
 def test_scanf_writing_elsewhere_than_gcc_s_is_refused(readsum):
@@ -178,14 +179,28 @@ def test_scanf_writing_elsewhere_than_gcc_s_is_refused(readsum):
     # Held to the differential test alone (as gcc's variants are), the call itself differs.
     verdict = tester.check(obj, ["sum_pair"], untrusted=False)
     assert not verdict.ok and "external call 1: " in verdict.mismatch.render(), verdict.mismatch.render()
+    # Handed its own stack below the stack pointer (scanf's stack in the real program), scanf's
+    # store would count as the candidate's own: the run ends as a fault.
+    below = unit.replace("\tmovq\t%rsp, %rsi\n", "\tleaq\t-64(%rsp), %rsi\n").replace(
+        "\tmovq\t(%rsp), %rax\n", "\tmovq\t-64(%rsp), %rax\n")
+    assert below != unit, unit
+    verdict = tester.check(_readsum_candidate(program, tmp, "below", below), ["sum_pair"], untrusted=True)
+    assert not verdict.ok and "below the stack pointer or read-only" in verdict.mismatch.render(), \
+        verdict.mismatch.render()
 
 
 def test_the_bytes_a_scanf_format_stores_per_pointer():
     from sgcc.verify.function.emulate import scanf_outputs
 
-    assert scanf_outputs(b"%ld %lu") == [8, 8]
-    assert scanf_outputs(b"%d%*d %hhd %hd %5s %s %c %3c %lf %Lf %f %%d %[abc] %10[^x] %n %zu %p") == \
-        [4, 1, 2, 6, 0, 1, 3, 8, 16, 4, 0, 11, 4, 8, 8]
+    assert scanf_outputs(b"%ld %lu") == [(8, True), (8, True)]
+    got = scanf_outputs(b"%d%*d %hhd %hd %5s %s %c %3c %lf %Lf %f %%d %[abc] %10[^x] %n %zu %p %Ld %lc %3ls")
+    assert [n for n, _ in got] == [4, 1, 2, 6, 0, 1, 3, 8, 10, 4, 0, 11, 4, 8, 8, 8, 4, 16]
+    # Up to a width (a string) is not stored whole: never counted as written.
+    assert [fixed for _, fixed in got] == [True, True, True, False, False, True, True, True, True, True, False,
+                                           False, True, True, True, True, True, False]
+    # A format with a conversion this does not read: its pointers cannot be told apart.
+    for fmt in (b"%1$d %2$ld", b"%ms %d", b"%'d %ld", b"%C %d", b"%d %"):
+        assert scanf_outputs(fmt) is None, fmt
 
 
 # -- the hook itself, on hand-made code (fast) ---------------------------------------------------

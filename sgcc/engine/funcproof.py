@@ -36,7 +36,8 @@ LEVELS = ("default", "tested", "bounded", "equivalent")
 #: The candidate's refusal for each rule a function-level difference breaks
 #: (:data:`sgcc.verify.function.emulate.RULES`): the report's reason, the state in its detail.
 REFUSALS = {
-    "footprint": "footprint: touches memory gcc's function does not touch on a function state",
+    "footprint": "footprint: touches memory gcc's function does not touch, or does not finish under the rule, "
+                 "on a function state",
     "cost": "cost: slower than gcc's function beyond the sizes that were timed",
     "undecided": "undecided: a function state every candidate is tested on was not decided "
                  "(the machine kept the emulator off the CPU)",

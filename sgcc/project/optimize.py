@@ -175,7 +175,8 @@ class Project:
             r.line.start(f"[{n + 1}/{len(targets)} {rel}")
             unit = search.search_source(r, target, rel, seconds, tree, base)
             budget.spent(target.weight)
-            r.report.searched_share += target.weight
+            if unit.get("report") is not None:  # (not: gcc's own assembly did not assemble there)
+                r.report.searched_share += target.weight
             unit["modes"] = f"{len(target.group)} modes" if len(target.group) > 1 else ""
             r.report.units.append(unit)
             r.say(f"{rel}: {unit['tally']}")

@@ -28,6 +28,7 @@ The emulator runs no system call: the ``syscall`` instruction stops the run as a
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import re
 import struct
@@ -98,6 +99,14 @@ OUTPUTS: dict[str, tuple[int, int | str]] = {
     "fread": (0, "size*count"), "fread_unlocked": (0, "size*count"), "read": (1, "arg2"), "time": (0, 8),
     "posix_memalign": (0, 8), "strtol": (1, 8), "strtoul": (1, 8), "strtoll": (1, 8), "strtoull": (1, 8),
     "strtod": (1, 8)}
+
+#: One write a routine makes through a pointer: address, size, fixed, its bytes (None: the call's own).
+Output = tuple[int, int, bool, "bytes | None"]
+#: Most bytes one output of a routine may have (a longer one leaves the state undecided).
+MAX_OUTPUT = 1 << 24
+#: What the bytes a routine writes are seeded with besides the call's place: new in every
+#: process, so a candidate cannot recognise the emulator by them.
+_SECRET = os.urandom(8).hex()
 
 # x86-64 relocation types this loader applies
 R_64, R_PC32, R_PLT32, R_GOTPCREL, R_32, R_32S, R_PC64, R_GOTPCRELX, R_REX_GOTPCRELX = 1, 2, 4, 9, 10, 11, 24, 41, 42
@@ -609,10 +618,10 @@ class Machine:
             length = (args[1] * args[2]) & (2**64 - 1)
             data = self._bytes(args[0], min(length, 4096)) if name.startswith("fwrite") else self._portable(args[0])
             shown = (data, length, self._portable(args[3]))
-        pointers, writes = self._outputs(name, args, uc)
-        if name in SCANF_FORMAT:
-            # Where it writes is part of the call (ARG_COUNT compares its format only).
-            shown = (*shown, ("writes to", tuple(self._portable(a) for a in pointers)))
+        compared, writes = self._outputs(name, args, uc)
+        # What it reads and where it writes are part of the call (ARG_COUNT compares scanf's
+        # format only, strtol's string as an address).
+        shown = tuple(self._portable(a) for a in args) if compared is None else (*shown, *compared)
         if name in ("printf", "__printf_chk", "fprintf", "__fprintf_chk", "puts", "fputs"):
             at = {"printf": 0, "puts": 0, "__printf_chk": 1, "fprintf": 1, "fputs": 0, "__fprintf_chk": 2}[name]
             fmt = self._cstring(args[at])
@@ -626,18 +635,28 @@ class Machine:
             self.ended = f"noreturn {name}"
             uc.emu_stop()
             return
-        for k, (addr, size) in enumerate(writes):
-            self._output(name, k, addr, size)
+        sp = uc.reg_read(x.UC_X86_REG_RSP)
+        for k, write in enumerate(writes):
+            if not self._output(name, k, write, sp):
+                return
         digest = hashlib.blake2b(f"{name}:{len(self.calls)}".encode(), digest_size=8).digest()
         uc.reg_write(x.UC_X86_REG_RAX, int.from_bytes(digest, "little") & 0xFFFF)
 
-    def _outputs(self, name: str, args: list[int], uc) -> tuple[list[int], list[tuple[int, int]]]:
-        """What a routine writes through the pointers it is given: (scanf's pointers, in order;
-        the byte ranges written, ``(address, size)``). scanf's ``%s`` and ``%[`` with no width
-        write an unknown length: their pointer is compared, nothing is written."""
+    def _outputs(self, name: str, args: list[int], uc) -> tuple[tuple | None, list[Output]]:
+        """What a routine writes through the pointers it is given: (what of the call is compared
+        beyond ARG_COUNT's arguments, None for "every argument register"; the writes, ``(address,
+        size, fixed, bytes or None for the call's own)``). Fixed: the routine stores exactly those
+        bytes whenever it succeeds; the others (``read``, ``fread``, scanf's ``%Ns``) store up
+        to them, written here so both sides compare alike, never counted as the function's own."""
         if name in SCANF_FORMAT:
             at = SCANF_FORMAT[name]
-            sizes = scanf_outputs(self._cstring(args[at]))
+            fmt = self._cstring(args[at])
+            sizes = scanf_outputs(fmt)
+            if sizes is None:
+                # A format this does not read: its pointers cannot be told apart, so every
+                # argument register is compared and nothing is written (reads of them then
+                # count as reads of memory nobody wrote, as before).
+                return None, []
             pointers = list(args[at + 1:])
             sp = uc.reg_read(self.x.UC_X86_REG_RSP)
             for k in range(max(0, len(sizes) - len(pointers))):  # past the registers: the stack
@@ -646,28 +665,48 @@ class Machine:
                 except self.uc_mod.UcError:
                     break
             pointers = pointers[:len(sizes)]
-            return pointers, [(p, n) for p, n in zip(pointers, sizes) if n and p]
+            source = (("from", self._cstring(args[0])),) if at == 1 and not name.endswith("fscanf") else ()
+            compared = (*source, ("format", fmt),
+                        ("writes to", tuple((self._portable(p), n) for p, (n, _) in zip(pointers, sizes))))
+            return compared, [(p, n, fixed, None) for p, (n, fixed) in zip(pointers, sizes) if n and p]
         if name not in OUTPUTS:
-            return [], []
+            return (), []
         at, length = OUTPUTS[name]
+        if name.startswith("strto"):
+            # The end pointer: where the number's text ended, here its start (no digits read);
+            # the text itself is compared, so a candidate cannot parse another string.
+            return (("from", self._cstring(args[0])),), ([(args[1], 8, True, struct.pack("<Q", args[0]))]
+                                                         if args[1] else [])
         if isinstance(length, int):
-            size = length
+            size, fixed = length, True
         else:
             size = (args[1] * args[2]) & (2**64 - 1) if length == "size*count" else args[int(length[3:])]
-        return [], ([(args[at], size)] if args[at] and size else [])
+            fixed = False
+        return (), ([(args[at], size, fixed, None)] if args[at] and size else [])
 
-    def _output(self, name: str, k: int, addr: int, size: int) -> None:
-        """Write what ``name`` writes at ``addr`` on the function's behalf (``k``: which of its
-        outputs): bytes that depend only on the call's place in the sequence, the same on both
-        sides. Held to the footprint rule like the function's own writes; in its own frame
-        they then count as written in this call (scanf's into a local read after the call)."""
-        if size > 1 << 28:
+    def _output(self, name: str, k: int, write: Output, sp: int) -> bool:
+        """Write what ``name`` writes on the function's behalf (``k``: which of its outputs),
+        bytes the same on both sides that depend on the call's place in the sequence and on a
+        secret of this process (a candidate cannot tell them in advance). Held to the footprint
+        rule like the function's own writes; in its own frame, a fixed output (scanf's ``%ld``
+        into a local, read after the call) then counts as written in this call. False (the run
+        ended as a fault) for an output below the stack pointer at the call (the routine's own
+        stack) or into memory that is not writable."""
+        addr, size, fixed, data = write
+        if size > MAX_OUTPUT:
             raise Unsupported(f"{name}'s output too large")
-        if self.footprint is not None and not self.footprint.access(addr, size, True):
+        in_frame = self.frame_low <= addr and addr + size <= self.entry_sp
+        if self.frame_low <= addr < sp + 8 or (self.area <= addr < self.code_end) or not self._allow(addr, size):
+            self.ended = f"fault: {name} writes {size} bytes at {addr:#x} (below the stack pointer or read-only)"
+            self.uc.emu_stop()
+            return False
+        if self.footprint is not None and (fixed or not in_frame) and not self.footprint.access(addr, size, True):
             self.violated_in = f"in {name}'s output ({size} bytes at {addr:#x})"
             raise _Stop()
         self._note_access(addr, size, True)
-        self._write(addr, random.Random(f"{name}:{len(self.calls)}:{k}").randbytes(size))
+        self._write(addr, data if data is not None else
+                    random.Random(f"{_SECRET}:{name}:{len(self.calls)}:{k}").randbytes(size))
+        return True
 
     def _printed(self, fmt: bytes, ints: list[int], uc) -> list:
         """The values a printf format takes from the integer registers after it and from the
@@ -1311,31 +1350,41 @@ _CONVERSION = re.compile(rb"%[-+ #0']*(\*|\d+)?(?:\.(\*|\d+))?(hh|h|ll|l|j|z|t|L
 
 
 _SCANF = re.compile(rb"%(\*)?(\d+)?(hh|h|ll|l|j|z|t|L|q)?(\[\^?\]?[^\]]*\]|[diouxXeEfFgGaAcspn%])")
-#: Bytes an integer conversion stores, by length modifier (no modifier: an int).
-_SCANF_INT = {b"hh": 1, b"h": 2, b"l": 8, b"ll": 8, b"q": 8, b"j": 8, b"z": 8, b"t": 8}
+#: Bytes an integer conversion stores, by length modifier (no modifier: an int; glibc reads
+#: ``L`` on an integer as ``ll``).
+_SCANF_INT = {b"hh": 1, b"h": 2, b"l": 8, b"ll": 8, b"L": 8, b"q": 8, b"j": 8, b"z": 8, b"t": 8}
 
 
-def scanf_outputs(fmt: bytes) -> list[int]:
-    """The bytes each pointer a scanf format takes is written with, in order: an integer's
-    size by its length modifier, a float's 4, 8 (``l``) or 16 (``L``), ``%c`` its width,
-    ``%s``/``%[`` their width plus the terminating NUL, or 0 (no width: a length no one can
-    bound); ``%*d`` and ``%%`` take no pointer."""
-    out = []
-    for m in _SCANF.finditer(fmt):
+def scanf_outputs(fmt: bytes) -> list[tuple[int, bool]] | None:
+    """What scanf stores through each pointer its format takes, in order: ``(bytes, fixed)``.
+    Fixed: stored whole whenever the conversion succeeds (an integer by its length modifier, a
+    float 4, 8 with ``l``, 10 with ``L``, ``%c`` its width, wide with ``l``); not fixed: up to
+    that many (``%Ns``, ``%N[``: at most N characters and the NUL), or 0 for an unbounded
+    ``%s``/``%[`` (no width). ``%*d`` and ``%%`` take no pointer. None for a format with any
+    ``%`` this does not read (``%1$d``, ``%ms``, ``%'d``, ``%C``): its pointers cannot be
+    told apart."""
+    out: list[tuple[int, bool]] = []
+    at = 0
+    while (at := fmt.find(b"%", at)) >= 0:
+        m = _SCANF.match(fmt, at)
+        if m is None:
+            return None
+        at = m.end()
         suppressed, width, length, conv = m.groups()
         if conv == b"%" or suppressed:
             continue
         w = int(width) if width else None
-        if conv in (b"s",) or conv.startswith(b"["):
-            out.append(w + 1 if w else 0)
+        char = 4 if length == b"l" else 1  # %lc, %ls, %l[: wide characters
+        if conv == b"s" or conv.startswith(b"["):
+            out.append(((w + 1) * char if w else 0, False))
         elif conv == b"c":
-            out.append(w or 1)
+            out.append(((w or 1) * char, True))
         elif conv in b"eEfFgGaA":
-            out.append(16 if length == b"L" else 8 if length == b"l" else 4)
+            out.append((10 if length == b"L" else 8 if length == b"l" else 4, True))
         elif conv == b"p":
-            out.append(8)
+            out.append((8, True))
         else:
-            out.append(_SCANF_INT.get(length or b"", 4))
+            out.append((_SCANF_INT.get(length or b"", 4), True))
     return out
 
 
