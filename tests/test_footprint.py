@@ -193,11 +193,12 @@ def test_the_bytes_a_scanf_format_stores_per_pointer():
     from sgcc.verify.function.emulate import scanf_outputs
 
     assert scanf_outputs(b"%ld %lu") == [(8, True), (8, True)]
-    got = scanf_outputs(b"%d%*d %hhd %hd %5s %s %c %3c %lf %Lf %f %%d %[abc] %10[^x] %n %zu %p %Ld %lc %3ls")
-    assert [n for n, _ in got] == [4, 1, 2, 6, 0, 1, 3, 8, 10, 4, 0, 11, 4, 8, 8, 8, 4, 16]
-    # Up to a width (a string) is not stored whole: never counted as written.
-    assert [fixed for _, fixed in got] == [True, True, True, False, False, True, True, True, True, True, False,
-                                           False, True, True, True, True, True, False]
+    got = scanf_outputs(b"%d%*d %hhd %hd %5s %s %c %3c %lf %Lf %f %%d %[abc] %10[^x] %n %zu %p %Ld %lc %3ls "
+                        b"%llf %zf %Lc")
+    assert [n for n, _ in got] == [4, 1, 2, 6, 0, 1, 3, 8, 10, 4, 0, 11, 4, 8, 8, 8, 4, 16, 10, 8, 4]
+    # Up to a width (a string, %3c at the input's end) is not stored whole: never counted as written.
+    assert [fixed for _, fixed in got] == [True, True, True, False, False, True, False, True, True, True, False,
+                                           False, True, True, True, True, True, False, True, True, True]
     # A format with a conversion this does not read: its pointers cannot be told apart.
     for fmt in (b"%1$d %2$ld", b"%ms %d", b"%'d %ld", b"%C %d", b"%d %"):
         assert scanf_outputs(fmt) is None, fmt

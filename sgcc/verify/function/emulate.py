@@ -102,6 +102,8 @@ OUTPUTS: dict[str, tuple[int, int | str]] = {
 
 #: One write a routine makes through a pointer: address, size, fixed, its bytes (None: the call's own).
 Output = tuple[int, int, bool, "bytes | None"]
+#: The area holding both objects' code and constants, the external calls' slots and the stubs.
+AREA_BYTES = 64 << 20
 #: Most bytes one output of a routine may have (a longer one leaves the state undecided).
 MAX_OUTPUT = 1 << 24
 #: What the bytes a routine writes are seeded with besides the call's place: new in every
@@ -348,7 +350,7 @@ class Machine:
         self.uc.mem_write(self.trap_base, b"\xf4\xc3" * (PAGE * 2))
         self.code_end = self.next_free
         # Code, constants and the GOT are read-only, as in the program.
-        self.uc.mem_protect(self.area, 64 << 20, unicorn.UC_PROT_READ | unicorn.UC_PROT_EXEC)
+        self.uc.mem_protect(self.area, AREA_BYTES, unicorn.UC_PROT_READ | unicorn.UC_PROT_EXEC)
         self._hooks()
         self._insn_starts: list[int] | None = None
         #: Integer arguments of externals, from their declarations (FunctionTester.arity)
@@ -373,7 +375,7 @@ class Machine:
         writable = [capture.sections[k] + state.load_delta for k in capture.sections
                     if capture.sections[k]]
         anchor = min(writable) if writable and state.load_delta else 0x40000000
-        size = 64 << 20
+        size = AREA_BYTES
         for start in (anchor - (256 << 20), anchor - (1 << 30), anchor + (512 << 20), 0x20000000):
             start &= ~(PAGE - 1)
             if start > 0 and not any(r.start < start + size and start < r.end for r in self.regions):
@@ -384,7 +386,7 @@ class Machine:
     def _alloc(self, size: int, align: int = 64) -> int:
         addr = (self.next_free + align - 1) & ~(align - 1)
         self.next_free = addr + size
-        if self.next_free > self.area + (64 << 20):
+        if self.next_free > self.area + AREA_BYTES:
             raise Unsupported("the objects do not fit the emulator's code area")
         return addr
 
@@ -535,7 +537,7 @@ class Machine:
         return got
 
     def _on_unmapped(self, uc, access, address, size, value, data) -> bool:
-        if self.area <= address < self.area + (64 << 20) or address >= 1 << 47 or address < 1 << 16:
+        if self.area <= address < self.area + AREA_BYTES or address >= 1 << 47 or address < 1 << 16:
             return False
         if len(self.lazy) >= MAX_LAZY_MAPS:
             self.lazy_limit_hit = True
@@ -651,7 +653,8 @@ class Machine:
         if name in SCANF_FORMAT:
             at = SCANF_FORMAT[name]
             fmt = self._cstring(args[at])
-            sizes = scanf_outputs(fmt)
+            # (A format that cannot be read whole, or longer than what _cstring reads, is not read.)
+            sizes = scanf_outputs(fmt) if fmt != b"?" and len(fmt) < 255 else None
             if sizes is None:
                 # A format this does not read: its pointers cannot be told apart, so every
                 # argument register is compared and nothing is written (reads of them then
@@ -696,7 +699,13 @@ class Machine:
         if size > MAX_OUTPUT:
             raise Unsupported(f"{name}'s output too large")
         in_frame = self.frame_low <= addr and addr + size <= self.entry_sp
-        if self.frame_low <= addr < sp + 8 or (self.area <= addr < self.code_end) or not self._allow(addr, size):
+        end = addr + size
+        # Any byte below the stack pointer at the call (the stack's mapping, not only the frame's
+        # window), or in the code and constants area, whatever byte the output starts at.
+        stack = self.state.region_at(self.entry_sp)
+        below = addr < sp + 8 and end > (stack.start if stack is not None else self.frame_low)
+        code = addr < self.area + AREA_BYTES and end > self.area
+        if below or code or not self._allow(addr, size):
             self.ended = f"fault: {name} writes {size} bytes at {addr:#x} (below the stack pointer or read-only)"
             self.uc.emu_stop()
             return False
@@ -1358,8 +1367,8 @@ _SCANF_INT = {b"hh": 1, b"h": 2, b"l": 8, b"ll": 8, b"L": 8, b"q": 8, b"j": 8, b
 def scanf_outputs(fmt: bytes) -> list[tuple[int, bool]] | None:
     """What scanf stores through each pointer its format takes, in order: ``(bytes, fixed)``.
     Fixed: stored whole whenever the conversion succeeds (an integer by its length modifier, a
-    float 4, 8 with ``l``, 10 with ``L``, ``%c`` its width, wide with ``l``); not fixed: up to
-    that many (``%Ns``, ``%N[``: at most N characters and the NUL), or 0 for an unbounded
+    float 4, 8 with ``l``, 10 with ``L``, one ``%c``, wide with ``l``); not fixed: up to that
+    many (``%Nc``, ``%Ns``, ``%N[``: at most N characters, and the NUL), or 0 for an unbounded
     ``%s``/``%[`` (no width). ``%*d`` and ``%%`` take no pointer. None for a format with any
     ``%`` this does not read (``%1$d``, ``%ms``, ``%'d``, ``%C``): its pointers cannot be
     told apart."""
@@ -1374,13 +1383,16 @@ def scanf_outputs(fmt: bytes) -> list[tuple[int, bool]] | None:
         if conv == b"%" or suppressed:
             continue
         w = int(width) if width else None
-        char = 4 if length == b"l" else 1  # %lc, %ls, %l[: wide characters
+        # glibc reads every length but h and hh on %c, %s and %[ as wide characters.
+        char = 4 if length not in (None, b"h", b"hh") else 1
         if conv == b"s" or conv.startswith(b"["):
             out.append(((w + 1) * char if w else 0, False))
         elif conv == b"c":
-            out.append(((w or 1) * char, True))
+            # %3c stores fewer than 3 at the end of the input, and the conversion still counts.
+            out.append(((w or 1) * char, w in (None, 1)))
         elif conv in b"eEfFgGaA":
-            out.append((10 if length == b"L" else 8 if length == b"l" else 4, True))
+            out.append((10 if length in (b"L", b"ll", b"q") else 8 if length in (b"l", b"z", b"j", b"t") else 4,
+                        True))
         elif conv == b"p":
             out.append((8, True))
         else:
