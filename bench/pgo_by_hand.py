@@ -94,15 +94,19 @@ def main(argv=None) -> int:
     def slot(name: str) -> str:
         return f"b{slots.index(name)}"
 
-    def place(name: str) -> tuple[Path, str]:
+    def spot(name: str) -> tuple[Path, str]:
+        """Where build ``name`` is made and timed from: (cwd, {dir})."""
         if args.layout == "builddir":
-            d = f"build-{slot(name)}"
-            shutil.rmtree(tree / d, ignore_errors=True)
-            return tree, d
-        t = work / slot(name)
-        shutil.rmtree(t, ignore_errors=True)
-        shutil.copytree(tree, t, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-        return t, str(t)
+            return tree, f"build-{slot(name)}"
+        return work / slot(name), str(work / slot(name))
+
+    def place(name: str) -> tuple[Path, str]:
+        """``spot(name)``, emptied (a build directory) or a fresh copy of the tree."""
+        cwd, d = spot(name)
+        shutil.rmtree(tree / d if args.layout == "builddir" else cwd, ignore_errors=True)
+        if args.layout == "copy":
+            shutil.copytree(tree, cwd, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        return cwd, d
 
     def build(name: str, cflags: str, cwd: Path, d: str) -> None:
         flags = " ".join(f for f in (args.cflags, cflags) if f)
@@ -114,7 +118,7 @@ def main(argv=None) -> int:
     build("gcc", "", cwd, d)
     where["gcc"] = (cwd, d)
     # The noise control: gcc's build, copied as it is.
-    where["gcc-copy"] = _copied(tree / d if args.layout == "builddir" else cwd, *place("gcc-copy"))
+    where["gcc-copy"] = _copied(tree / d if args.layout == "builddir" else cwd, *spot("gcc-copy"))
     def by_hand(name: str, extra: str) -> None:
         # PGO the ordinary way: instrument, train, rebuild in the same place with the profile.
         cwd, d = place(name.removesuffix("-by-hand"))
@@ -140,7 +144,7 @@ def main(argv=None) -> int:
         by_hand("pgo-lto-by-hand", args.lto)
     if args.sgcc:
         # A copy of what sgcc left, timed from a place like the others'.
-        where["sgcc"] = _copied(tree / args.sgcc if args.layout == "builddir" else tree, *place("sgcc"))
+        where["sgcc"] = _copied(tree / args.sgcc if args.layout == "builddir" else tree, *spot("sgcc"))
     print(f"built {len(where)} builds in {time.monotonic() - started:.0f} s; timing {args.rounds} rounds; "
           f"load average {os.getloadavg()[0]:.1f}; timed from "
           + ", ".join(f"{n} {d}" for n, (_, d) in where.items()), file=sys.stderr)

@@ -26,17 +26,22 @@ from tests import footprint_attacks as fa
 pytestmark = pytest.mark.function_test
 
 
-@pytest.fixture(scope="module")
-def stackbits(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("footprint")
-    req = Request(source=fa.STACKBITS, flags=["-O3"], tests=fa.STACKBITS_TESTS, output=tmp / "out")
+def _tester(tmp, source, tests_dir, states: int, seconds: float):
+    """gcc's program of ``source``, its function states captured on ``tests_dir``, and a tester."""
+    req = Request(source=source, flags=["-O3"], tests=tests_dir, output=tmp / "out")
     program = build_baseline(req, tmp)
     with Sandbox(timeout=20) as sandbox:
-        tests = sandbox.record(program.binary, load_tests(fa.STACKBITS_TESTS))
+        tests = sandbox.record(program.binary, load_tests(tests_dir))
         capture = funcstate.capture(program, sandbox, tests, tmp / "capture", "gcc",
                                     [u.name for u in program.asm.units])
-    tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, states=300, seconds=20, seed=1)
+    tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, states=states, seconds=seconds,
+                                     seed=1)
     return program, tester, tmp
+
+
+@pytest.fixture(scope="module")
+def stackbits(tmp_path_factory):
+    return _tester(tmp_path_factory.mktemp("footprint"), fa.STACKBITS, fa.STACKBITS_TESTS, 300, 20)
 
 
 def _candidate(program, tmp, name: str, function: str = "count_bits", **defines):
@@ -113,15 +118,7 @@ def test_without_the_rule_the_tell_passes_the_function_level_test(stackbits):
 
 @pytest.fixture(scope="module")
 def readsum(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("readsum")
-    req = Request(source=fa.READSUM, flags=["-O3"], tests=fa.READSUM_TESTS, output=tmp / "out")
-    program = build_baseline(req, tmp)
-    with Sandbox(timeout=20) as sandbox:
-        tests = sandbox.record(program.binary, load_tests(fa.READSUM_TESTS))
-        capture = funcstate.capture(program, sandbox, tests, tmp / "capture", "gcc",
-                                    [u.name for u in program.asm.units])
-    tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, states=60, seconds=10, seed=1)
-    return program, tester, tmp
+    return _tester(tmp_path_factory.mktemp("readsum"), fa.READSUM, fa.READSUM_TESTS, 60, 10)
 
 
 #: gcc's sum_pair checks scanf's count, then reads a and b from its frame.

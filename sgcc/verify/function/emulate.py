@@ -678,8 +678,8 @@ class Machine:
         if name.startswith("strto"):
             # The end pointer: where the number's text ended, here its start (no digits read);
             # the text itself is compared, so a candidate cannot parse another string.
-            return (("from", self._cstring(args[0])),), ([(args[1], 8, True, struct.pack("<Q", args[0]))]
-                                                         if args[1] else [])
+            return (("from", self._cstring(args[0])),), ([(args[at], 8, True, struct.pack("<Q", args[0]))]
+                                                         if args[at] else [])
         if isinstance(length, int):
             size, fixed = length, True
         else:

@@ -819,7 +819,8 @@ def _candidate_run(machine, name: str, mut, g, cap: float, allowed) -> tuple:
     ``PREEMPTED_RUNS`` times), and the CPU seconds its runs took."""
     from sgcc.verify.function import emulate
 
-    entry, spent = machine.images[1].entries[name], list[float]()
+    entry = machine.images[1].entries[name]
+    spent: list[float] = []
     limit = max(0.05, emulate.SLOWDOWN * g.cpu)
     for attempt in range(2):
         allowance = min(limit, cap)
