@@ -183,6 +183,31 @@ def test_external_calls_must_match(tmp_path):
     assert not verdict.ok and "external call" in verdict.mismatch.difference, verdict.to_dict()
 
 
+def test_a_run_that_calls_out_often_starts_no_timer_per_call(tmp_path, monkeypatch):
+    # Unicorn's time limit starts a thread for each slice and joins it at the slice's end: a
+    # scheduling turn each on a busy machine. With one after every printf, gcc's own run of
+    # 65,537 calls took 18 s of wall-clock time for 1 s on the CPU and was called starved, a
+    # state every candidate is tested on left undecided (CI, stop 53). The slices after calls
+    # are bounded by instructions: a timer only where a stretch without calls runs on.
+    import unicorn
+
+    src = tmp_path / "calls.c"
+    src.write_text('#include <stdio.h>\n'
+                   '__attribute__((noinline)) void show(int n) { for (int i = 0; i < n; i++) printf("%d\\n", i); }\n'
+                   'int main(void) { int n; if (scanf("%d", &n) != 1) return 1; show(n); return 0; }\n')
+    program, tester = _one_input_program(tmp_path, src, "show", 20, 5)
+    starts = {"timed": 0, "counted": 0}
+    real = unicorn.Uc.emu_start
+
+    def emu_start(self, begin, until, timeout=0, count=0):
+        starts["timed" if timeout else "counted"] += 1
+        return real(self, begin, until, timeout=timeout, count=count)
+
+    monkeypatch.setattr(unicorn.Uc, "emu_start", emu_start)
+    assert tester.check(program.obj, ["show"]).ok
+    assert starts["counted"] > 1000 and starts["timed"] < starts["counted"] / 100, starts
+
+
 @pytest.mark.slow
 def test_optimize_refuses_the_narrow_candidates_and_says_how_winners_were_proven(tmp_path, sgcc_exe):
     cands = tmp_path / "cands" / "count_bits"

@@ -55,8 +55,18 @@ WALL_SLACK = 0.25
 #: The CPU time left below which a run counts as having used up its limit (short slices cost
 #: more than they decide).
 MIN_SLICE = 0.002
-#: Instructions of a run's first slice (bounded by count: cheaper to start than a timer).
+#: Instructions of a run's first slice, and of each after a call (bounded by count, without a
+#: timer): Unicorn's time limit starts a thread per slice and joins it when the slice ends, 0.1 ms
+#: of wall-clock time on a quiet machine and a turn of the scheduler on a busy one. A loop of
+#: 20,000 printf calls (a slice after each) took 18 s of wall-clock time for 1 s on the CPU beside
+#: four busy processes, and gcc's run was called starved three times over: a state every candidate
+#: is tested on left undecided (CI, stop 53). A counted slice stops a `rep` string as well (each
+#: repetition counts). It runs at most SLICE_RATE instructions a second of the CPU time left (5 us
+#: each, slower than a run under the footprint hook goes), so that it does not overrun a short limit.
+#: (Every slice counted is no answer: Unicorn's count costs 16 times the time of a tight loop.)
 FIRST_SLICE = 200_000
+SLICE_RATE = 200_000
+MIN_COUNT = 1_000
 #: gcc's function gets this long on one state before the state is dropped.
 GCC_SECONDS = 1.0
 #: Memory mapped on first touch: in chunks of CHUNK bytes, at most MAX_LAZY_BYTES in one run.
@@ -352,6 +362,11 @@ class Machine:
         # Code, constants and the GOT are read-only, as in the program.
         self.uc.mem_protect(self.area, AREA_BYTES, unicorn.UC_PROT_READ | unicorn.UC_PROT_EXEC)
         self._hooks()
+        # Unicorn counts instructions with a hook that only code translated while it was in
+        # place calls: after a slice bounded by time alone, a counted one would run the code
+        # translated there uncounted, a loop without end (`jmp .` spun for ever). Then the
+        # translations are dropped first.
+        self._uncounted = False
         self._insn_starts: list[int] | None = None
         #: Integer arguments of externals, from their declarations (FunctionTester.arity)
         self.arity: dict[str, int] = {}
@@ -919,11 +934,14 @@ class Machine:
                     break
                 left = min(cpu_left, wall_left)
                 # Short runs (most) end within a slice bounded by instructions; a longer one goes on
-                # bounded by time alone (until its next call), at full speed. The slice has the
-                # time bound too: a `rep` string instruction counts once however long it runs.
+                # bounded by time alone (until its next call), at full speed.
                 if counted:
-                    uc.emu_start(pc, self.stop, timeout=max(1, int(left * 1e6)), count=FIRST_SLICE)
+                    if self._uncounted:
+                        uc.ctl_flush_tb()
+                        self._uncounted = False
+                    uc.emu_start(pc, self.stop, count=max(MIN_COUNT, min(FIRST_SLICE, int(left * SLICE_RATE))))
                 else:
+                    self._uncounted = True
                     uc.emu_start(pc, self.stop, timeout=max(1, int(left * 1e6)))
                 rip = uc.reg_read(x.UC_X86_REG_RIP)
                 if mode == "check" and fp is not None and fp.violation() is not None:
