@@ -27,6 +27,8 @@ SORTBITS = HERE / "sortbits.c"
 SORTBITS_TESTS = HERE / "sortbits-tests"
 READSUM = HERE / "readsum.c"
 READSUM_TESTS = HERE / "readsum-tests"
+BLOCKSUM = HERE / "blocksum.c"
+BLOCKSUM_TESTS = HERE / "blocksum-tests"
 
 SWAR = r"""
 static inline unsigned long swar(unsigned long x)

@@ -186,6 +186,47 @@ def test_scanf_writing_elsewhere_than_gcc_s_is_refused(readsum):
         verdict.mismatch.render()
 
 
+def test_the_path_after_a_successful_scanf_is_tested(readsum):
+    # The stub returned 0 to 65535, never a count scanf can return: the path after a
+    # successful scanf (2 of 2 read) ran on one call in 65,536, so a candidate wrong only there
+    # passed the function-level test, and the value told the emulator from the CPU. scanf's
+    # result is now the conversions assigned (all of them half the time) or EOF.
+    program, tester, tmp = readsum
+    unit = program.asm.unit("sum_pair").text
+    wrong = unit.replace(GCC_READS, GCC_READS.replace("(%rax,%rax,2)", "(%rax,%rax,4)"))
+    assert wrong != unit, unit
+    verdict = tester.check(_readsum_candidate(program, tmp, "wrong_on_success", wrong), ["sum_pair"])
+    assert not verdict.ok and verdict.mismatch.rule == "differs", verdict.level()
+
+
+@pytest.fixture(scope="module")
+def blocksum(tmp_path_factory):
+    return _tester(tmp_path_factory.mktemp("blocksum"), fa.BLOCKSUM, fa.BLOCKSUM_TESTS, 60, 10)
+
+
+def test_what_fread_reports_read_is_the_function_s_to_read_and_no_byte_more(blocksum):
+    # fread's output was written for the comparison but never counted as the function's own:
+    # gcc's own block_sum, reading the bytes fread read into its frame, was refused as a
+    # candidate. fread's result is now the items it read (all of them half the time), those
+    # bytes count as stored, the ones past them do not: a short read leaves what was there.
+    program, tester, tmp = blocksum
+    verdict = tester.check(program.obj, ["block_sum"], untrusted=True)
+    assert verdict.ok, verdict.mismatch.render()
+    assert "block_sum" in verdict.tested, verdict.level()
+    unit = program.asm.unit("block_sum").text
+    call = "\tcall\tfread@PLT\n"
+    assert call in unit, unit
+    # Reads the last byte of the buffer whatever fread read, into a register it then drops.
+    past = unit.replace(call, call + "\tmovzbl\t31(%rsp), %r11d\n")
+    asm = tmp / "past.s"
+    asm.write_text(program.asm.join({"block_sum": past}))
+    obj = tmp / "past.o"
+    proc.run(["gcc", *program.asm_flags, "-c", "-x", "assembler", str(asm), "-o", str(obj)], check=True)
+    verdict = tester.check(obj, ["block_sum"], untrusted=True)
+    assert not verdict.ok and verdict.mismatch.rule == "footprint", verdict.level()
+    assert "of its own frame that it did not write" in verdict.mismatch.render(), verdict.mismatch.render()
+
+
 def test_the_bytes_a_scanf_format_stores_per_pointer():
     from sgcc.verify.function.emulate import scanf_outputs
 

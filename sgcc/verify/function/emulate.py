@@ -11,7 +11,8 @@ on mutated ones (:func:`mutations`), and must agree on:
   and the stack pointer and callee-saved registers on return;
 * every byte of memory either wrote, outside the function's own frame;
 * the sequence of external calls (name and arguments), whose results are stubbed
-  identically on both sides, and what a routine writes through the pointers it is given
+  identically on both sides (ones the C library could return for :data:`RESULTS`), and what
+  a routine writes through the pointers it is given
   (scanf's, fread's: :data:`OUTPUTS`) written the same on both; ``memcpy``/``memset``/
   ``memmove``/``memcmp``/``strlen`` are carried out instead (their effect is compared as
   memory), and a call that does not return (``abort``, ``exit``...) ends the run.
@@ -109,6 +110,13 @@ OUTPUTS: dict[str, tuple[int, int | str]] = {
     "fread": (0, "size*count"), "fread_unlocked": (0, "size*count"), "read": (1, "arg2"), "time": (0, 8),
     "posix_memalign": (0, 8), "strtol": (1, 8), "strtoul": (1, 8), "strtoll": (1, 8), "strtoull": (1, 8),
     "strtod": (1, 8)}
+
+#: Routines whose result is one the C library could return, not the stub's 0 to 65535 (with
+#: which the path after a successful scanf was never emulated: a function's whole success path
+#: went untested, and the value told the emulator from the CPU): scanf's family the conversions
+#: assigned or EOF, fread the items read, read the bytes read or -1, time what it stores. Half
+#: the calls succeed whole, the others fall short (:func:`_plausible`).
+RESULTS = frozenset({*SCANF_FORMAT, "fread", "fread_unlocked", "read", "time"})
 
 #: One write a routine makes through a pointer: address, size, fixed, its bytes (None: the call's own).
 Output = tuple[int, int, bool, "bytes | None"]
@@ -379,6 +387,7 @@ class Machine:
             except Unavailable as exc:
                 raise Unsupported(exc.message) from exc
         self.lazy_limit_hit = False
+        self._draw = ""
         self.overtime = False
         self.deadline = float("inf")  # wall-clock ceiling of the current run
         self.cpu_deadline = float("inf")  # its limit, on the thread's CPU clock
@@ -653,11 +662,38 @@ class Machine:
             uc.emu_stop()
             return
         sp = uc.reg_read(x.UC_X86_REG_RSP)
+        result = None
+        if name in RESULTS and compared is not None:
+            result, writes = self._result(name, args, compared, writes)
         for k, write in enumerate(writes):
             if not self._output(name, k, write, sp):
                 return
-        digest = hashlib.blake2b(f"{name}:{len(self.calls)}".encode(), digest_size=8).digest()
-        uc.reg_write(x.UC_X86_REG_RAX, int.from_bytes(digest, "little") & 0xFFFF)
+        if result is None:
+            digest = hashlib.blake2b(f"{name}:{len(self.calls)}".encode(), digest_size=8).digest()
+            result = int.from_bytes(digest, "little") & 0xFFFF
+        uc.reg_write(x.UC_X86_REG_RAX, result & (2**64 - 1))
+
+    def _result(self, name: str, args: list[int], compared: tuple, writes: list[Output]) -> tuple[int, list[Output]]:
+        """The result of a routine in :data:`RESULTS`, and its writes made to agree with it: what
+        ``fread`` or ``read`` reports read counts as stored (the function's to read in its own
+        frame), the bytes past it do not (a short read leaves what was there); ``time`` stores
+        its result. scanf's outputs are all written whatever it returns (clang reads ``n``
+        before it checks the count: the value is dropped on that path, never read stale in a
+        way the comparison could see). Seeded by the state, the mutation, the call's place and
+        this process's secret: the same on both sides, unknown to a candidate."""
+        rng = random.Random(f"{_SECRET}:{self._draw}:result:{name}:{len(self.calls)}")
+        if name in SCANF_FORMAT:
+            return _plausible(rng, len(dict(compared)["writes to"]), -1), writes
+        if name == "time":
+            now = rng.randrange(1 << 30, 1 << 31)
+            return now, [(a, n, fixed, struct.pack("<Q", now)) for a, n, fixed, _ in writes]
+        size, count = (args[1], args[2]) if name.startswith("fread") else (1, args[2])
+        got = _plausible(rng, count, 0 if name.startswith("fread") else -1)
+        if not writes:
+            return got, writes
+        addr, total, _, _ = writes[0]
+        stored = min(max(got, 0) * size, total)
+        return got, [w for w in ((addr, stored, True, None), (addr + stored, total - stored, False, None)) if w[1]]
 
     def _outputs(self, name: str, args: list[int], uc) -> tuple[tuple | None, list[Output]]:
         """What a routine writes through the pointers it is given: (what of the call is compared
@@ -865,6 +901,10 @@ class Machine:
         self.calls: list[tuple] = []
         self.ncalls = 0
         self.ended = None
+        # What the C library's results are drawn from besides the call's place: the state and
+        # the mutation (the same for gcc's run and the candidate's; every state alike, one
+        # draw would decide every state's path).
+        self._draw = f"{self.fill_seed}:{mutation.what}"
         self._watch = None
         # No limit while the state is written (a write past captured memory maps pages through
         # the same handler as the run's accesses): the last run's limits have passed.
@@ -1448,3 +1488,9 @@ def _call(call) -> str:
     return f"{name}({', '.join(show(a) for a in args)})"
 
 
+def _plausible(rng: random.Random, full: int, low: int) -> int:
+    """``full`` (the call did all it was asked) half the time, else a value from ``low`` up to
+    ``full`` - 1 (a short read, a conversion that failed, EOF or an error as -1)."""
+    if full <= low or rng.random() < 0.5:
+        return full
+    return rng.randrange(low, full)
