@@ -110,7 +110,9 @@ def form_of(insn) -> Form | None:
                 if _full(insn.reg_name(mem.index)) in ("rsp", "rip"):
                     return None
                 index.append(GPRS.index(_full(insn.reg_name(mem.index))))
-    regs_read, regs_written = insn.regs_access()
+    from sgcc.verify.static.stackframe import regs_access
+
+    regs_read, regs_written = regs_access(insn)
     for r in (*regs_read, *regs_written):
         name = insn.reg_name(r)
         if name in ("rsp", "esp", "rip", "fs", "gs", "fpsw", "fpcw") or name.startswith(("st", "mm", "ymm", "zmm")):

@@ -23,7 +23,7 @@ thresholds (the compare constants ``k - 1`` and ``k`` seen on the way, 255, 256,
 
 from __future__ import annotations
 
-from sgcc.verify.static.stackframe import registers
+from sgcc.verify.static.stackframe import registers, regs_access
 
 #: An index proven at most this large is one the frame check considers at all.
 MAX_INDEX = 1 << 24
@@ -85,7 +85,7 @@ def after(st, insn, m: str) -> tuple[tuple, tuple | None]:
     rng = list(st.bounds)
     ops = insn.operands
     try:
-        _reads, writes = insn.regs_access()
+        _reads, writes = regs_access(insn)
     except Exception:  # noqa: BLE001 - refused by the rule's check
         return (None,) * 16, None
     written = {R.gpr[r] for r in writes if r in R.gpr}

@@ -20,6 +20,7 @@ from typing import Any
 
 from sgcc.asm import x86
 from sgcc.asm.obj import read_object
+from sgcc.verify.static.stackframe import regs_access
 
 _GPR_ALIASES = {
     "rax": ("rax", "eax", "ax", "al", "ah"),
@@ -118,7 +119,7 @@ class ClobberAnalysis:
                 if assumed and insn.mnemonic in ("vzeroupper", "vzeroall"):
                     continue
                 try:
-                    _, written = insn.regs_access()
+                    _, written = regs_access(insn)
                 except capstone.CsError:
                     calls_out = calls_out or not assumed  # cannot tell: assume the worst
                     continue
@@ -193,7 +194,7 @@ class ClobberAnalysis:
                 mem.mem.segment != 0 or mem.mem.index in (0, base):
             return False
         for lea in reversed(recent[:-3]):
-            _read, written = lea.regs_access()
+            _read, written = regs_access(lea)
             if lea.mnemonic == "lea" and lea.operands[0].reg == base and lea.operands[1].mem.base == X.X86_REG_RIP:
                 rel = self._reloc_in(shndx, lea)
                 if rel is None:
@@ -350,7 +351,7 @@ def _may_be_read(obj: ClobberAnalysis, code: dict, shndx: int, start: int, calle
             if insn is None or steps > _WALK_BUDGET:
                 return True
             try:
-                read, written = insn.regs_access()
+                read, written = regs_access(insn)
             except capstone.CsError:
                 return True
             if any(canonical(insn.reg_name(r)) == reg for r in read):

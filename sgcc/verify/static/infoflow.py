@@ -59,6 +59,7 @@ from sgcc.verify.static.stackframe import (
     Frame,
     mem_access,
     registers,
+    regs_access,
     stack_size,
 )
 
@@ -118,11 +119,17 @@ UNMODELLED = frozenset("""
 #: The x87 register stack is addressed relative to its top, which the model does not follow:
 #: x87 instructions (capstone's FPU group) only where gcc's function has them.
 X87 = "x87"
-_VECTOR = __import__("re").compile(r"^(?:([xyz])mm|(mm))(\d+)$")
+_VECTOR = __import__("re").compile(r"^(?:([xyz])mm|(mm)|(k))(\d+)$")
 #: Vector register numbers: n for the low 128 bits of xmm/ymm/zmm n, n + UPPER for the bits
 #: above (a legacy SSE write to %xmm n keeps them: they may still be the caller's), MMX n at
-#: MMX + n.
-UPPER, MMX = 32, 64
+#: MMX + n, the AVX-512 mask register %k n at KMASK + n (the caller's, or a C library call's,
+#: like any vector register: glibc's EVEX string routines leave masks of the bytes they read).
+UPPER, MMX, KMASK = 32, 64, 96
+#: Instructions whose result does not depend on their sources when both are one register
+#: (`vpxor %xmm1, %xmm1, %xmm0`, `kxnorw %k0, %k0, %k1`: clang's all-ones mask for a gather).
+_SAME_SOURCE_IDIOMS = frozenset({"vpxor", "vpxord", "vpxorq", "vxorps", "vxorpd", "vpsubb", "vpsubw", "vpsubd",
+                                 "vpsubq", "vpcmpeqb", "vpcmpeqw", "vpcmpeqd", "vpcmpeqq", "kxorb", "kxorw",
+                                 "kxord", "kxorq", "kxnorb", "kxnorw", "kxnord", "kxnorq"})
 
 
 @dataclass(frozen=True)
@@ -298,7 +305,7 @@ class Flow:
         self._vectors(frame, insn, refuse)
 
         try:
-            reads, writes = insn.regs_access()
+            reads, writes = regs_access(insn)
         except Exception:  # noqa: BLE001 - capstone cannot say: nothing can be proven
             refuse("decode", "has operands the analysis cannot read")
             return
@@ -432,8 +439,8 @@ class Flow:
             if self.record:
                 self.facts.vector_live_in.add(n)
             else:
-                what = f"%mm{n - MMX}" if n >= MMX else f"the upper part of %ymm{n - UPPER}" if n >= UPPER \
-                    else f"%xmm{n}"
+                what = f"%k{n - KMASK}" if n >= KMASK else f"%mm{n - MMX}" if n >= MMX \
+                    else f"the upper part of %ymm{n - UPPER}" if n >= UPPER else f"%xmm{n}"
                 refuse("entry-register", f"reads {what}, which holds what its caller or a call left there, not "
                                          "an argument gcc's function reads")
 
@@ -845,7 +852,7 @@ class Flow:
                 regs[R.gpr[ops[0].reg]] = ("imm", ops[1].imm & 0xFFFFFFFF if ops[0].reg not in R.full else ops[1].imm)
         # A write of 8 or 16 bits keeps the rest of the register: what was not clean stays so.
         try:
-            _reads, writes = insn.regs_access()
+            _reads, writes = regs_access(insn)
         except Exception:  # noqa: BLE001 - refused in check
             writes = ()
         for reg_id in writes:
@@ -1016,7 +1023,7 @@ def _canary_check(frame: Frame, insn, R) -> bool:
 
 def _written_gprs(insn, R) -> list:
     try:
-        _reads, writes = insn.regs_access()
+        _reads, writes = regs_access(insn)
     except Exception:  # noqa: BLE001 - refused in check
         return []
     return [r for r in writes if r in R.gpr and R.gpr[r] != RSP]
@@ -1035,7 +1042,7 @@ def _flags_after(frame: Frame, insn, m: str, R) -> frozenset:
     if not (defined or undefined):
         return st.flags
     try:
-        reads, _writes = insn.regs_access()
+        reads, _writes = regs_access(insn)
     except Exception:  # noqa: BLE001 - refused in check
         return ALL_FLAGS
     ops = insn.operands
@@ -1073,7 +1080,7 @@ def _vector_access(insn) -> tuple[set, set]:
     """The vector register numbers ``insn`` reads and writes (xmm, ymm and zmm alike); a
     register combined with itself by a zero idiom (``pxor %xmm0,%xmm0``) is not read."""
     try:
-        reads, writes = insn.regs_access()
+        reads, writes = regs_access(insn)
     except Exception:  # noqa: BLE001 - refused in check
         return set(), set()
     from sgcc.verify.static.insnfeatures import encoding
@@ -1086,8 +1093,10 @@ def _vector_access(insn) -> tuple[set, set]:
             hit = _VECTOR.match(insn.reg_name(r) or "")
             if not hit:
                 continue
-            n = int(hit.group(3))
-            if hit.group(2):
+            n = int(hit.group(4))
+            if hit.group(3):
+                out.add(KMASK + n)
+            elif hit.group(2):
                 out.add(MMX + n)
             elif hit.group(1) != "x":
                 out |= {n, n + UPPER}
@@ -1104,6 +1113,12 @@ def _vector_access(insn) -> tuple[set, set]:
     regs = [o.reg for o in insn.operands if o.type == 1]  # X86_OP_REG
     if insn.mnemonic in _ZERO_IDIOMS and len(regs) == len(insn.operands) >= 2 and len(set(regs)) == 1:
         r = set()
+    if "{k" not in insn.op_str:  # (under a mask the lanes it keeps are read)
+        if insn.mnemonic in _SAME_SOURCE_IDIOMS and len(regs) == len(ops) == 3 and regs[1] == regs[2]:
+            r = set()
+        if insn.mnemonic in ("vpternlogd", "vpternlogq") and ops and ops[-1].type == 2 \
+                and ops[-1].imm & 0xFF in (0, 0xFF):
+            r = set()  # all zeros or all ones, whatever the sources hold
     return r, w
 
 
@@ -1124,7 +1139,8 @@ def _vectors_after(vectors: frozenset, insn, m: str) -> frozenset:
 #: Scalar instructions whose low lane comes from their last source alone and whose upper lanes
 #: come from the destination (legacy encoding) or the first source (VEX): that register's low
 #: lane is not an input.
-_SCALAR_CONVERT = frozenset("cvtsi2sd cvtsi2ss cvtss2sd cvtsd2ss sqrtsd sqrtss roundsd roundss rcpss rsqrtss".split())
+_SCALAR_CONVERT = frozenset("cvtsi2sd cvtsi2ss cvtusi2sd cvtusi2ss cvtss2sd cvtsd2ss sqrtsd sqrtss roundsd roundss "
+                            "rcpss rsqrtss".split())
 #: Scalar arithmetic: the low lanes of both sources are inputs, the upper lanes as above.
 _SCALAR_ARITH = frozenset("addsd subsd mulsd divsd minsd maxsd addss subss mulss divss minss maxss".split())
 _FMA_SCALAR = __import__("re").compile(r"^vfn?m(?:add|sub)(?:132|213|231)s[sd]$")

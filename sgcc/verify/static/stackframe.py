@@ -185,6 +185,40 @@ def mem_access(insn, k: int) -> int:
     return op.access
 
 
+#: Instructions that replace their destination register whole (merge masking aside): where
+#: capstone gives that operand no access, it is written and not read. Broadcasts, shifts and
+#: shuffles by an immediate, compares into a mask register, gathers (whose merge is their mask's).
+_WHOLE_DEST = __import__("re").compile(
+    r"^v(?:p?broadcast\w*|ps(?:ll|rl|ra)[wdq]|ps[lr]ldq|pshuf(?:d|hw|lw)|p?cmp\w*|p?gather\w+)$")
+
+
+def regs_access(insn) -> tuple[set[int], set[int]]:
+    """The registers ``insn`` reads and writes: capstone's ``regs_access()``, and for a
+    register operand capstone gives no access what its place says. Capstone 5 leaves the
+    access of many EVEX operands unset and out of ``regs_access()``: `vpbroadcastd (m), %zmm1`
+    writes nothing there, `vpaddd %zmm1, %zmm2, %zmm3{%k1}` and `vmovdqu64 %zmm1, (m){%k2}`
+    read no %zmm1, `vpsrld $1, %xmm25, %xmm25` touches no register. Missed, a read of what the
+    caller left in a register went unseen by the information-flow rule, and a register clang
+    had just written counted as the caller's (every `-march=native` clang candidate of
+    PolyBench refused). A source with no access is read; a destination with none is written,
+    and read as well unless the instruction replaces it whole (:data:`_WHOLE_DEST`, without
+    merge masking). A vector index of a memory operand (a gather's) is read."""
+    reads, writes = insn.regs_access()
+    reads, writes = set(reads), set(writes)
+    merge = "{k" in insn.op_str and "{z}" not in insn.op_str
+    for k, op in enumerate(insn.operands):
+        if op.type == 3:  # X86_OP_MEM: its registers are read
+            reads |= {r for r in (op.mem.base, op.mem.index) if r}
+        elif op.type == 1 and not op.access:  # X86_OP_REG
+            if k == 0:
+                writes.add(op.reg)
+                if merge or not _WHOLE_DEST.match(insn.mnemonic):
+                    reads.add(op.reg)
+            else:
+                reads.add(op.reg)
+    return reads, writes
+
+
 def stack_size(insn) -> int:
     """Bytes a push or pop moves: 2 with the operand-size prefix (0x66), else 8 (64-bit mode
     has no 32-bit push). From the encoding, not the spelling: capstone writes ``pop cx`` and
@@ -243,7 +277,7 @@ def _step(frame: Frame, insn, where: str, add) -> Frame:
             elif _overlaps(addr, op.size, ENTRY) and (ENTRY, RETURN_ADDRESS) in frame.slots:
                 add("return-slot", f"`{m} {insn.op_str}` at {where} reads the return address")
 
-    _reads, writes = insn.regs_access()
+    _reads, writes = regs_access(insn)
     if m in PUSH:
         size = stack_size(insn)
         value = value_of(ops[0]) if ops else UNKNOWN
