@@ -125,7 +125,7 @@ def readsum(tmp_path_factory):
 GCC_READS = "\tcmpl\t$2, %eax\n\tjne\t.L3\n\tmovq\t(%rsp), %rax\n\tleaq\t(%rax,%rax,2), %rax\n\taddq\t8(%rsp), %rax\n"
 #: Candidates for sum_pair: gcc's unit with its reads of a and b replaced.
 READSUM_CANDIDATES = {
-    # clang's shape (crc32's main): both read before the count is checked. Honest.
+    # clang's shape (crc32's main): both read before the count is checked, stale when it fails.
     "reads_first": "\tmovq\t(%rsp), %rcx\n\tmovq\t8(%rsp), %rdx\n\tcmpl\t$2, %eax\n\tjne\t.L3\n"
                    "\tleaq\t(%rcx,%rcx,2), %rax\n\taddq\t%rdx, %rax\n",
     # ... and the eight bytes above b, which scanf never wrote: what an earlier call left there.
@@ -146,19 +146,27 @@ def _readsum_candidate(program, tmp, name: str, text: str | None = None):
 
 
 def test_a_local_scanf_wrote_is_the_function_s_to_read_and_no_byte_more(readsum):
-    # clang's crc32 main read n from its frame right after scanf, before checking the count:
-    # refused as reading "its own frame that it did not write in this call" (scanf's writes
-    # were not modelled), which kept a 1.3-2x candidate from shipping. What scanf writes
-    # through the pointers it is given is written in the emulator, the same bytes on both
-    # sides, and counts as written in this call; the bytes next to it do not.
+    # What scanf assigns through the pointers it is given is written in the emulator, the same
+    # bytes on both sides, and counts as written in this call; the bytes next to it do not,
+    # and neither does a conversion scanf did not assign: on a failed or short scanf the slot
+    # keeps what an earlier call left. clang's crc32 `main` reads n right after scanf, before
+    # it checks the count: on the real CPU that read takes stale stack whenever the input
+    # ends, and a candidate could branch on it. It was accepted while every output counted as
+    # assigned whatever scanf returned (a review found the hole); refused now.
     program, tester, tmp = readsum
-    verdict = tester.check(_readsum_candidate(program, tmp, "reads_first"), ["sum_pair"], untrusted=True)
+    assert tester.check(program.obj, ["sum_pair"], untrusted=True).ok
+    for name in ("reads_first", "reads_past"):
+        verdict = tester.check(_readsum_candidate(program, tmp, name), ["sum_pair"], untrusted=True)
+        assert not verdict.ok and verdict.mismatch.rule == "footprint", (name, verdict.level())
+        assert "of its own frame that it did not write" in verdict.mismatch.render(), verdict.mismatch.render()
+    # Reading both after the count is checked, as gcc does but in another order: honest.
+    after = "\tcmpl\t$2, %eax\n\tjne\t.L3\n\tmovq\t8(%rsp), %rdx\n\tmovq\t(%rsp), %rax\n" \
+            "\tleaq\t(%rax,%rax,2), %rax\n\taddq\t%rdx, %rax\n"
+    unit = program.asm.unit("sum_pair").text
+    verdict = tester.check(_readsum_candidate(program, tmp, "reads_after", unit.replace(GCC_READS, after)),
+                           ["sum_pair"], untrusted=True)
     assert verdict.ok, verdict.mismatch.render()
     assert "sum_pair" in verdict.tested, verdict.level()
-    verdict = tester.check(_readsum_candidate(program, tmp, "reads_past"), ["sum_pair"], untrusted=True)
-    assert not verdict.ok and verdict.mismatch.rule == "footprint", verdict.level()
-    assert "of its own frame that it did not write" in verdict.mismatch.render(), verdict.mismatch.render()
-    assert "`movq 0x10(%rsp), %rsi`" in verdict.mismatch.render(), verdict.mismatch.render()
 
 
 def test_scanf_writing_elsewhere_than_gcc_s_is_refused(readsum):
@@ -171,8 +179,10 @@ def test_scanf_writing_elsewhere_than_gcc_s_is_refused(readsum):
     assert text != unit, unit
     obj = _readsum_candidate(program, tmp, "caller", text)
     verdict = tester.check(obj, ["sum_pair"], untrusted=True)
-    assert not verdict.ok and verdict.mismatch.rule == "footprint", verdict.level()
-    assert "in __isoc99_scanf's output" in verdict.mismatch.render(), verdict.mismatch.render()
+    # (Where scanf assigns b, the store is refused; where it fails, the call itself differs.)
+    assert not verdict.ok and (verdict.mismatch.rule == "footprint" and "in __isoc99_scanf's output" in
+                               verdict.mismatch.render() or "external call 1: " in verdict.mismatch.render()), \
+        verdict.mismatch.render()
     # Held to the differential test alone (as gcc's variants are), the call itself differs.
     verdict = tester.check(obj, ["sum_pair"], untrusted=False)
     assert not verdict.ok and "external call 1: " in verdict.mismatch.render(), verdict.mismatch.render()

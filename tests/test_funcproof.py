@@ -186,8 +186,9 @@ def test_external_calls_must_match(tmp_path):
 def test_a_run_that_calls_out_often_starts_no_timer_per_call(tmp_path, monkeypatch):
     # Unicorn's time limit starts a thread for each slice and joins it at the slice's end: a
     # scheduling turn each on a busy machine. With one after every printf, gcc's own run of
-    # 65,537 calls took 18 s of wall-clock time for 1 s on the CPU and was called starved, a
-    # state every candidate is tested on left undecided (CI, stop 53). The slices after calls
+    # show(65537) made some 21,000 calls in 18 s of wall-clock time for 1 s on the CPU beside
+    # four busy processes, and was called starved: a state every candidate is tested on left
+    # undecided (CI, stop 53). The slices after calls
     # are bounded by instructions: a timer only where a stretch without calls runs on.
     import unicorn
 
@@ -206,6 +207,50 @@ def test_a_run_that_calls_out_often_starts_no_timer_per_call(tmp_path, monkeypat
     monkeypatch.setattr(unicorn.Uc, "emu_start", emu_start)
     assert tester.check(program.obj, ["show"]).ok
     assert starts["counted"] > 1000 and starts["timed"] < starts["counted"] / 100, starts
+
+
+LATE_CALLS = """#include <stdio.h>
+__attribute__((noinline)) long late_calls(long n)
+{
+    long s = 0;
+    for (long i = 0; i < n; i++) {
+        s += i;
+        if (i % 400000 == 399999)
+            printf("%ld\\n", s + (i > 400000 ? OFF : 0));
+    }
+    return s;
+}
+int main(void) { long n; if (scanf("%ld", &n) != 1) return 1; return (int)(late_calls(n) & 1); }
+"""
+
+
+def test_a_call_after_a_long_stretch_is_seen_on_both_sides(tmp_path):
+    # The loop's code past the call is translated in a slice bounded by time alone (400,000
+    # iterations before the first call). The slot's `ret` was run bounded by count=1 only, which
+    # that code does not honour: the run went on, untimed, into the second printf, whose trap
+    # was then skipped. A candidate printing another value there passed. The `ret` is carried
+    # out by the emulator now.
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "a.in").write_text("1000000\n")
+    src = tmp_path / "late.c"
+    src.write_text(LATE_CALLS.replace("OFF", "0"))
+    req = Request(source=src, flags=["-O3"], tests=tmp_path / "tests", output=tmp_path / "out")
+    program = build_baseline(req, tmp_path)
+    with Sandbox(timeout=20) as sandbox:
+        tests = sandbox.record(program.binary, load_tests(tmp_path / "tests"))
+        capture = funcstate.capture(program, sandbox, tests, tmp_path / "cap", "gcc", ["late_calls"])
+    tester = funcdiff.FunctionTester(capture, program.obj, program.source_text, states=4, seconds=20)
+    other = tmp_path / "other.c"
+    other.write_text(LATE_CALLS.replace("OFF", "1"))
+    proc.run(["gcc", "-O3", "-S", str(other), "-o", str(tmp_path / "other.s")], check=True)
+    from sgcc.asm.units import parse_file
+
+    asm = tmp_path / "w.s"
+    asm.write_text(program.asm.join({"late_calls": parse_file(tmp_path / "other.s").unit("late_calls").text}))
+    obj = tmp_path / "w.o"
+    proc.run(["gcc", "-c", str(asm), "-o", str(obj)], check=True)
+    verdict = tester.check(obj, ["late_calls"])
+    assert not verdict.ok and "external call 2: " in verdict.mismatch.difference, verdict.to_dict()
 
 
 @pytest.mark.slow

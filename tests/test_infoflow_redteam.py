@@ -207,6 +207,15 @@ AVX512_SHIPPED_BEFORE = {
     "the_callers_mask_register": ("\tvpbroadcastd\t%esi, %zmm2\n\tvpaddd\t%zmm2, %zmm2, %zmm3{%k1}{z}\n"
                                   "\tvmovq\t%xmm3, %rcx\n\tvzeroupper\n" + TELL + COUNT, "entry-register"),
     "the_callers_mask_register_moved": ("\tkmovw\t%k3, %ecx\n" + TELL + COUNT, "entry-register"),
+    # Merge masking keeps the destination's other lanes, which capstone marks written only
+    # (found by a review of the first fix: an empty mask keeps all of the caller's %zmm7).
+    "merge_masked_keeps_the_callers_lanes": ("\tkxorw\t%k0, %k0, %k1\n\tvpxord\t%zmm1, %zmm1, %zmm1\n"
+                                             "\tvpabsd\t%zmm1, %zmm7{%k1}\n\tvmovq\t%xmm7, %rcx\n\tvzeroupper\n"
+                                             + TELL + COUNT, "entry-register"),
+    # A gather with an empty mask loads nothing: its destination is still the caller's.
+    "gather_with_an_empty_mask": ("\tvpxor\t%xmm3, %xmm3, %xmm3\n\tvpxor\t%xmm2, %xmm2, %xmm2\n"
+                                  "\tvpgatherdd\t%xmm2, (%rdi,%xmm3,4), %xmm7\n\tvmovq\t%xmm7, %rcx\n"
+                                  + TELL + COUNT, "entry-register"),
 }
 
 
@@ -229,6 +238,14 @@ AVX512_HONEST = {
     "all_ones_mask_by_kxnor": "\tkxnorw\t%k0, %k0, %k1\n\tkmovw\t%k1, %ecx\n",
     "compare_into_a_mask": "\tvmovq\t%rsi, %xmm0\n\tvmovq\t%rsi, %xmm4\n\tvcmpnlesd\t%xmm4, %xmm0, %k1\n"
                            "\tkmovw\t%k1, %ecx\n",
+    # (found by the review: refused by the first fix)
+    "getmant_into_a_fresh_register": "\tvmovd\t%esi, %xmm0\n\tvgetmantps\t$0, %zmm0, %zmm5\n\tvmovq\t%xmm5, %rcx\n"
+                                     "\tvzeroupper\n",
+    "compare_into_a_mask_under_a_mask": "\tvmovd\t%esi, %xmm0\n\tkxnorw\t%k0, %k0, %k1\n"
+                                        "\tvcmpltps\t%zmm0, %zmm0, %k2{%k1}\n\tkmovw\t%k2, %ecx\n\tvzeroupper\n",
+    "test_into_a_mask": "\tvmovd\t%esi, %xmm0\n\tkxnorw\t%k0, %k0, %k1\n\tvptestnmd\t%zmm0, %zmm0, %k2{%k1}\n"
+                        "\tkmovw\t%k2, %ecx\n\tvzeroupper\n",
+    "mask_kept_across_vzeroall": "\tkxnorw\t%k0, %k0, %k1\n\tvzeroall\n\tkmovw\t%k1, %ecx\n",
 }
 
 

@@ -665,6 +665,7 @@ class Machine:
         result = None
         if name in RESULTS and compared is not None:
             result, writes = self._result(name, args, compared, writes)
+        writes = [w for w in writes if w[0] and w[1]]
         for k, write in enumerate(writes):
             if not self._output(name, k, write, sp):
                 return
@@ -674,26 +675,31 @@ class Machine:
         uc.reg_write(x.UC_X86_REG_RAX, result & (2**64 - 1))
 
     def _result(self, name: str, args: list[int], compared: tuple, writes: list[Output]) -> tuple[int, list[Output]]:
-        """The result of a routine in :data:`RESULTS`, and its writes made to agree with it: what
-        ``fread`` or ``read`` reports read counts as stored (the function's to read in its own
-        frame), the bytes past it do not (a short read leaves what was there); ``time`` stores
-        its result. scanf's outputs are all written whatever it returns (clang reads ``n``
-        before it checks the count: the value is dropped on that path, never read stale in a
-        way the comparison could see). Seeded by the state, the mutation, the call's place and
-        this process's secret: the same on both sides, unknown to a candidate."""
+        """The result of a routine in :data:`RESULTS`, and its writes made to agree with it, as
+        the C library makes them: scanf's family stores only the conversions it assigned (the
+        others keep what was there: a function that reads one it did not initialise reads what
+        an earlier call left), ``fread`` and ``read`` only the bytes they report read (``fread``
+        draws bytes, so ``fread(b, 1, 64, f)`` and ``fread(b, 64, 1, f)`` store the same and
+        report 10 and 0 of 10 bytes), ``time`` its result, a second call a second later or the
+        same. Seeded by the state, the mutation, the call's place and this process's secret:
+        the same on both sides, unknown to a candidate."""
         rng = random.Random(f"{_SECRET}:{self._draw}:result:{name}:{len(self.calls)}")
         if name in SCANF_FORMAT:
-            return _plausible(rng, len(dict(compared)["writes to"]), -1), writes
+            got = _plausible(rng, len(dict(compared)["writes to"]), -1)
+            return got, writes[:max(got, 0)]
         if name == "time":
-            now = rng.randrange(1 << 30, 1 << 31)
+            base = random.Random(f"{_SECRET}:{self._draw}:time").randrange(1 << 30, 1 << 31)
+            now = base + sum(1 for call, _ in self.calls[:-1] if call == "time") // 2
             return now, [(a, n, fixed, struct.pack("<Q", now)) for a, n, fixed, _ in writes]
-        size, count = (args[1], args[2]) if name.startswith("fread") else (1, args[2])
-        got = _plausible(rng, count, 0 if name.startswith("fread") else -1)
-        if not writes:
-            return got, writes
-        addr, total, _, _ = writes[0]
-        stored = min(max(got, 0) * size, total)
-        return got, [w for w in ((addr, stored, True, None), (addr + stored, total - stored, False, None)) if w[1]]
+        if name.startswith("fread"):
+            size, count = args[1], args[2]
+            total = (size * count) & (2**64 - 1)
+            stored = _plausible(rng, total, 0)
+            got = stored // size if size else 0
+        else:
+            got = _plausible(rng, args[2], -1)
+            stored = max(got, 0)
+        return got, [(addr, min(stored, n), True, None) for addr, n, _, _ in writes[:1] if min(stored, n)]
 
     def _outputs(self, name: str, args: list[int], uc) -> tuple[tuple | None, list[Output]]:
         """What a routine writes through the pointers it is given: (what of the call is compared
@@ -722,7 +728,9 @@ class Machine:
             source = (("from", self._cstring(args[0])),) if at == 1 and not name.endswith("fscanf") else ()
             compared = (*source, ("format", fmt),
                         ("writes to", tuple((self._portable(p), n) for p, (n, _) in zip(pointers, sizes))))
-            return compared, [(p, n, fixed, None) for p, (n, fixed) in zip(pointers, sizes) if n and p]
+            # One per conversion, in order (``_result`` keeps the ones assigned), then the ones
+            # with bytes to write.
+            return compared, [(p, n, fixed, None) for p, (n, fixed) in zip(pointers, sizes)]
         if name not in OUTPUTS:
             return (), []
         at, length = OUTPUTS[name]
@@ -999,10 +1007,16 @@ class Machine:
                         out.status = f"unsupported: {exc.message}"
                         break
                     if self.ended is None:
-                        # The slot's `ret`, run on its own with no time limit: a slice stopped
-                        # before it would find the slot's trap again and make the call twice.
-                        uc.emu_start(rip, self.stop, count=1)
-                        pc, counted = uc.reg_read(x.UC_X86_REG_RIP), True
+                        # The slot's `ret`, carried out here rather than run: a slice stopped
+                        # before it would find the slot's trap again and make the call twice,
+                        # and a run of it bounded by count=1 alone ran on, untimed, through
+                        # code translated without Unicorn's count hook (a loop at the call's
+                        # return address spun for ever, and a second call in it went unseen).
+                        sp = uc.reg_read(x.UC_X86_REG_RSP)
+                        pc = struct.unpack("<Q", bytes(uc.mem_read(sp, 8)))[0]
+                        uc.reg_write(x.UC_X86_REG_RSP, sp + 8)
+                        uc.reg_write(x.UC_X86_REG_RIP, pc)
+                        counted = True
                         continue
                 if self.ended is not None:
                     out.status = self.ended

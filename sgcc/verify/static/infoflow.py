@@ -305,7 +305,7 @@ class Flow:
         self._vectors(frame, insn, refuse)
 
         try:
-            reads, writes = regs_access(insn)
+            reads, writes = regs_access(insn, certain=self.record)
         except Exception:  # noqa: BLE001 - capstone cannot say: nothing can be proven
             refuse("decode", "has operands the analysis cannot read")
             return
@@ -431,7 +431,7 @@ class Flow:
         """A vector register may be read only once it holds the function's own data."""
         if frame.flow is None:
             return
-        reads, _writes = _vector_access(insn)
+        reads, _writes = _vector_access(insn, certain=self.record)
         lanes = None if self.record else _lanes(insn)
         for n in sorted(reads - frame.flow.vectors):
             if lanes is not None and _lane_read_ok(n, lanes, frame.flow.scalar):
@@ -1076,11 +1076,12 @@ def _flags_after(frame: Frame, insn, m: str, R) -> frozenset:
 _SCALAR_MERGE = frozenset("cvtsi2ss cvtsi2sd cvtss2sd cvtsd2ss sqrtss sqrtsd rcpss rsqrtss roundss roundsd".split())
 
 
-def _vector_access(insn) -> tuple[set, set]:
-    """The vector register numbers ``insn`` reads and writes (xmm, ymm and zmm alike); a
-    register combined with itself by a zero idiom (``pxor %xmm0,%xmm0``) is not read."""
+def _vector_access(insn, certain: bool = False) -> tuple[set, set]:
+    """The vector register numbers ``insn`` reads and writes (xmm, ymm and zmm alike, and the
+    mask registers); a register combined with itself by a zero idiom (``pxor %xmm0,%xmm0``)
+    is not read. ``certain``: only the reads it surely makes (stackframe.regs_access)."""
     try:
-        reads, writes = regs_access(insn)
+        reads, writes = regs_access(insn, certain=certain)
     except Exception:  # noqa: BLE001 - refused in check
         return set(), set()
     from sgcc.verify.static.insnfeatures import encoding
@@ -1129,7 +1130,8 @@ def _vectors_after(vectors: frozenset, insn, m: str) -> frozenset:
         # %xmm4 across saxpy). A C library call resets them (after_external_call).
         return vectors
     if m == "vzeroall":
-        return frozenset(range(16)) | frozenset(n + UPPER for n in range(16))
+        # %ymm0-15 zeroed whole; %zmm16-31 and the mask registers as they were.
+        return vectors | frozenset(range(16)) | frozenset(n + UPPER for n in range(16))
     if m == "vzeroupper":
         return vectors | frozenset(n + UPPER for n in range(16))
     _r, w = _vector_access(insn)

@@ -187,35 +187,59 @@ def mem_access(insn, k: int) -> int:
 
 #: Instructions that replace their destination register whole (merge masking aside): where
 #: capstone gives that operand no access, it is written and not read. Broadcasts, shifts and
-#: shuffles by an immediate, compares into a mask register, gathers (whose merge is their mask's).
+#: shuffles by an immediate, `vgetmant`/`vgetexp`, `valign`, compares into a mask register,
+#: gathers (whose merge is their mask's), and the mask register arithmetic.
 _WHOLE_DEST = __import__("re").compile(
-    r"^v(?:p?broadcast\w*|ps(?:ll|rl|ra)[wdq]|ps[lr]ldq|pshuf(?:d|hw|lw)|p?cmp\w*|p?gather\w+)$")
+    r"^(?:v(?:p?broadcast\w*|ps(?:ll|rl|ra)[wdq]|ps[lr]ldq|pshuf(?:d|hw|lw)|getmant\w+|getexp\w+|align[dq]"
+    r"|p?cmp\w*|p?gather\w+)|k(?:add|unpck)\w+)$")
+#: Instructions into a mask register that capstone marks as reading it: they write it whole
+#: (the bits their own mask leaves out are zeroed, never kept).
+_MASK_RESULT = __import__("re").compile(r"^v(?:ptestn?m[bwdq]|fpclass\w+|pmov[bwdq]2m|p?cmp\w*)$")
+_GATHER = __import__("re").compile(r"^v(?:p?gather\w+)$")
 
 
-def regs_access(insn) -> tuple[set[int], set[int]]:
-    """The registers ``insn`` reads and writes: capstone's ``regs_access()``, and for a
-    register operand capstone gives no access what its place says. Capstone 5 leaves the
-    access of many EVEX operands unset and out of ``regs_access()``: `vpbroadcastd (m), %zmm1`
-    writes nothing there, `vpaddd %zmm1, %zmm2, %zmm3{%k1}` and `vmovdqu64 %zmm1, (m){%k2}`
-    read no %zmm1, `vpsrld $1, %xmm25, %xmm25` touches no register. Missed, a read of what the
-    caller left in a register went unseen by the information-flow rule, and a register clang
-    had just written counted as the caller's (every `-march=native` clang candidate of
-    PolyBench refused). A source with no access is read; a destination with none is written,
-    and read as well unless the instruction replaces it whole (:data:`_WHOLE_DEST`, without
-    merge masking). A vector index of a memory operand (a gather's) is read."""
+def regs_access(insn, certain: bool = False) -> tuple[set[int], set[int]]:
+    """The registers ``insn`` reads and writes: capstone's ``regs_access()``, corrected where
+    capstone 5 is wrong for EVEX. It leaves the access of many operands unset and out of
+    ``regs_access()``: `vpbroadcastd (m), %zmm1` writes no register there, `vpaddd %zmm1,
+    %zmm2, %zmm3{%k1}` and `vmovdqu64 %zmm1, (m){%k2}` read no %zmm1, `vpsrld $1, %xmm25,
+    %xmm25` touches no register; it marks merge-masked destinations (`vpabsd %zmm1,
+    %zmm7{%k1}`, which keeps %zmm7's other lanes) written only, and some masks a compare
+    writes as read. Missed, a read of what the caller left in a register went unseen by the
+    information-flow rule, and a register clang had just written counted as the caller's
+    (every `-march=native` clang candidate of PolyBench refused). So: a source with no access
+    is read; a destination with none is written, and read as well unless the instruction
+    replaces it whole (:data:`_WHOLE_DEST`); a destination under merge masking (`{%k}`
+    without `{z}`, not a mask register) and a gather's are read; a mask a compare or test
+    writes is not; a memory operand's registers (a gather's vector index) are read.
+
+    With ``certain`` (what gcc's own function is recorded to read, which widens what a
+    candidate may), the reads this adds on suspicion are left out: a destination's, where
+    capstone gives none and the instruction may replace it whole."""
     reads, writes = insn.regs_access()
     reads, writes = set(reads), set(writes)
+    ops = insn.operands
+    m = insn.mnemonic
     merge = "{k" in insn.op_str and "{z}" not in insn.op_str
-    for k, op in enumerate(insn.operands):
+    for k, op in enumerate(ops):
         if op.type == 3:  # X86_OP_MEM: its registers are read
             reads |= {r for r in (op.mem.base, op.mem.index) if r}
         elif op.type == 1 and not op.access:  # X86_OP_REG
             if k == 0:
                 writes.add(op.reg)
-                if merge or not _WHOLE_DEST.match(insn.mnemonic):
+                if not certain and not _WHOLE_DEST.match(m):
                     reads.add(op.reg)
             else:
                 reads.add(op.reg)
+    if ops and ops[0].type == 1:
+        dest = ops[0].reg
+        mask_dest = (insn.reg_name(dest) or "").startswith("k")
+        if mask_dest and _MASK_RESULT.match(m):
+            if not any(o.type == 1 and o.reg == dest for o in ops[1:]):
+                reads.discard(dest)  # (unless it is its own mask as well)
+            writes.add(dest)
+        elif (merge and not mask_dest) or _GATHER.match(m):
+            reads.add(dest)
     return reads, writes
 
 
