@@ -985,7 +985,7 @@ class Machine:
                 # bounded by time alone (until its next call), at full speed.
                 if counted:
                     if self._uncounted:
-                        uc.ctl_flush_tb()
+                        uc.ctl_flush_tb()  # type: ignore[attr-defined]
                         self._uncounted = False
                     uc.emu_start(pc, self.stop, count=max(MIN_COUNT, min(FIRST_SLICE, int(left * SLICE_RATE))))
                 else:

@@ -854,7 +854,7 @@ class Flow:
         try:
             _reads, writes = regs_access(insn)
         except Exception:  # noqa: BLE001 - refused in check
-            writes = ()
+            writes = set()
         for reg_id in writes:
             part = R.gpr.get(reg_id)
             if part is None or reg_id in R.full or part == RSP:
