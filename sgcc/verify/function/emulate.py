@@ -1007,16 +1007,18 @@ class Machine:
                         out.status = f"unsupported: {exc.message}"
                         break
                     if self.ended is None:
-                        # The slot's `ret`, carried out here rather than run: a slice stopped
-                        # before it would find the slot's trap again and make the call twice,
-                        # and a run of it bounded by count=1 alone ran on, untimed, through
-                        # code translated without Unicorn's count hook (a loop at the call's
-                        # return address spun for ever, and a second call in it went unseen).
-                        sp = uc.reg_read(x.UC_X86_REG_RSP)
-                        pc = struct.unpack("<Q", bytes(uc.mem_read(sp, 8)))[0]
-                        uc.reg_write(x.UC_X86_REG_RSP, sp + 8)
-                        uc.reg_write(x.UC_X86_REG_RIP, pc)
-                        counted = True
+                        # The slot's `ret`, run on its own (its read of the return address
+                        # under the same hooks as every access): a slice stopped before it would
+                        # find the slot's trap again and make the call twice. Bounded by count=1,
+                        # which code translated in a timed slice does not honour: it ran on,
+                        # untimed, past the `ret` (a loop at the call's return address spun for
+                        # ever, and a second call in it went unseen). So the translations are
+                        # dropped first, as before any counted slice.
+                        if self._uncounted:
+                            uc.ctl_flush_tb()  # type: ignore[attr-defined]
+                            self._uncounted = False
+                        uc.emu_start(rip, self.stop, count=1)
+                        pc, counted = uc.reg_read(x.UC_X86_REG_RIP), True
                         continue
                 if self.ended is not None:
                     out.status = self.ended

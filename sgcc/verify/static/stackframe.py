@@ -231,6 +231,14 @@ def regs_access(insn, certain: bool = False) -> tuple[set[int], set[int]]:
                     reads.add(op.reg)
             else:
                 reads.add(op.reg)
+    if m.startswith(("pcmp", "vpcmp")) and m.endswith(("strm", "stri")):
+        # The string compares' implicit operands, which capstone leaves out of the `m` forms:
+        # the explicit lengths in %eax and %edx (`e` forms), the result in %xmm0 or %ecx.
+        from capstone import x86_const as X
+
+        if "estr" in m:
+            reads |= {X.X86_REG_EAX, X.X86_REG_EDX}
+        writes |= {X.X86_REG_XMM0 if m.endswith("m") else X.X86_REG_ECX, X.X86_REG_EFLAGS}
     if ops and ops[0].type == 1:
         dest = ops[0].reg
         mask_dest = (insn.reg_name(dest) or "").startswith("k")
