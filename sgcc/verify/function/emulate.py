@@ -984,10 +984,7 @@ class Machine:
                 # Short runs (most) end within a slice bounded by instructions; a longer one goes on
                 # bounded by time alone (until its next call), at full speed.
                 if counted:
-                    if self._uncounted:
-                        uc.ctl_flush_tb()  # type: ignore[attr-defined]
-                        self._uncounted = False
-                    uc.emu_start(pc, self.stop, count=max(MIN_COUNT, min(FIRST_SLICE, int(left * SLICE_RATE))))
+                    self._counted(pc, max(MIN_COUNT, min(FIRST_SLICE, int(left * SLICE_RATE))))
                 else:
                     self._uncounted = True
                     uc.emu_start(pc, self.stop, timeout=max(1, int(left * 1e6)))
@@ -1014,10 +1011,7 @@ class Machine:
                         # untimed, past the `ret` (a loop at the call's return address spun for
                         # ever, and a second call in it went unseen). So the translations are
                         # dropped first, as before any counted slice.
-                        if self._uncounted:
-                            uc.ctl_flush_tb()  # type: ignore[attr-defined]
-                            self._uncounted = False
-                        uc.emu_start(rip, self.stop, count=1)
+                        self._counted(rip, 1)
                         pc, counted = uc.reg_read(x.UC_X86_REG_RIP), True
                         continue
                 if self.ended is not None:
@@ -1151,6 +1145,15 @@ class Machine:
         if allowed and 0 < size <= 8:
             uc.mem_write(address, (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little"))
         return allowed
+
+    def _counted(self, pc: int, count: int) -> None:
+        """Run from ``pc`` for at most ``count`` instructions, the translations of a slice bounded
+        by time alone dropped first (Unicorn's count hook is only called by code translated
+        while it was in place)."""
+        if self._uncounted:
+            self.uc.ctl_flush_tb()  # type: ignore[attr-defined]
+            self._uncounted = False
+        self.uc.emu_start(pc, self.stop, count=count)
 
     def _at_trap(self, rip: int) -> bool:
         slot = rip - 1 - self.trap_base
