@@ -201,7 +201,7 @@ def test_a_run_that_calls_out_often_starts_no_timer_per_call(tmp_path, monkeypat
     real = unicorn.Uc.emu_start
 
     def emu_start(self, begin, until, timeout=0, count=0):
-        starts["timed" if timeout else "counted"] += 1
+        starts["counted" if count else "timed"] += 1
         return real(self, begin, until, timeout=timeout, count=count)
 
     monkeypatch.setattr(unicorn.Uc, "emu_start", emu_start)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from sgcc.asm import x86
 from sgcc.errors import SgccError
+from sgcc.verify.function import deadline
 from sgcc.verify.function.footprint import Footprint, Spans, Unavailable, Violation
 
 PAGE = 0x1000
@@ -65,6 +66,7 @@ MIN_SLICE = 0.002
 #: repetition counts). It runs at most SLICE_RATE instructions a second of the CPU time left (5 us
 #: each, slower than a run under the footprint hook goes), so that it does not overrun a short limit.
 #: (Every slice counted is no answer: Unicorn's count costs 16 times the time of a tight loop.)
+#: The slices bounded by time are stopped by :mod:`deadline`'s one thread, not Unicorn's timer.
 FIRST_SLICE = 200_000
 SLICE_RATE = 200_000
 MIN_COUNT = 1_000
@@ -970,7 +972,7 @@ class Machine:
             pc, counted = entry, True
             self.deadline, self.cpu_deadline = ceiling, on_cpu + seconds
             while True:
-                # Each slice is bounded by wall-clock time (Unicorn's timeout): as long as the
+                # Each slice is bounded by wall-clock time (the deadline keeper): as long as the
                 # CPU time left, so that a run kept off the CPU goes on in the next slice.
                 cpu_left = seconds - (time.thread_time() - on_cpu)
                 wall_left = ceiling - time.perf_counter()
@@ -987,7 +989,12 @@ class Machine:
                     self._counted(pc, max(MIN_COUNT, min(FIRST_SLICE, int(left * SLICE_RATE))))
                 else:
                     self._uncounted = True
-                    uc.emu_start(pc, self.stop, timeout=max(1, int(left * 1e6)))
+                    # Stopped by the deadline keeper, not by Unicorn's timeout (see deadline.py).
+                    token = deadline.arm(uc, time.perf_counter() + left)
+                    try:
+                        uc.emu_start(pc, self.stop)
+                    finally:
+                        deadline.disarm(token)
                 rip = uc.reg_read(x.UC_X86_REG_RIP)
                 if mode == "check" and fp is not None and fp.violation() is not None:
                     out.status = "footprint"

@@ -1,0 +1,58 @@
+"""The emulator's timed slices end at their deadline, even when a stop is lost.
+
+Each check runs in a child process with a timeout of its own: a slice that is never stopped
+spins inside Unicorn, where pytest's timeout cannot reach."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+SPIN = textwrap.dedent("""
+    import time
+    import unicorn
+    from unicorn import x86_const
+    from sgcc.verify.function import deadline
+
+    uc = unicorn.Uc(unicorn.UC_ARCH_X86, unicorn.UC_MODE_64)
+    uc.mem_map(0x1000, 0x1000)
+    uc.mem_write(0x1000, b"\\xeb\\xfe")  # jmp .
+    {body}
+""")
+
+
+def _run(body: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", SPIN.format(body=textwrap.dedent(body))],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_stop_made_before_the_engine_runs_is_made_again():
+    # The first stop comes before emu_start (which clears a pending stop, as a stop that wins
+    # the race with the engine's start is cleared): a keeper that stops once leaves `jmp .`
+    # spinning for ever; this one asks again until the slice is disarmed.
+    done = _run("""
+        token = deadline.arm(uc, time.perf_counter() - 1)
+        time.sleep(0.1)  # several stops, all before the engine runs
+        start = time.perf_counter()
+        uc.emu_start(0x1000, 0x2000)
+        deadline.disarm(token)
+        assert uc.reg_read(x86_const.UC_X86_REG_RIP) == 0x1000
+        print("stopped after", time.perf_counter() - start)
+    """)
+    assert done.returncode == 0 and "stopped after" in done.stdout, done.stderr
+
+
+def test_a_disarmed_slice_is_never_stopped_and_the_next_deadline_holds():
+    # Many short slices one after another: each ends at its own deadline (none runs on), and a
+    # slice that ended on its own (count) is not cut short by a stop meant for the one before.
+    done = _run("""
+        uc.mem_write(0x1100, b"\\x90" * 64 + b"\\xf4")  # 64 nops, then hlt
+        for i in range(300):
+            token = deadline.arm(uc, time.perf_counter() + 0.0005 * (i % 5))
+            uc.emu_start(0x1000, 0x2000)
+            deadline.disarm(token)
+            uc.emu_start(0x1100, 0x2000, count=64)
+            assert uc.reg_read(x86_const.UC_X86_REG_RIP) == 0x1140, i
+        print("ok")
+    """)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
