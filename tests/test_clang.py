@@ -248,3 +248,52 @@ def test_auto_may_leave_clang_out_where_runs_are_not_boxed(tmp_path, monkeypatch
     assert not any(g.optional for n, g in by_name.items() if n != "clang")
     [named] = registry.build(config.load({"generators": "clang"}))
     assert not named.optional
+
+
+def test_callers_needed_only_for_ipa_ra_are_gcc_s_own_under_no_ipa_ra(tmp_path, command):
+    """clang's crc32_bits changes registers gcc's main keeps live across the call (-fipa-ra).
+    The caller that must come along is gcc's own main compiled under -fno-ipa-ra, not clang's
+    (which read a stale stack slot after a failed scanf and was refused by the footprint
+    rule, so clang's 2x crc32_bits never shipped); where that compilation is missing,
+    clang's main comes as before. The combined program prints gcc's answers, and the engine's
+    register check passes only with main replaced."""
+    from sgcc.verify.static import clobbers
+
+    src = ROOT / "bench" / "heldout" / "crc32" / "crc32.c"
+    flags = ["-O3"]
+
+    def side(name, extra, compiler="gcc"):
+        proc.run([compiler, *flags, *extra, "-S", str(src), "-o", str(tmp_path / f"{name}.s")], check=True)
+        proc.run(["gcc", "-c", str(tmp_path / f"{name}.s"), "-o", str(tmp_path / f"{name}.o")], check=True)
+        return Side((tmp_path / f"{name}.s").read_text(), obj=tmp_path / f"{name}.o")
+
+    base, abi = side("base", []), side("abi", ["-fno-ipa-ra"])
+    abi.callers_assume_abi = True
+    ctx = SimpleNamespace(program=SimpleNamespace(source=src, flags=flags, asm_flags=[], source_arg=None,
+                                                 compile_cwd=None), compiler="gcc")
+    v = clang.compile_clang(ctx, command, clang.gcc_defaults("gcc", flags) + clang.clang_flags(flags),
+                            Variant("O3", ["-O3"]), tmp_path / "clang")
+    assert v.side is not None, v.error
+    theirs = transplant(base, v.side, "crc32_bits", "t")
+    assert theirs.text is not None and set(theirs.also) == {"main"} and theirs.abi_callers == [], theirs.reason
+    ours = transplant(base, v.side, "crc32_bits", "t", abi=lambda: abi)
+    assert ours.text is not None and ours.abi_callers == ["main"] and set(ours.also) == {"main"}
+    assert "crc32_bits" in ours.also["main"] and ours.also["main"] != theirs.also["main"]
+    # Here gcc's main under -fno-ipa-ra is its main: the static liveness of the registers after
+    # the call was cautious, and gcc's own compilation is what shows main assumes only the ABI.
+    assert ours.also["main"] == abi.units["main"].text
+    missing = transplant(base, v.side, "crc32_bits", "t", abi=lambda: None)
+    assert missing.also == theirs.also and missing.abi_callers == []
+    gold = tmp_path / "gcc"
+    proc.run(["gcc", str(tmp_path / "base.s"), "-o", str(gold)], check=True)
+    for name, parts in {"alone": {"crc32_bits": ours.text},
+                        "with": {"crc32_bits": ours.text, **ours.also}}.items():
+        (tmp_path / f"{name}.s").write_text(base.asm.join(parts))
+        proc.run(["gcc", "-c", str(tmp_path / f"{name}.s"), "-o", str(tmp_path / f"{name}.o")], check=True)
+        extra = clobbers.extra_clobbers(tmp_path / f"{name}.o", tmp_path / "base.o", "crc32_bits",
+                                        replaced=frozenset(parts))
+        assert bool(extra) == (name == "alone"), (name, extra)
+    proc.run(["gcc", str(tmp_path / "with.o"), "-o", str(tmp_path / "cand")], check=True)
+    for test in sorted((src.parent / "tests").glob("*.in")):
+        want = proc.run([str(gold)], stdin=test.read_bytes(), timeout=60).stdout
+        assert proc.run([str(tmp_path / "cand")], stdin=test.read_bytes(), timeout=60).stdout == want, test.name

@@ -369,6 +369,7 @@ class ClangGenerator(TransplantGenerator):
 
     name = NAME
     trusted = False  # a compiler, but not gcc: its units face every rule an outsider's do
+    abi_callers = True  # gcc's callers, not clang's, where only -fipa-ra needs them
 
     def __init__(self, setting: str = "", sets: list[tuple[str, list[str]]] | None = None):
         super().__init__()

@@ -4,6 +4,7 @@ what it relies on and the callers that must come along (see :mod:`sgcc.candidate
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sgcc.asm import lex
@@ -30,6 +31,8 @@ class Transplant:
     text: str | None = None
     reason: str = ""
     also: dict[str, str] = field(default_factory=dict)  # callers that must come along (name -> text)
+    #: of :attr:`also`, the callers that are gcc's own, compiled under ``-fno-ipa-ra``
+    abi_callers: list[str] = field(default_factory=list)
     copied: list[str] = field(default_factory=list)  # private copies (variant names)
     kept: list[str] = field(default_factory=list)  # the baseline's functions it calls
 
@@ -41,9 +44,10 @@ class _Refuse(Exception):
 class _NeedCallers(Exception):
     """The variant's unit is only right next to the variant's versions of these callers."""
 
-    def __init__(self, callers: list[str], why: str):
+    def __init__(self, callers: list[str], why: str, registers: bool = False):
         super().__init__(why)
         self.callers = callers
+        self.registers = registers  # only for the registers they keep live across the call (-fipa-ra)
 
 
 #: Most units one candidate may replace (the function and callers that must come along).
@@ -58,21 +62,35 @@ def _fresh(name: str, suffix: str) -> str:
 
 
 def transplant(base: Side, var: Side, function: str, tag: str, *, ipa_ra: bool = True,
-               max_group: int = MAX_GROUP) -> Transplant:
+               max_group: int = MAX_GROUP, abi: Callable[[], Side | None] | None = None) -> Transplant:
     """The variant's unit for the baseline's ``function``, with private copies of whatever
     it relies on that the baseline does not provide with the same meaning (see the module
     docstring). When gcc's callers of ``function`` rely on something the variant's version
     breaks (registers kept live across the call, the stack alignment at the call), the
     variant's versions of those callers come along (:attr:`Transplant.also`), up to
-    ``max_group`` units in all. ``tag`` makes the copies' names unique to this candidate."""
+    ``max_group`` units in all. ``tag`` makes the copies' names unique to this candidate.
+
+    ``abi``, when given, returns gcc's compilation of the same file under ``-fno-ipa-ra`` (or
+    None): callers that need to come along only for the registers they keep live across the
+    call (``-fipa-ra``) come from there instead, gcc's own code assuming nothing of its callees
+    beyond the ABI (:attr:`Transplant.abi_callers`). The variant's callers are another
+    compiler's whole function where gcc's caller is the one the program's tests and proof know
+    (clang's crc32 ``main`` read a stale stack slot after a failed scanf, and was refused)."""
     result = Transplant(function)
     members = [function]
+    plain: list[str] = []  # callers taken from gcc's -fno-ipa-ra compilation
     while True:
         try:
-            texts, copied, kept = _build(base, var, members, tag, ipa_ra)
+            texts, copied, kept = _build(base, var, members, tag, ipa_ra, frozenset(plain))
         except _NeedCallers as exc:
+            new = [c for c in exc.callers if c not in members and c not in plain]
+            if exc.registers and abi is not None and new and len(members) + len(plain) + len(new) <= max_group:
+                plain += new
+                continue
+            # Needed for another reason (how the variant's function is called): the variant's.
             new = [c for c in exc.callers if c not in members]
-            if not new or len(members) + len(new) > max_group:
+            plain = [c for c in plain if c not in new]
+            if not new or len(members) + len(plain) + len(new) > max_group:
                 result.reason = f"{exc} and too many of them would have to come along" if new else str(exc)
                 return result
             members += new
@@ -80,13 +98,46 @@ def transplant(base: Side, var: Side, function: str, tag: str, *, ipa_ra: bool =
         except _Refuse as exc:
             result.reason = str(exc)
             return result
+        also = {m: texts[m] for m in members[1:]}
+        if plain:
+            fitted = _abi_callers(base, abi() if abi is not None else None, function, plain, tag, ipa_ra,
+                                  max_group - len(members), set(members))
+            if isinstance(fitted, str):
+                # gcc's own callers cannot come: the variant's, as without ``abi``.
+                fallback = transplant(base, var, function, tag, ipa_ra=ipa_ra, max_group=max_group)
+                if fallback.text is None:
+                    fallback.reason += f" (gcc's callers under -fno-ipa-ra: {fitted})"
+                return fallback
+            also.update(fitted)
+            result.abi_callers = sorted(plain)
         result.text = texts[function]
-        result.also = {m: texts[m] for m in members[1:]}
+        result.also = also
         result.copied, result.kept = copied, kept
         return result
 
 
-def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
+def _abi_callers(base: Side, abi: Side | None, function: str, callers: list[str], tag: str, ipa_ra: bool,
+                 room: int, taken: set[str]) -> dict[str, str] | str:
+    """gcc's ``callers`` of ``function`` from its ``-fno-ipa-ra`` compilation ``abi``, fitted
+    into the baseline (with what must come along with them): name -> text, or why not."""
+    if abi is None:
+        return "that compilation failed"
+    out: dict[str, str] = {}
+    for c in callers:
+        t = transplant(base, abi, c, f"{tag}_abi", ipa_ra=ipa_ra, max_group=room)
+        if t.text is None:
+            return f"{c}: {t.reason}"
+        if function not in t.kept:
+            return f"{c} would call a copy of its own of {function}, not the candidate's"
+        group = {c: t.text, **t.also}
+        if taken & set(group) or set(out) & set(group):
+            return f"{c} would come along twice"
+        out.update(group)
+        room -= len(group)
+    return out
+
+
+def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool, plain: frozenset = frozenset()):
     function = members[0]
     for m in members:
         if m not in base.units:
@@ -227,10 +278,12 @@ def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool):
                                             "may call it with a misaligned one (-fipa-stack-alignment)")
         # -fipa-ra: callers keep values in registers gcc's version leaves alone.
         if ipa_ra:
-            extra = _extra_clobbers(base, var, m, frozenset(members))
+            # ``plain``: gcc's callers compiled under -fno-ipa-ra, which keep nothing live across it.
+            extra = _extra_clobbers(base, var, m, frozenset(members) | plain)
             if extra:
-                raise _NeedCallers(outside, f"the variant's {m} changes {', '.join(extra)}, which gcc's callers "
-                                            "keep live across the call (-fipa-ra)")
+                raise _NeedCallers([c for c in outside if c not in plain],
+                                   f"the variant's {m} changes {', '.join(extra)}, which gcc's callers "
+                                   "keep live across the call (-fipa-ra)", registers=True)
     texts = {}
     for m in members:
         text = rename(var.units[m].text, copies)

@@ -97,6 +97,9 @@ class TransplantGenerator(Generator):
 
     name = "variants"
     trusted = True  # gcc's own code
+    #: callers that must come along only for -fipa-ra come from gcc under -fno-ipa-ra (see
+    #: :func:`~sgcc.candidates.transplant.build.transplant`), not from the variant
+    abi_callers = False
     #: offer every variant as a whole translation unit too (not only as a fallback)
     whole_always = False
     #: offer the whole file before the per-function units (a profile's whole-file layout is
@@ -114,6 +117,7 @@ class TransplantGenerator(Generator):
         self._whole_offered: set[str] = set()
         self._ipa_ra = True
         self._context: Context | None = None  # the run's, kept by defer for the later rounds
+        self._abi: list[Side | None] = []  # gcc's compilation under -fno-ipa-ra, once asked for
 
     def prepare(self, context: Context) -> None:
         """:meth:`_prepare`, which subclasses implement; when it fails the generator offers
@@ -163,6 +167,21 @@ class TransplantGenerator(Generator):
         self._whole_offered = set()
         self.base = Side(program.asm_text, obj=Path(program.obj), asm=program.asm)
         self._ipa_ra = "-fno-ipa-ra" not in program.flags
+        self._abi = []
+
+    def _abi_side(self) -> Side | None:
+        """gcc's compilation of the program under ``-fno-ipa-ra`` (its callers assume the ABI
+        of every callee), compiled the first time a transplant asks; None when it fails."""
+        if not self._abi:
+            side = None
+            if self._context is not None:
+                v = compile_variant(self._context, Variant("no-ipa-ra", ["-fno-ipa-ra"]),
+                                    Path(self._context.workdir) / "no-ipa-ra")
+                side = v.side
+                if side is not None:
+                    side.callers_assume_abi = True
+            self._abi = [side]
+        return self._abi[0]
 
     @staticmethod
     def _roots(base: Side, unit_name: str) -> list[str]:
@@ -228,8 +247,9 @@ class TransplantGenerator(Generator):
             for root in base_norm:
                 if root in variant.transplants:
                     continue  # offered (or explained) already, for this unit or another clone of it
-                t = variant.transplants[root] = transplant(base, variant.side, root,
-                                                           tag_for(variant.name), ipa_ra=self._ipa_ra)
+                abi = self._abi_side if self.abi_callers and self._ipa_ra else None
+                t = variant.transplants[root] = transplant(base, variant.side, root, tag_for(variant.name),
+                                                           ipa_ra=self._ipa_ra, abi=abi)
                 meta = {"flags": list(shown), "variant": variant.name}
                 origin = f"{self.name} {variant.name}: {' '.join(shown)}"
                 if t.text is None:
@@ -248,6 +268,10 @@ class TransplantGenerator(Generator):
                     meta["copied"] = t.copied
                 if t.also:
                     meta["with"] = sorted(t.also)
+                if t.abi_callers:
+                    # gcc's own callers, compiled so that they keep nothing live across the call.
+                    meta["with_gcc_no_ipa_ra"] = t.abi_callers
+                    origin += f" with gcc's {', '.join(t.abi_callers)} (-fno-ipa-ra)"
                 out.append(Candidate(root, self.name, t.text, origin=origin, meta=meta, also=dict(t.also)))
             if self.whole_always and not self.whole_first:
                 whole = self._whole(program, variant, {"flags": list(shown), "variant": variant.name},
