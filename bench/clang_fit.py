@@ -92,8 +92,17 @@ def program(src: Path, native: bool, command: list[str], work: Path, every: bool
         return []
     proc.run(["gcc", "-c", str(s), "-o", str(o)], timeout=300)
     base = Side(s.read_text(), obj=o)
+    # gcc's callers under -fno-ipa-ra, which come with clang's function where only -fipa-ra
+    # needs callers (the generator's abi_callers).
+    a_s, a_o = work / "abi.s", work / "abi.o"
+    abi = None
+    if proc.run(["gcc", *flags, "-fno-ipa-ra", "-w", "-S", "-o", str(a_s), str(src)], timeout=300).ok and \
+            proc.run(["gcc", "-c", str(a_s), "-o", str(a_o)], timeout=300).ok:
+        abi = Side(a_s.read_text(), obj=a_o)
+        abi.callers_assume_abi = True
     target = isa.native_target("gcc") if native else isa.target_from_flags("gcc", flags)
-    ctx = SimpleNamespace(program=SimpleNamespace(source=src, flags=flags, asm_flags=[]), compiler="gcc")
+    ctx = SimpleNamespace(program=SimpleNamespace(source=src, flags=flags, asm_flags=[], source_arg=None,
+                                                 compile_cwd=None), compiler="gcc")
     base_flags = clang.gcc_defaults("gcc", flags) + clang.clang_flags(flags, isa="native" if native else "flags")
     gen = clang.ClangGenerator()
     rows: list[dict] = []
@@ -106,7 +115,7 @@ def program(src: Path, native: bool, command: list[str], work: Path, every: bool
         for unit in base.asm.units:
             if compiler_made(unit.name) or (unit.name in done and not every):
                 continue
-            t = transplant(base, v.side, unit.name, tag_for(name))
+            t = transplant(base, v.side, unit.name, tag_for(name), abi=lambda: abi)
             row = {"program": src.stem, "setting": name, "function": unit.name}
             if t.text is None:
                 if unit.name in v.side.units and normalized(v.side.units[unit.name].text) == \
@@ -121,6 +130,8 @@ def program(src: Path, native: bool, command: list[str], work: Path, every: bool
                     row["reason"] = why
                 if t.also:
                     row["with"] = sorted(t.also)
+                if t.abi_callers:
+                    row["with_gcc_no_ipa_ra"] = t.abi_callers
             done.add(unit.name)
             rows.append(row)
     return rows
@@ -158,6 +169,9 @@ def main() -> int:
     print("refused by the static proofs, by stage and rule:")
     for k, n in Counter(rule_of(r["reason"]) for r in rows if r["outcome"] == "refused").most_common():
         print(f"  {n:4} {k}")
+    came = [r for r in rows if r.get("with")]
+    print(f"offered with callers: {len(came)} functions; with gcc's own callers under -fno-ipa-ra: "
+          f"{sum(1 for r in came if r.get('with_gcc_no_ipa_ra'))}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0
