@@ -251,7 +251,29 @@ AVX512_HONEST = {
     "test_into_a_mask": "\tvmovd\t%esi, %xmm0\n\tkxnorw\t%k0, %k0, %k1\n\tvptestnmd\t%zmm0, %zmm0, %k2{%k1}\n"
                         "\tkmovw\t%k2, %ecx\n\tvzeroupper\n",
     "mask_kept_across_vzeroall": "\tkxnorw\t%k0, %k0, %k1\n\tvzeroall\n\tkmovw\t%k1, %ecx\n",
+    # (PolyBench correlation's native clang main, refused before: a vector of its own from a
+    # converted scalar whose upper lanes are the caller's; the broadcast reads the low lane only)
+    "broadcast_of_its_own_scalar": "\tvcvtsi2sd\t%esi, %xmm31, %xmm31\n\tvbroadcastsd\t%xmm31, %zmm31\n"
+                                   "\tvextractf64x4\t$1, %zmm31, %ymm2\n\tvmovq\t%xmm2, %rcx\n\tvzeroupper\n",
 }
+
+
+#: Broadcasts that read more than the low lane of their own: refused before and after the
+#: broadcast was taken to read the low lane only.
+BROADCASTS_OF_THE_CALLERS = {
+    "broadcast_of_the_callers_register": "\tvbroadcastsd\t%xmm9, %zmm1\n\tvmovq\t%xmm1, %rcx\n\tvzeroupper\n",
+    "broadcast_of_a_single_precision_scalar": "\tvcvtsi2ss\t%esi, %xmm4, %xmm4\n\tvpbroadcastq\t%xmm4, %zmm1\n"
+                                              "\tvmovq\t%xmm1, %rcx\n\tvzeroupper\n",
+    "merge_masked_broadcast_keeps_the_callers_lanes": "\tvcvtsi2sd\t%esi, %xmm3, %xmm3\n\tkxnorw\t%k0, %k0, %k1\n"
+                                                      "\tvbroadcastsd\t%xmm3, %zmm7{%k1}\n\tvmovq\t%xmm7, %rcx\n"
+                                                      "\tvzeroupper\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROADCASTS_OF_THE_CALLERS))
+def test_a_broadcast_of_what_is_not_its_own_is_refused(program, name):  # noqa: F811 - the fixture
+    body = BROADCASTS_OF_THE_CALLERS[name] + TELL + COUNT
+    assert "entry-register" in _rules(program, body, name), name
 
 
 @pytest.mark.parametrize("name", sorted(AVX512_HONEST))

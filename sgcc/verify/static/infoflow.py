@@ -1151,6 +1151,10 @@ _FMA_SCALAR = __import__("re").compile(r"^vfn?m(?:add|sub)(?:132|213|231)s[sd]$"
 _LOW_READERS = frozenset("ucomisd ucomiss comisd comiss cvttsd2si cvtsd2si cvttss2si cvtss2si movddup "
                          "unpcklpd unpcklps".split())
 _LOW_MOVES = frozenset("movsd movss movq movd".split())
+#: Broadcasts of a vector register's lowest element (8 to 64 bits, all within the low lane):
+#: clang's `vcvtsi2sd %eax, %xmm31, %xmm31; vbroadcastsd %xmm31, %zmm31` makes a vector of its
+#: own from a scalar whose upper lanes are the caller's (PolyBench correlation, native).
+_LOW_BROADCASTS = frozenset("vbroadcastsd vbroadcastss vpbroadcastq vpbroadcastd vpbroadcastw vpbroadcastb".split())
 _WHOLE_COPIES = frozenset("movaps movapd movdqa movdqu movups movupd".split())
 _XMM = __import__("re").compile(r"^xmm(\d+)$")
 
@@ -1199,6 +1203,10 @@ def _lanes(insn) -> tuple[set, set, int | None] | None:
                 return {regs[1]}, {regs[0]}, None  # legacy register form: the upper lanes stay
             return {regs[1]}, set(), None  # a store, to a general register, movq's zero extension
         return None
+    if m in _LOW_BROADCASTS and len(ops) == 2:
+        # (A merge-masked destination is read whole: not in these sets, so refused unless its own.)
+        src = xmm(ops[1])
+        return ({src}, set(), None) if src is not None else None
     if base in _WHOLE_COPIES and len(ops) == 2:
         dst, src = xmm(ops[0]), xmm(ops[1])
         if dst is not None and src is not None:
