@@ -268,7 +268,7 @@ def test_callers_needed_only_for_ipa_ra_are_gcc_s_own_under_no_ipa_ra(tmp_path, 
         return Side((tmp_path / f"{name}.s").read_text(), obj=tmp_path / f"{name}.o")
 
     base, abi = side("base", []), side("abi", ["-fno-ipa-ra"])
-    abi.callers_assume_abi = True
+    abi.no_ipa_ra = True
     ctx = SimpleNamespace(program=SimpleNamespace(source=src, flags=flags, asm_flags=[], source_arg=None,
                                                  compile_cwd=None), compiler="gcc")
     v = clang.compile_clang(ctx, command, clang.gcc_defaults("gcc", flags) + clang.clang_flags(flags),
@@ -297,3 +297,76 @@ def test_callers_needed_only_for_ipa_ra_are_gcc_s_own_under_no_ipa_ra(tmp_path, 
     for test in sorted((src.parent / "tests").glob("*.in")):
         want = proc.run([str(gold)], stdin=test.read_bytes(), timeout=60).stdout
         assert proc.run([str(tmp_path / "cand")], stdin=test.read_bytes(), timeout=60).stdout == want, test.name
+
+
+TRANSITIVE = r"""#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) int F(const int *a, int n) {
+    int s = 0; for (int i = 0; i < n; i++) s += (a[i] * a[i]) ^ i; return s; }
+__attribute__((noinline)) int C(const int *a, int n, int k) { int r = F(a, n); return r + k * n; }
+__attribute__((noinline)) double D(const int *a, int n, double x) {
+    if (n < 0) abort(); double y = x * 3.0; int r = C(a, n, 7); return y + r; }
+int main(int argc, char **argv) { int a[64]; for (int i = 0; i < 64; i++) a[i] = i * argc;
+    printf("%g\n", D(a, 64, argc)); return 0; }
+"""
+
+
+def test_gcc_s_no_ipa_ra_caller_whose_own_callers_rely_on_it_is_not_brought(tmp_path, command):
+    """gcc's D keeps x in %xmm0 across its call to C (-fipa-ra: gcc's C, calling gcc's F,
+    leaves it alone); clang's vectorised F writes %xmm0. gcc's C under -fno-ipa-ra calls
+    clang's F, so what it changes is clang's F's, not what its compilation says: D would lose
+    x (the program printed 86400 where gcc's prints 86403; found by a review). The transplant
+    falls back to clang's callers, which the engine's register check passes."""
+    from sgcc.verify.static import clobbers
+
+    src = tmp_path / "t.c"
+    src.write_text(TRANSITIVE)
+    flags = ["-O2"]
+
+    def side(name, extra):
+        proc.run(["gcc", *flags, *extra, "-S", str(src), "-o", str(tmp_path / f"{name}.s")], check=True)
+        proc.run(["gcc", "-c", str(tmp_path / f"{name}.s"), "-o", str(tmp_path / f"{name}.o")], check=True)
+        return Side((tmp_path / f"{name}.s").read_text(), obj=tmp_path / f"{name}.o")
+
+    base, abi = side("base", []), side("abi", ["-fno-ipa-ra"])
+    abi.no_ipa_ra = True
+    ctx = SimpleNamespace(program=SimpleNamespace(source=src, flags=flags, asm_flags=[], source_arg=None,
+                                                 compile_cwd=None), compiler="gcc")
+    v = clang.compile_clang(ctx, command, clang.gcc_defaults("gcc", flags) + clang.clang_flags(flags),
+                            Variant("O3", ["-O3"]), tmp_path / "clang")
+    assert v.side is not None, v.error
+
+    def engine_refuses(t, label):
+        parts = {"F": t.text, **t.also}
+        (tmp_path / f"{label}.s").write_text(base.asm.join(parts))
+        proc.run(["gcc", "-c", str(tmp_path / f"{label}.s"), "-o", str(tmp_path / f"{label}.o")], check=True)
+        return {n: e for n in parts if (e := clobbers.extra_clobbers(tmp_path / f"{label}.o", tmp_path / "base.o",
+                                                                    n, replaced=frozenset(parts)))}
+
+    theirs = transplant(base, v.side, "F", "t")
+    assert theirs.text is not None and engine_refuses(theirs, "theirs") == {}
+    ours = transplant(base, v.side, "F", "t", abi=lambda: abi)
+    assert ours.text is not None, ours.reason
+    assert engine_refuses(ours, "ours") == {}, (sorted(ours.also), ours.abi_callers)
+    assert ours.abi_callers == []
+
+
+def _unit(name, body, glob=True):
+    return ((f"\t.globl\t{name}\n" if glob else "") + f"\t.type\t{name}, @function\n{name}:\n"
+            + "".join(f"\t{ln}\n" for ln in body.strip().splitlines()) + f"\t.size\t{name}, .-{name}\n")
+
+
+def test_gcc_s_caller_that_would_reach_a_copy_of_the_function_is_not_brought():
+    """gcc's -fno-ipa-ra C calls F and a clone of its own that tail-jumps to F: the clone's
+    private copy takes F along, and the renaming points C's call at the copy too, so the
+    shipped C would never call the candidate's F (found by a review)."""
+    from sgcc.candidates.transplant.build import _abi_callers
+
+    h = _unit("H", "movl\t$1, %eax\nret")
+    base = Side("\t.text\n" + _unit("F", "call\tH\naddl\t$1, %eax\nret") + h
+                + _unit("C", "call\tF\naddl\t$2, %eax\nret"))
+    abi = Side("\t.text\n" + _unit("F", "pushq\t%rbx\ncall\tH\naddl\t$1, %eax\npopq\t%rbx\nret") + h
+               + _unit("C.part.0", "jmp\tF", glob=False) + _unit("C", "call\tF\ncall\tC.part.0\naddl\t$2, %eax\nret"))
+    abi.no_ipa_ra = True
+    fitted = _abi_callers(base, abi, "F", ["C"], "t", True, 4, {"F"}, False)
+    assert isinstance(fitted, str) or "call\tF\n" in fitted["C"], fitted

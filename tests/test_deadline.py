@@ -56,3 +56,32 @@ def test_a_disarmed_slice_is_never_stopped_and_the_next_deadline_holds():
         print("ok")
     """)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_disarmed_slice_s_engine_is_not_kept_alive_by_the_keeper():
+    # The keeper waited with the last engine it stopped still in its locals: that engine's
+    # hooks kept a Machine, and its mappings, alive after the run (found by a review).
+    done = _run("""
+        import gc
+        import weakref
+
+        class Machine:
+            pass
+
+        def run():
+            engine = unicorn.Uc(unicorn.UC_ARCH_X86, unicorn.UC_MODE_64)
+            engine.mem_map(0x1000, 0x1000)
+            engine.mem_write(0x1000, b"\\xeb\\xfe")
+            m = Machine()
+            engine.hook_add(unicorn.UC_HOOK_INTR, lambda *a: m)
+            token = deadline.arm(engine, time.perf_counter() + 0.005)
+            engine.emu_start(0x1000, 0x2000)
+            deadline.disarm(token)
+            return weakref.ref(m)
+
+        ref = run()
+        time.sleep(0.1)
+        gc.collect()
+        print("freed" if ref() is None else "kept alive")
+    """)
+    assert done.returncode == 0 and done.stdout.strip() == "freed", (done.stdout, done.stderr)

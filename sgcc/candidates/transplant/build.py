@@ -100,8 +100,10 @@ def transplant(base: Side, var: Side, function: str, tag: str, *, ipa_ra: bool =
             return result
         also = {m: texts[m] for m in members[1:]}
         if plain:
+            # Whether the variant's code in the candidate needs an aligned stack on entry.
+            aligned = any(var.needs_aligned_stack(n) for n in [*members, *copied] if n in var.units)
             fitted = _abi_callers(base, abi() if abi is not None else None, function, plain, tag, ipa_ra,
-                                  max_group - len(members), set(members))
+                                  max_group - len(members), set(members), aligned)
             if isinstance(fitted, str):
                 # gcc's own callers cannot come: the variant's, as without ``abi``.
                 fallback = transplant(base, var, function, tag, ipa_ra=ipa_ra, max_group=max_group)
@@ -117,24 +119,61 @@ def transplant(base: Side, var: Side, function: str, tag: str, *, ipa_ra: bool =
 
 
 def _abi_callers(base: Side, abi: Side | None, function: str, callers: list[str], tag: str, ipa_ra: bool,
-                 room: int, taken: set[str]) -> dict[str, str] | str:
+                 room: int, taken: set[str], aligned: bool) -> dict[str, str] | str:
     """gcc's ``callers`` of ``function`` from its ``-fno-ipa-ra`` compilation ``abi``, fitted
-    into the baseline (with what must come along with them): name -> text, or why not."""
+    into the baseline (with what must come along with them): name -> text, or why not.
+    ``aligned``: the candidate's code needs an aligned stack on entry."""
     if abi is None:
         return "that compilation failed"
     out: dict[str, str] = {}
-    for c in callers:
-        t = transplant(base, abi, c, f"{tag}_abi", ipa_ra=ipa_ra, max_group=room)
+    for i, c in enumerate(callers):
+        # Room for this caller's group, one unit kept for each caller still to come.
+        share = room - (len(callers) - 1 - i)
+        if share < 1:
+            return "too many units would have to come along"
+        t = transplant(base, abi, c, f"{tag}_abi", ipa_ra=ipa_ra, max_group=share)
         if t.text is None:
             return f"{c}: {t.reason}"
-        if function not in t.kept:
+        if function not in t.kept or function in t.copied:
             return f"{c} would call a copy of its own of {function}, not the candidate's"
+        if aligned and not surely_aligns_calls(abi.units[c].text, abi.functions):
+            # -fipa-stack-alignment holds under -fno-ipa-ra too.
+            return f"{c} may call {function} with a misaligned stack (-fipa-stack-alignment)"
         group = {c: t.text, **t.also}
         if taken & set(group) or set(out) & set(group):
             return f"{c} would come along twice"
         out.update(group)
         room -= len(group)
+    # The shipped callers call the candidate's function, not gcc's: what they change is not
+    # what their -fno-ipa-ra compilation says. Their own callers in the baseline must keep
+    # nothing live across them beyond the ABI.
+    relied = _kept_live_across(base, sorted(set(out) - taken), taken | set(out))
+    if relied:
+        return f"gcc's callers of {', '.join(sorted(set(out) - taken))} keep {relied} live across the call (-fipa-ra)"
     return out
+
+
+def _kept_live_across(base: Side, names: list[str], replaced: set[str]) -> str:
+    """The caller-saved registers some caller of ``names`` in the baseline (other than
+    ``replaced``) may keep live across its call, beyond the ABI: "" when none, else which
+    (or that it cannot be told)."""
+    from sgcc.verify.static import clobbers
+
+    live: set[str] = set()
+    for g in names:
+        direct, tail = base.callers(g)
+        if not [c for c in direct + tail if c not in replaced]:
+            continue
+        assumed = base.clobbers(g, assumed=True)
+        analysis = base.clobber_analysis
+        if assumed is None or analysis is None:
+            return "registers the analysis cannot tell"
+        try:
+            live |= clobbers.live_after_calls(analysis, g, set(clobbers.ALL_CALLER_SAVED - assumed),
+                                              frozenset(replaced))
+        except Exception:  # noqa: BLE001 - unsure means refuse
+            return "registers the analysis cannot tell"
+    return ", ".join(sorted(live))
 
 
 def _build(base: Side, var: Side, members: list[str], tag: str, ipa_ra: bool, plain: frozenset = frozenset()):
@@ -356,7 +395,7 @@ def _compatible_callee(base: Side, var: Side, callee: str, ipa_ra: bool) -> bool
         return True  # no interprocedural assumption beyond the ABI, which gcc's callee keeps
     if base.needs_aligned_stack(callee) and not surely_aligns_calls(var.units[callee].text, var.functions):
         return False
-    if ipa_ra:
+    if ipa_ra and not var.no_ipa_ra:
         # What the baseline's callee may write must be within what the variant's callers
         # assumed their callee writes.
         b, v = base.clobbers(callee), var.clobbers(callee, assumed=True)

@@ -179,7 +179,7 @@ class TransplantGenerator(Generator):
                                     Path(self._context.workdir) / "no-ipa-ra")
                 side = v.side
                 if side is not None:
-                    side.callers_assume_abi = True
+                    side.no_ipa_ra = True
             self._abi = [side]
         return self._abi[0]
 

@@ -70,6 +70,10 @@ class Side:
         #: no interprocedural register allocation, the stack aligned at every call), so any
         #: callee that keeps the ABI may stand in for its own.
         self.callers_assume_abi = False
+        #: Whether this compilation's callers keep no register live across a call beyond what
+        #: the ABI preserves (gcc under ``-fno-ipa-ra``): unlike :attr:`callers_assume_abi`, its
+        #: callers may still call a callee that needs no aligned stack with a misaligned one.
+        self.no_ipa_ra = False
         self._address_taken: set[str] | None = None
         from sgcc.candidates.transplant import debuginfo
 

@@ -35,7 +35,7 @@ def arm(uc: Any, deadline: float) -> int:
     with _lock:
         token = next(_tokens)
         _armed[token] = (deadline, uc)
-        if _thread is None:
+        if _thread is None or not _thread.is_alive():
             _thread = threading.Thread(target=_keep, name="sgcc-slice-deadline", daemon=True)
             _thread.start()
         _lock.notify()
@@ -56,9 +56,14 @@ def _keep() -> None:
                 continue
             now = time.perf_counter()
             due = [uc for deadline, uc in _armed.values() if deadline <= now]
-            for uc in due:
-                uc.emu_stop()
+            for engine in due:
+                try:
+                    engine.emu_stop()
+                except Exception:  # noqa: BLE001 - asked again in REPEAT; the keeper must live on
+                    pass
             wait = REPEAT if due else min(d for d, _ in _armed.values()) - now
+            # No engine held while waiting: a Machine no longer used must be freed (its memory).
+            due = engine = None  # type: ignore[assignment]
             _lock.wait(wait)
 
 

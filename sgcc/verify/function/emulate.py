@@ -990,8 +990,9 @@ class Machine:
                 else:
                     self._uncounted = True
                     # Stopped by the deadline keeper, not by Unicorn's timeout (see deadline.py).
-                    token = deadline.arm(uc, time.perf_counter() + left)
+                    token = 0
                     try:
+                        token = deadline.arm(uc, time.perf_counter() + left)
                         uc.emu_start(pc, self.stop)
                     finally:
                         deadline.disarm(token)
