@@ -250,6 +250,25 @@ def test_auto_may_leave_clang_out_where_runs_are_not_boxed(tmp_path, monkeypatch
     assert not named.optional
 
 
+def _three_sides(tmp_path, command, src, flags):
+    """gcc's compilation of ``src`` (the baseline), gcc's under -fno-ipa-ra (the callers that
+    may come along) and clang's -O3: the sides a transplant with ``abi`` sees."""
+
+    def side(name, extra):
+        proc.run(["gcc", *flags, *extra, "-S", str(src), "-o", str(tmp_path / f"{name}.s")], check=True)
+        proc.run(["gcc", "-c", str(tmp_path / f"{name}.s"), "-o", str(tmp_path / f"{name}.o")], check=True)
+        return Side((tmp_path / f"{name}.s").read_text(), obj=tmp_path / f"{name}.o")
+
+    base, abi = side("base", []), side("abi", ["-fno-ipa-ra"])
+    abi.no_ipa_ra = True
+    ctx = SimpleNamespace(program=SimpleNamespace(source=src, flags=flags, asm_flags=[], source_arg=None,
+                                                 compile_cwd=None), compiler="gcc")
+    v = clang.compile_clang(ctx, command, clang.gcc_defaults("gcc", flags) + clang.clang_flags(flags),
+                            Variant("O3", ["-O3"]), tmp_path / "clang")
+    assert v.side is not None, v.error
+    return base, abi, v.side
+
+
 def test_callers_needed_only_for_ipa_ra_are_gcc_s_own_under_no_ipa_ra(tmp_path, command):
     """clang's crc32_bits changes registers gcc's main keeps live across the call (-fipa-ra).
     The caller that must come along is gcc's own main compiled under -fno-ipa-ra, not clang's
@@ -262,27 +281,16 @@ def test_callers_needed_only_for_ipa_ra_are_gcc_s_own_under_no_ipa_ra(tmp_path, 
     src = ROOT / "bench" / "heldout" / "crc32" / "crc32.c"
     flags = ["-O3"]
 
-    def side(name, extra, compiler="gcc"):
-        proc.run([compiler, *flags, *extra, "-S", str(src), "-o", str(tmp_path / f"{name}.s")], check=True)
-        proc.run(["gcc", "-c", str(tmp_path / f"{name}.s"), "-o", str(tmp_path / f"{name}.o")], check=True)
-        return Side((tmp_path / f"{name}.s").read_text(), obj=tmp_path / f"{name}.o")
-
-    base, abi = side("base", []), side("abi", ["-fno-ipa-ra"])
-    abi.no_ipa_ra = True
-    ctx = SimpleNamespace(program=SimpleNamespace(source=src, flags=flags, asm_flags=[], source_arg=None,
-                                                 compile_cwd=None), compiler="gcc")
-    v = clang.compile_clang(ctx, command, clang.gcc_defaults("gcc", flags) + clang.clang_flags(flags),
-                            Variant("O3", ["-O3"]), tmp_path / "clang")
-    assert v.side is not None, v.error
-    theirs = transplant(base, v.side, "crc32_bits", "t")
+    base, abi, theirs_side = _three_sides(tmp_path, command, src, flags)
+    theirs = transplant(base, theirs_side, "crc32_bits", "t")
     assert theirs.text is not None and set(theirs.also) == {"main"} and theirs.abi_callers == [], theirs.reason
-    ours = transplant(base, v.side, "crc32_bits", "t", abi=lambda: abi)
+    ours = transplant(base, theirs_side, "crc32_bits", "t", abi=lambda: abi)
     assert ours.text is not None and ours.abi_callers == ["main"] and set(ours.also) == {"main"}
     assert "crc32_bits" in ours.also["main"] and ours.also["main"] != theirs.also["main"]
     # Here gcc's main under -fno-ipa-ra is its main: the static liveness of the registers after
     # the call was cautious, and gcc's own compilation is what shows main assumes only the ABI.
     assert ours.also["main"] == abi.units["main"].text
-    missing = transplant(base, v.side, "crc32_bits", "t", abi=lambda: None)
+    missing = transplant(base, theirs_side, "crc32_bits", "t", abi=lambda: None)
     assert missing.also == theirs.also and missing.abi_callers == []
     gold = tmp_path / "gcc"
     proc.run(["gcc", str(tmp_path / "base.s"), "-o", str(gold)], check=True)
@@ -323,18 +331,7 @@ def test_gcc_s_no_ipa_ra_caller_whose_own_callers_rely_on_it_is_not_brought(tmp_
     src.write_text(TRANSITIVE)
     flags = ["-O2"]
 
-    def side(name, extra):
-        proc.run(["gcc", *flags, *extra, "-S", str(src), "-o", str(tmp_path / f"{name}.s")], check=True)
-        proc.run(["gcc", "-c", str(tmp_path / f"{name}.s"), "-o", str(tmp_path / f"{name}.o")], check=True)
-        return Side((tmp_path / f"{name}.s").read_text(), obj=tmp_path / f"{name}.o")
-
-    base, abi = side("base", []), side("abi", ["-fno-ipa-ra"])
-    abi.no_ipa_ra = True
-    ctx = SimpleNamespace(program=SimpleNamespace(source=src, flags=flags, asm_flags=[], source_arg=None,
-                                                 compile_cwd=None), compiler="gcc")
-    v = clang.compile_clang(ctx, command, clang.gcc_defaults("gcc", flags) + clang.clang_flags(flags),
-                            Variant("O3", ["-O3"]), tmp_path / "clang")
-    assert v.side is not None, v.error
+    base, abi, theirs_side = _three_sides(tmp_path, command, src, flags)
 
     def engine_refuses(t, label):
         parts = {"F": t.text, **t.also}
@@ -343,9 +340,9 @@ def test_gcc_s_no_ipa_ra_caller_whose_own_callers_rely_on_it_is_not_brought(tmp_
         return {n: e for n in parts if (e := clobbers.extra_clobbers(tmp_path / f"{label}.o", tmp_path / "base.o",
                                                                     n, replaced=frozenset(parts)))}
 
-    theirs = transplant(base, v.side, "F", "t")
+    theirs = transplant(base, theirs_side, "F", "t")
     assert theirs.text is not None and engine_refuses(theirs, "theirs") == {}
-    ours = transplant(base, v.side, "F", "t", abi=lambda: abi)
+    ours = transplant(base, theirs_side, "F", "t", abi=lambda: abi)
     assert ours.text is not None, ours.reason
     assert engine_refuses(ours, "ours") == {}, (sorted(ours.also), ours.abi_callers)
     assert ours.abi_callers == []

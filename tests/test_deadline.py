@@ -43,16 +43,19 @@ def test_a_stop_made_before_the_engine_runs_is_made_again():
 
 
 def test_a_disarmed_slice_is_never_stopped_and_the_next_deadline_holds():
-    # Many short slices one after another: each ends at its own deadline (none runs on), and a
-    # slice that ended on its own (count) is not cut short by a stop meant for the one before.
+    # Short slices one after another, each with a deadline ahead of it: each ends (none runs
+    # on). After each, a counted run of 4,000,000 instructions (tens of ms, past the keeper's
+    # REPEAT) must run whole: a slice left armed would be stopped again and again, and the
+    # counter in %rax would come short.
     done = _run("""
-        uc.mem_write(0x1100, b"\\x90" * 64 + b"\\xf4")  # 64 nops, then hlt
-        for i in range(300):
+        uc.mem_write(0x1100, b"\\x48\\xff\\xc0\\xeb\\xfb")  # inc %rax; jmp back
+        for i in range(20):
             token = deadline.arm(uc, time.perf_counter() + 0.0005 * (i % 5))
             uc.emu_start(0x1000, 0x2000)
             deadline.disarm(token)
-            uc.emu_start(0x1100, 0x2000, count=64)
-            assert uc.reg_read(x86_const.UC_X86_REG_RIP) == 0x1140, i
+            uc.reg_write(x86_const.UC_X86_REG_RAX, 0)
+            uc.emu_start(0x1100, 0x2000, count=4_000_000)
+            assert uc.reg_read(x86_const.UC_X86_REG_RAX) == 2_000_000, (i, uc.reg_read(x86_const.UC_X86_REG_RAX))
         print("ok")
     """)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

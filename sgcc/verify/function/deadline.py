@@ -53,18 +53,24 @@ def _keep() -> None:
         while True:
             if not _armed:
                 _lock.wait()
-                continue
-            now = time.perf_counter()
-            due = [uc for deadline, uc in _armed.values() if deadline <= now]
-            for engine in due:
-                try:
-                    engine.emu_stop()
-                except Exception:  # noqa: BLE001 - asked again in REPEAT; the keeper must live on
-                    pass
-            wait = REPEAT if due else min(d for d, _ in _armed.values()) - now
-            # No engine held while waiting: a Machine no longer used must be freed (its memory).
-            due = engine = None  # type: ignore[assignment]
-            _lock.wait(wait)
+            elif _stop_due():
+                _lock.wait(REPEAT)
+            else:
+                _lock.wait(min(d for d, _ in _armed.values()) - time.perf_counter())
+
+
+def _stop_due() -> bool:
+    """Stop every engine past its deadline (under the lock); whether there was one. The
+    engines are this function's locals only: the keeper waits holding none (a Machine no
+    longer used must be freed, with its memory)."""
+    now = time.perf_counter()
+    due = [uc for deadline, uc in _armed.values() if deadline <= now]
+    for uc in due:
+        try:
+            uc.emu_stop()
+        except Exception:  # noqa: BLE001 - asked again in REPEAT; the keeper must live on
+            pass
+    return bool(due)
 
 
 def _after_fork() -> None:
