@@ -105,6 +105,10 @@ def test_which_links_are_routed_and_their_context():
     assert ltrans.lto_link(inv("-O2", "-flto", "x.c", "-o", "p"))  # compiled and linked at once
     assert ltrans.lto_link(inv("-O2", "-flto", "-shared", "-fPIC", "a.o", "-o", "libx.so"))
     assert not ltrans.lto_link(inv("-O2", "-flto", "-fno-lto", "a.o", "-o", "p"))
+    # No -flto: LTO still runs through the linker plugin when the objects hold its language.
+    assert ltrans.lto_link(inv("-O2", "a.o", "-o", "p")) and ltrans.lto_link(inv("a.o", "libx.a", "-lm"))
+    assert not ltrans.lto_link(inv("-O2", "-fno-use-linker-plugin", "a.o", "-o", "p"))
+    assert not ltrans.lto_link(inv("-O2", "-fno-lto", "a.o", "-o", "p"))
     assert not ltrans.lto_link(inv("-O2", "-flto", "-c", "x.c"))  # a compile: GIMPLE, not code
     assert not ltrans.lto_link(inv("-O2", "-flto", "-save-temps", "a.o"))  # gcc's temps as gcc writes them
     assert not ltrans.lto_link(inv("-O2", "-flto", "-r", "a.o", "-o", "r.o"))
@@ -158,6 +162,27 @@ def test_a_partition_s_winner_ships_in_every_link_of_that_context(objects, tmp_p
     other = ["-O2", "-flto", "-flto-partition=max"]
     assert _link(sgcc_exe, objects, tmp_path / "max", other, _env(tmp_path)) == \
         _link(real_gcc, objects, tmp_path / "max-gcc", other)
+
+
+def test_a_link_without_flto_of_lto_objects_gets_its_partitions_winners(objects, tmp_path, sgcc_exe, real_gcc):
+    # A project's own link of an LTO variant's objects (project mode's LTO candidates change
+    # the compiles only): no -flto on the command line, gcc's linker plugin runs LTO because
+    # the objects hold its language. Its partitions are keyed in that link's own context.
+    flags = ["-O2"]
+    gcc = _link(real_gcc, objects, tmp_path / "gcc", flags)
+    assert _link(sgcc_exe, objects, tmp_path / "empty", flags, _env(tmp_path)) == gcc
+    assert "pass-through" in (tmp_path / "sgcc.log").read_text()
+    asm = _partitions(real_gcc, objects, flags, tmp_path / "temps")
+    assert len(asm) == 1 and "\nhelper:\n" in asm[0]
+    _seed(tmp_path / "cache", real_gcc, flags, asm[0], {"helper": _with_nop(asm[0], "helper")})
+    out = tmp_path / "sgcc"
+    _link(sgcc_exe, objects, out, flags, _env(tmp_path))
+    assert _first_insn(out, "helper") == "nop" and _first_insn(tmp_path / "gcc", "helper") != "nop"
+    assert _status(out) == _status(tmp_path / "gcc")
+    # The same objects linked with -flto are another context: nothing of this one is used.
+    explicit = ["-O2", "-flto"]
+    assert _link(sgcc_exe, objects, tmp_path / "explicit", explicit, _env(tmp_path)) == \
+        _link(real_gcc, objects, tmp_path / "explicit-gcc", explicit)
 
 
 def test_lto_priv_names_are_stable_and_each_partition_is_its_own_unit(objects, tmp_path, sgcc_exe, real_gcc):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def optimized(tmp_path_factory, sgcc_exe):
     proc.run(["make", "clean"], cwd=tree, timeout=60)
     env = dict(os.environ, SGCC_CACHE_DIR=str(work / "cache"))
     env.pop("CC", None)
-    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--generators", "flags", "--budget", "2m",
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--generators", "flags,layout", "--budget", "2m",
                   "--timing-rounds", "8", "--report", str(work / "r.json")], env=env, timeout=900)
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     return tree, json.loads((work / "r.json").read_text()), r.stderr.decode(), env
@@ -67,10 +68,17 @@ def test_lto_is_built_through_the_drop_in_tested_raced_and_adopted(optimized):
     n = w["timing"]["rounds"]
     assert n >= 30 or (n >= CONFIRM_FEWEST and f"the budget leaves room for {n} confirming rounds, not 30" in stderr), w
     assert "-flto=auto -ffat-lto-objects everywhere adopted as the baseline" in stderr
-    assert "(2 compiles) passed the tests" in stderr and "no function search on it" in stderr
-    # Its code is made at link time: the function search has nothing to substitute, and says so.
-    assert any("LTO partitions" in n and "not searched" in n for n in report["notes"]), report["notes"]
-    assert report["units"] == [], report["units"]
+    assert "(2 compiles) passed the tests" in stderr and "the functions its links make (LTO partitions)" in stderr
+    # Its code is made at link time: the search goes to the link's partition (one here, holding
+    # main with weight() inlined), with the generator that works on assembly (layout), each
+    # candidate relinked and tested in a copy of the LTO tree.
+    (unit,) = report["units"]
+    assert unit["partition"] and unit["source"].startswith("LTO partition ") and unit["ran_in"] == ["build/run"]
+    assert "1 LTO partition(s) searched" in stderr and "searching the functions its links make" in stderr
+    cands = unit["report"]["candidates"]
+    assert cands and {c["generator"] for c in cands} == {"layout"}, cands
+    passed = re.search(r"(\d+) passed the tests", unit["tally"])
+    assert passed and int(passed.group(1)) >= 1, unit["tally"]  # relinked, and the project's tests passed there
     # The tree left behind is LTO's: weight() inlined into main, the project's tests pass.
     assert not _calls_weight(tree / "build" / "run")
     assert report["final"] and report["final"]["tests_passed"] and report["final"]["low"] > 1.3, report["final"]
@@ -93,3 +101,40 @@ def test_make_cc_sgcc_rebuilds_the_lto_tree_from_the_cache(optimized, sgcc_exe):
     lto = [a for a in applied if a.get("generator") == "flags-everywhere -flto=auto -ffat-lto-objects"]
     assert len(lto) == 2 and all(a["flags"] == ["-flto=auto", "-ffat-lto-objects"] for a in lto), \
         [sorted(a) for a in applied]
+
+
+def test_the_partition_s_key_is_the_one_a_later_link_meets(optimized, sgcc_exe, real_gcc, tmp_path):
+    # What the search stored its verdict under is the key the project's own link (no -flto on
+    # it; LTO through the plugin) gives that partition: a winner there ships in `make CC=sgcc`.
+    from sgcc.asm.units import AsmFile
+    from sgcc.cache import keys
+    from sgcc.cache import store as cache
+    from sgcc.cache.entry import Applied, Entry
+    from sgcc.dropin import ltrans
+    from sgcc.gcc import args as gccargs
+
+    tree, report, _stderr, env = optimized
+    (unit,) = report["units"]
+    store = cache.Store(Path(env["SGCC_CACHE_DIR"]))
+    assert store.get(unit["key"]) is not None  # the engine's verdict, in the link's ltrans context
+    link = ["-O2", "-Wall", "-o", "build/run", "build/main.o", "build/libweight.a"]  # the Makefile's
+    temps = tmp_path / "temps"
+    temps.mkdir()
+    assert proc.run([real_gcc, *link[:2], str(tree / "build/main.o"), str(tree / "build/libweight.a"), "-save-temps",
+                     "-o", "p"], cwd=temps, timeout=120).ok
+    (asm,) = [p.read_text() for p in temps.glob("p.ltrans*.ltrans.s")]
+    key = keys.entry_key(keys.context(real_gcc, ltrans.context_flags(gccargs.parse(link)), "flags"),
+                         keys.tu_digest(asm))
+    assert key == unit["key"]
+    main = next(u for u in AsmFile.parse(asm).units if u.name == "main")
+    nop = main.text.replace("\t.cfi_startproc\n", "\t.cfi_startproc\n\tnop\n", 1)
+    store.update(key, lambda old: Entry(applied=Applied({"main": nop})))
+    try:
+        assert proc.run(["make", "clean"], cwd=tree, timeout=60).ok
+        assert proc.run(["make", f"CC={sgcc_exe}"], cwd=tree, env=env, timeout=300).ok
+        dump = proc.run(["objdump", "-d", "--no-show-raw-insn", str(tree / "build" / "run")], timeout=60)
+        first = dump.stdout.decode().split("<main>:\n", 1)[1].splitlines()[0]
+        assert first.split("\t", 1)[1].split()[0] == "nop"
+        assert proc.run(["make", "check"], cwd=tree, timeout=300).ok
+    finally:
+        store.update(key, lambda old: Entry())

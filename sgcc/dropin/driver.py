@@ -269,7 +269,7 @@ def main(argv: list[str]) -> int:
         _stats(settings, {"passthrough": 1}, {"not-gcc": 1})
         exec_compiler(invoked.compiler, invoked.args)
     inv = gccargs.parse(invoked.args)
-    if not inv.eligible and inv.mode == "link" and "option-flto" in inv.reason:  # -flto compiles: gcc's
+    if not inv.eligible and inv.mode == "link":  # a link may run LTO (-flto, or objects made with it)
         _lto_link(invoked.compiler, inv, settings)
     if not inv.eligible:
         log(f"pass-through ({inv.reason}): {invoked.mode} {invoked.compiler}")

@@ -5,7 +5,9 @@ link, where gcc's ``lto-wrapper`` runs the driver once per partition (``lto1 -fl
 ``as`` on its assembly). That assembly is what this module intercepts, in two halves:
 
 1. **At the link** (:func:`route`, from :mod:`sgcc.dropin.driver`): a link that gcc runs with
-   ``-flto`` and that sgcc may route (:func:`lto_link`) gets a *context* made from its flags
+   ``-flto``, or without it but with objects that may hold LTO's language (:func:`plugin_lto`:
+   gcc's linker plugin runs LTO on them anyway), and that sgcc may route (:func:`lto_link`)
+   gets a *context* made from its flags
    (:func:`context_flags`: the user's code-shaping flags, ``-flto=N`` read as ``-flto``, and
    the marker ``-fltrans`` so no ordinary compile shares it). Nothing is stored with winners
    in that context (one directory listing, as for a compile) and no project build is being
@@ -68,11 +70,22 @@ def lto_active(args: list[str]) -> bool:
     return active
 
 
+def plugin_lto(args: list[str]) -> bool:
+    """Whether a link without ``-flto`` may still be an LTO link: gcc's linker plugin hands
+    objects that hold LTO's intermediate language (compiled with ``-flto``) to LTO whatever
+    the link's own flags say, unless ``-fno-lto`` or ``-fno-use-linker-plugin`` is given
+    (then fat objects' ordinary code is linked). A plain link of plain objects runs no
+    partition, and the front is then never run."""
+    return not any(a in ("-fno-lto", "-fno-use-linker-plugin") for a in args)
+
+
 def lto_link(inv) -> bool:
-    """Whether ``inv`` (a parsed command the drop-in does not compile itself) is an LTO link
-    sgcc may route through the front: a link, LTO on, and every reason for refusing it one of
-    :data:`_ROUTABLE` (anything else, ``-save-temps`` or ``-r`` say, stays gcc's untouched)."""
-    if inv.mode != "link" or not lto_active(inv.args):
+    """Whether ``inv`` (a parsed command the drop-in does not compile itself) is a link sgcc
+    may route through the front: a link, LTO on (``-flto``) or possible through the plugin
+    (:func:`plugin_lto`: objects compiled with ``-flto`` and linked without it, as a
+    project's own link of an LTO variant's objects is), and every reason for refusing it one
+    of :data:`_ROUTABLE` (anything else, ``-save-temps`` or ``-r`` say, stays gcc's untouched)."""
+    if inv.mode != "link" or not (lto_active(inv.args) or plugin_lto(inv.args)):
         return False
     return all(tag.startswith(_ROUTABLE) for tag in inv.reason.split(",") if tag)
 
@@ -91,8 +104,11 @@ def route(compiler: str, inv, settings: dict, remote=None) -> int | None:
     when there is nothing to route or the routed link failed: the caller execs gcc with the
     command as it is."""
     # A recorded build, or one of `sgcc optimize --project`'s builds from an overlay, runs every
-    # partition through the front whatever the cache holds.
-    project = bool(os.environ.get("SGCC_RECORD") or os.environ.get("SGCC_OVERLAY"))
+    # partition through the front whatever the cache holds. A link without -flto (LTO only if
+    # its objects hold LTO's language) is routed so by an overlay build alone: the recording
+    # of gcc's build would otherwise run each of its plain links through the front for nothing.
+    project = bool(os.environ.get("SGCC_OVERLAY")
+                   or (lto_active(inv.args) and os.environ.get("SGCC_RECORD")))
     if not settings.get("cache") and not project:
         return None
     from sgcc.cache.lookup import Lookup
@@ -102,7 +118,8 @@ def route(compiler: str, inv, settings: dict, remote=None) -> int | None:
     lookup = Lookup.plan(compiler, flags, isa, root=settings["cache_dir"] if settings.get("cache") else None,
                          remote=remote)
     if not lookup.marks and not project:
-        log(f"lto link, nothing to substitute in its context ({lookup.context_id}): {compiler}")
+        if lto_active(inv.args):  # (a plain link says only its pass-through line, as before)
+            log(f"lto link, nothing to substitute in its context ({lookup.context_id}): {compiler}")
         return None
     real_as = _real_as(compiler)
     if real_as is None:

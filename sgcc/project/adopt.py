@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sgcc.project import record, whole, workload
+from sgcc.project import partitions, record, whole, workload
 from sgcc.project.state import Adopted
 
 if TYPE_CHECKING:
@@ -306,6 +306,16 @@ def _confirm(run: ProjectRun, info: dict, built: Built, base_run: Runner, winner
     return tree
 
 
+def tree_name(v: Variant) -> str:
+    """The name of the variant's tree (and overlay) in the run's work directory."""
+    return "whole-" + ("pgo" if v.profile else "") + "".join(f.strip("-").replace("=", "_") for f in v.flags)
+
+
+def partitions_dir(run: ProjectRun, v: Variant) -> Path:
+    """Where the build of an LTO variant's tree recorded its links' partitions."""
+    return run.workdir / f"{tree_name(v)}-record"
+
+
 def build(run: ProjectRun, v: Variant, texts: dict[str, str], differ: set[str], e: dict) -> Path | None:
     """A copy of the built tree rebuilt by the drop-in with ``texts`` as its overlay, and
     the project's tests run on it: the tree, or None (the reason in ``e['why']``).
@@ -313,14 +323,18 @@ def build(run: ProjectRun, v: Variant, texts: dict[str, str], differ: set[str], 
     their text are dropped from ``texts`` (they stay gcc's, in the copy as in the shipped
     build)."""
     spec = run.spec
-    slug = "whole-" + ("pgo" if v.profile else "") + "".join(f.strip("-").replace("=", "_") for f in v.flags)
+    slug = tree_name(v)
     overlay = run.workdir / f"{slug}.overlay.json"
     overlay.write_text(json.dumps(texts), encoding="utf-8", errors="surrogateescape")
     tree = run.workdir / slug
     shutil.copytree(run.built_tree, tree, symlinks=True)
     run.note(f"{v.name} as a candidate: building the project with its compiles")
     run.builder.run(spec.clean, tree, run.builder.env(), "clean", check=False)
-    r = run.builder.run(spec.build, tree, run.builder.overlay_env(overlay, tree), "build", check=False)
+    env = run.builder.overlay_env(overlay, tree)
+    if v.lto:
+        # Its code is made at the links: their partitions are what a function search reaches.
+        env = partitions.record_env(env, partitions_dir(run, v))
+    r = run.builder.run(spec.build, tree, env, "build", check=False)
     if not r.ok:
         e["why"] = "the project does not build with its compiles"
         return None

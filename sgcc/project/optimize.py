@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from sgcc.project import adopt, baseline, pgo, plan, rebuild, references, search, store, workload
+from sgcc.project import adopt, baseline, partitions, pgo, plan, rebuild, references, search, store, workload
 from sgcc.project.budget import ProjectBudget
 from sgcc.project.report import ProjectReport
 from sgcc.project.spec import ProjectSpec
@@ -153,14 +153,8 @@ class Project:
         r = self.run_state
         if r.adopted is not None and r.adopted.variant.lto and targets:
             # The adopted baseline's compiles are LTO's intermediate language: the code that
-            # ships is made at link time, in partitions, so no function of these texts can be
-            # substituted. Searching gcc's non-LTO texts would time candidates against a
-            # build that does not ship: the sources are not searched, and the report says so.
-            r.report.notes.append(
-                f"{r.adopted.variant.name} was adopted: its code is compiled at link time, in LTO partitions; "
-                f"the function search does not reach partitions yet, so the {len(targets)} hot source(s) were "
-                "not searched")
-            r.say(r.report.notes[-1])
+            # ships is made at link time, in partitions; those are what is searched.
+            self._search_partitions(budget, tree, base)
             return
         for n, target in enumerate(targets):
             try:
@@ -180,6 +174,45 @@ class Project:
             unit["modes"] = f"{len(target.group)} modes" if len(target.group) > 1 else ""
             r.report.units.append(unit)
             r.say(f"{rel}: {unit['tally']}")
+            if not r.tmpl.keep_temps:
+                shutil.rmtree(r.workdir / "cands", ignore_errors=True)
+
+    def _search_partitions(self, budget: ProjectBudget, tree: Path, base: Path) -> None:
+        """The adopted LTO build's partitions profiled, and the hottest searched in turn
+        (:mod:`sgcc.project.partitions`)."""
+        r = self.run_state
+        assert r.adopted is not None
+        name = r.adopted.variant.name
+        gens = r.generator_names() & partitions.ASSEMBLY_GENERATORS
+        if not gens:
+            r.report.notes.append(
+                f"{name} was adopted: its code is made at link time, in LTO partitions, which have no C source; "
+                f"only generators that work on assembly ({', '.join(sorted(partitions.ASSEMBLY_GENERATORS))}) "
+                "search them and none was chosen: not searched")
+            r.say(r.report.notes[-1])
+            return
+        parts = partitions.partitions(r, adopt.partitions_dir(r, r.adopted.variant))
+        if not parts:
+            r.report.notes.append(f"{name} was adopted, but its links' partitions were not recorded (no link of the "
+                                  "build ran LTO through sgcc): not searched")
+            r.say(r.report.notes[-1])
+            return
+        found, ran = partitions.profile(r, tree, parts)
+        targets = plan.choose(r, found, ran, parts)
+        r.say(f"{name} was adopted: searching the functions its links make, {len(targets)} of {len(parts)} LTO "
+              f"partition(s) holding the workload's hot code, with {', '.join(sorted(gens))}")
+        for n, target in enumerate(targets):
+            seconds = budget.share(target.weight)
+            label = partitions.label(target.searched, target.binaries)
+            if seconds is None:
+                r.report.not_searched.append(label)
+                continue
+            r.line.start(f"[{n + 1}/{len(targets)} {label}")
+            unit = partitions.search_partition(r, target, label, seconds, tree, base)
+            budget.spent(target.weight)
+            r.report.searched_share += target.weight
+            r.report.units.append(unit)
+            r.say(f"{label}: {unit['tally']}")
             if not r.tmpl.keep_temps:
                 shutil.rmtree(r.workdir / "cands", ignore_errors=True)
 

@@ -123,9 +123,12 @@ def _profile_tests(run: ProjectRun, cap: float) -> Attribution:
     return attribute.attribute(tcosts, test_tree, run.compiles, run.root, seen_at=run.where.root)
 
 
-def choose(run: ProjectRun, found: Attribution, ran_tests: Attribution | None) -> list[Target]:
-    """The sources to search, hottest first, covering ``coverage`` of the workload."""
+def choose(run: ProjectRun, found: Attribution, ran_tests: Attribution | None,
+           compiles: list[Compile] | None = None) -> list[Target]:
+    """The sources to search, hottest first, covering ``coverage`` of the workload; their
+    compiles among ``compiles`` (the recorded build's by default; an LTO build's partitions)."""
     report = run.report
+    compiles = run.compiles if compiles is None else compiles
     total = max(1, found.project)
     report.project_share = found.project / max(1, found.total)
     items = []
@@ -172,7 +175,7 @@ def choose(run: ProjectRun, found: Attribution, ran_tests: Attribution | None) -
                             "and were not searched: " + ", ".join(sorted(found.ambiguous)[:5]))
     targets = []
     for source, weights in chosen.items():
-        group = [c for c in run.compiles if str(c.source) == source]
+        group = [c for c in compiles if str(c.source) == source]
         seen = found.seen_in.get(source, {})
         searched = max((c for c in group if c.key in seen), key=lambda c: len(seen[c.key]))
         binaries: set[str] = set().union(*seen.values())

@@ -123,10 +123,9 @@ class Builder:
         if not rec.is_file() and (rec_dir / "ltrans.jsonl").is_file():
             # Every compile was -flto (GIMPLE, handed to gcc); only the links made code.
             raise SgccError("the build compiles with -flto: its code is made at the links, and project mode "
-                            "does not search link-time partitions yet",
-                            hint="run sgcc optimize --project on a build without -flto; a plain `make CC=sgcc` "
-                                 "of the LTO build still gets every winner stored for its partitions "
-                                 "(docs/build-systems.md, LTO)")
+                            "searches the partitions only of the LTO builds it makes itself",
+                            hint="run sgcc optimize --project on the build without -flto: its LTO candidates "
+                                 "are tried and, adopted, their link partitions searched (docs/project-mode.md)")
         if not rec.is_file():
             raise SgccError("the build compiled nothing through sgcc",
                             hint="the build command must use $CC (CC ?= gcc in the Makefile), or write "

@@ -48,7 +48,10 @@ class ProjectReport:
         fixed = (f", fixed {self.budget_fixed_at / 60:.1f} min into the run for what followed"
                  if self.budget_fixed_at and self.budget_rule != "--budget" else "")
         over = f"; {self.budget_over:.0f} s over it" if self.budget_over > 1 else ""
-        lines = [f"sgcc: project {self.root}: {len(self.units)} translation unit(s) searched in "
+        parts = sum(1 for u in self.units if u.get("partition"))
+        searched = f"{len(self.units) - parts} translation unit(s)" + \
+            (f" and {parts} LTO partition(s)" if parts else "")
+        lines = [f"sgcc: project {self.root}: {searched} searched in "
                  f"{self.seconds / 60:.1f} min (budget {self.budget_seconds / 60:.0f} min: {self.budget_rule}{fixed}"
                  f"{over})",
                  f"sgcc: correctness rests on {self.proof}"]
@@ -142,7 +145,7 @@ def whole_project_lines(w: dict) -> list[str]:
         lowered = f", which {w['lowers']}," if w.get("lowers") else ""
         text = (f"sgcc: {w.get('variant', 'PGO everywhere')}{lowered} ({w.get('compiles', 0)} compiles) passed the "
                 f"tests, {_fmt(w['timing'])} against gcc's build: "
-                + ("shipped (its code is made at link time: no function search on it)" if w.get("lto") else
+                + ("the search started from the functions its links make (LTO partitions)" if w.get("lto") else
                    "the search started from it"))
         lines.append(text + (" (withdrawn: the rebuilt tree failed its tests)" if w.get("withdrawn") else ""))
     else:
