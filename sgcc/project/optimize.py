@@ -156,26 +156,16 @@ class Project:
             # ships is made at link time, in partitions; those are what is searched.
             self._search_partitions(budget, tree, base)
             return
-        for n, target in enumerate(targets):
+
+        def label(target: Target) -> str | None:
             try:
-                rel = str(Path(target.source).resolve().relative_to(r.root))
+                return str(Path(target.source).resolve().relative_to(r.root))
             except ValueError:
                 r.report.notes.append(f"{target.source}: outside the project tree, not searched")
-                continue
-            seconds = budget.share(target.weight)
-            if seconds is None:
-                r.report.not_searched.append(rel)
-                continue
-            r.line.start(f"[{n + 1}/{len(targets)} {rel}")
-            unit = search.search_source(r, target, rel, seconds, tree, base)
-            budget.spent(target.weight)
-            if unit.get("report") is not None:  # (not: gcc's own assembly did not assemble there)
-                r.report.searched_share += target.weight
-            unit["modes"] = f"{len(target.group)} modes" if len(target.group) > 1 else ""
-            r.report.units.append(unit)
-            r.say(f"{rel}: {unit['tally']}")
-            if not r.tmpl.keep_temps:
-                shutil.rmtree(r.workdir / "cands", ignore_errors=True)
+                return None
+
+        self._each(targets, budget, label,
+                   lambda target, rel, seconds: search.search_source(r, target, rel, seconds, tree, base))
 
     def _search_partitions(self, budget: ProjectBudget, tree: Path, base: Path) -> None:
         """The adopted LTO build's partitions profiled, and the hottest searched in turn
@@ -201,18 +191,30 @@ class Project:
         targets = plan.choose(r, found, ran, parts)
         r.say(f"{name} was adopted: searching the functions its links make, {len(targets)} of {len(parts)} LTO "
               f"partition(s) holding the workload's hot code, with {', '.join(sorted(gens))}")
+        self._each(targets, budget, lambda target: partitions.label(target.searched, target.binaries),
+                   lambda target, label, seconds: partitions.search_partition(r, target, label, seconds, tree, base))
+
+    def _each(self, targets: list[Target], budget: ProjectBudget, label: Callable[[Target], str | None],
+              search_one: Callable[[Target, str, float], dict]) -> None:
+        """``search_one(target, its label, seconds)`` for each target, hottest first, for its
+        share of the budget; the units reported."""
+        r = self.run_state
         for n, target in enumerate(targets):
-            seconds = budget.share(target.weight)
-            label = partitions.label(target.searched, target.binaries)
-            if seconds is None:
-                r.report.not_searched.append(label)
+            name = label(target)
+            if name is None:
                 continue
-            r.line.start(f"[{n + 1}/{len(targets)} {label}")
-            unit = partitions.search_partition(r, target, label, seconds, tree, base)
+            seconds = budget.share(target.weight)
+            if seconds is None:
+                r.report.not_searched.append(name)
+                continue
+            r.line.start(f"[{n + 1}/{len(targets)} {name}")
+            unit = search_one(target, name, seconds)
             budget.spent(target.weight)
-            r.report.searched_share += target.weight
+            if unit.get("report") is not None:  # (not: gcc's own assembly did not assemble there)
+                r.report.searched_share += target.weight
+            unit["modes"] = f"{len(target.group)} modes" if len(target.group) > 1 else ""
             r.report.units.append(unit)
-            r.say(f"{label}: {unit['tally']}")
+            r.say(f"{name}: {unit['tally']}")
             if not r.tmpl.keep_temps:
                 shutil.rmtree(r.workdir / "cands", ignore_errors=True)
 
