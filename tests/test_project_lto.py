@@ -138,3 +138,54 @@ def test_the_partition_s_key_is_the_one_a_later_link_meets(optimized, sgcc_exe, 
         assert proc.run(["make", "check"], cwd=tree, timeout=300).ok
     finally:
         store.update(key, lambda old: Entry())
+
+
+@pytest.fixture(scope="module")
+def lto_build(tmp_path_factory, sgcc_exe):
+    """ltowin built the way the distributions build: -flto=auto on every compile and link."""
+    work = tmp_path_factory.mktemp("ltobuild")
+    tree = work / "ltowin"
+    shutil.copytree(LTOWIN, tree, ignore=shutil.ignore_patterns("build"))
+    build = "make CC={sgcc} CFLAGS='-O2 -Wall -flto=auto'"
+    (tree / "sgcc.toml").write_text((tree / "sgcc.toml").read_text().replace('build = "make"', f'build = "{build}"'))
+    assert build in (tree / "sgcc.toml").read_text()
+    env = dict(os.environ, SGCC_CACHE_DIR=str(work / "cache"))
+    env.pop("CC", None)
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--generators", "flags,layout", "--budget", "2m",
+                  "--timing-rounds", "8", "--report", str(work / "r.json")], env=env, timeout=900)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    return tree, json.loads((work / "r.json").read_text()), r.stderr.decode(), env
+
+
+def test_a_project_built_with_lto_has_its_link_partitions_searched(lto_build, sgcc_exe, real_gcc, tmp_path):
+    # Every compile is -flto (handed to gcc); the recorded build's link wrote down its
+    # partition, and that is what is profiled, searched, relinked and tested.
+    from sgcc.cache import keys
+    from sgcc.dropin import ltrans
+    from sgcc.gcc import args as gccargs
+
+    tree, report, stderr, env = lto_build
+    assert "LTO build" in report["whole_project"]["why"], report["whole_project"]
+    (unit,) = report["units"]
+    assert unit["partition"] and unit["ran_in"] == ["build/run"], unit
+    passed = re.search(r"(\d+) passed the tests", unit["tally"])
+    assert passed and int(passed.group(1)) >= 1, unit["tally"]
+    assert len(unit["functions"]) == 1 and unit["functions"][0].startswith("main ("), unit["functions"]
+    # Its key is the one the build's own -flto link meets.
+    link = ["-O2", "-Wall", "-flto=auto", "-o", "build/run", "build/main.o", "build/libweight.a"]
+    temps = tmp_path / "temps"
+    temps.mkdir()
+    assert proc.run([real_gcc, "-O2", "-Wall", "-flto=auto", str(tree / "build/main.o"),
+                     str(tree / "build/libweight.a"), "-save-temps", "-o", "p"], cwd=temps, timeout=120).ok
+    (asm,) = [p.read_text() for p in temps.glob("p.ltrans*.ltrans.s")]
+    assert unit["key"] == keys.entry_key(keys.context(real_gcc, ltrans.context_flags(gccargs.parse(link)), "flags"),
+                                         keys.tu_digest(asm))
+    # Nothing shipped (no winner): `make CC=sgcc` of the LTO build is gcc's program byte for byte.
+    if not unit["honest"].get("functions"):
+        flags = "CFLAGS=-O2 -Wall -flto=auto"
+        assert proc.run(["make", "clean"], cwd=tree, timeout=60).ok
+        assert proc.run(["make", flags], cwd=tree, timeout=300).ok
+        gcc = (tree / "build" / "run").read_bytes()
+        assert proc.run(["make", "clean"], cwd=tree, timeout=60).ok
+        assert proc.run(["make", f"CC={sgcc_exe}", flags], cwd=tree, env=env, timeout=300).ok
+        assert (tree / "build" / "run").read_bytes() == gcc

@@ -104,11 +104,10 @@ def route(compiler: str, inv, settings: dict, remote=None) -> int | None:
     when there is nothing to route or the routed link failed: the caller execs gcc with the
     command as it is."""
     # A recorded build, or one of `sgcc optimize --project`'s builds from an overlay, runs every
-    # partition through the front whatever the cache holds. A link without -flto (LTO only if
-    # its objects hold LTO's language) is routed so by an overlay build alone: the recording
-    # of gcc's build would otherwise run each of its plain links through the front for nothing.
-    project = bool(os.environ.get("SGCC_OVERLAY")
-                   or (lto_active(inv.args) and os.environ.get("SGCC_RECORD")))
+    # partition through the front whatever the cache holds: a link without -flto too (Lua's
+    # makefile links without CFLAGS: MYCFLAGS=-flto makes an LTO link of it), which costs a
+    # plain link there one more process and finds no partition.
+    project = bool(os.environ.get("SGCC_RECORD") or os.environ.get("SGCC_OVERLAY"))
     if not settings.get("cache") and not project:
         return None
     from sgcc.cache.lookup import Lookup

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sgcc.errors import SgccError
-from sgcc.project import libraries, place, workload
+from sgcc.project import libraries, partitions, place, workload
 
 if TYPE_CHECKING:
     from sgcc.project.state import ProjectRun
@@ -36,6 +36,8 @@ def record(run: ProjectRun) -> None:
     """The recorded build (``run.compiles``, ``run.build_seconds``), copied to ``run.built_tree``."""
     run.note("clean build with the compiles recorded")
     run.compiles, run.build_seconds = run.builder.record(run.workdir)
+    # An LTO build's code is made at its links, in partitions: searched as compiles are.
+    run.partitions = partitions.partitions(run, run.workdir / "record")
     run.report.phases["build"] = round(run.build_seconds, 1)
     shutil.copytree(run.root, run.built_tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
 

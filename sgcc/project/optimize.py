@@ -133,6 +133,14 @@ class Project:
         gens = r.generator_names()
         if not targets or not gens & {"pgo", "flags"}:
             return tree, base
+        if r.partitions:
+            # The variants change recorded compiles; an LTO build's are -flto compiles, which
+            # the drop-in hands to gcc (not recorded): its code is searched in its partitions.
+            r.report.whole_project = {"adopted": False, "field": [],
+                                      "why": "gcc's build is an LTO build (its code is made at the links): the "
+                                             "whole-project candidates, which change its recorded compiles, were not "
+                                             "tried; its link partitions are searched"}
+            return tree, base
         if "pgo" in gens:
             pgo.profile_project(r)
         t0 = time.monotonic()
@@ -157,15 +165,23 @@ class Project:
             self._search_partitions(budget, tree, base)
             return
 
+        parts = {p.key for p in r.partitions}
+
         def label(target: Target) -> str | None:
+            if target.searched.key in parts:
+                return partitions.label(target.searched, target.binaries)
             try:
                 return str(Path(target.source).resolve().relative_to(r.root))
             except ValueError:
                 r.report.notes.append(f"{target.source}: outside the project tree, not searched")
                 return None
 
-        self._each(targets, budget, label,
-                   lambda target, rel, seconds: search.search_source(r, target, rel, seconds, tree, base))
+        def search_one(target: Target, name: str, seconds: float) -> dict:
+            if target.searched.key in parts:  # gcc's build is an LTO build: a partition of one of its links
+                return partitions.search_partition(r, target, name, seconds, tree, base)
+            return search.search_source(r, target, name, seconds, tree, base)
+
+        self._each(targets, budget, label, search_one)
 
     def _search_partitions(self, budget: ProjectBudget, tree: Path, base: Path) -> None:
         """The adopted LTO build's partitions profiled, and the hottest searched in turn

@@ -127,8 +127,12 @@ def search_partition(run: ProjectRun, target: Target, label: str, seconds: float
     from sgcc.engine import Program, optimize, target_for
 
     c, tmpl = target.searched, run.tmpl
-    asm_text = c.asm_path.read_text(encoding="utf-8", errors="surrogateescape")
     gens = [g for g in tmpl.generators if g.name in ASSEMBLY_GENERATORS]
+    if not gens:
+        return {"source": label, "key": c.key, "keys": [c.key], "partition": True, "functions": [],
+                "tally": "not searched: a partition has no C source, and no generator that works on assembly "
+                         f"({', '.join(sorted(ASSEMBLY_GENERATORS))}) was chosen", "honest": {"functions": []}}
+    asm_text = c.asm_path.read_text(encoding="utf-8", errors="surrogateescape")
     asm = AsmFile.parse(asm_text)
     names = {u.name for u in asm.units}
     assert c.output is not None  # (attributed: its object was made)

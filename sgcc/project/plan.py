@@ -90,7 +90,7 @@ def profile(run: ProjectRun) -> tuple[Attribution, Attribution | None]:
         if attribute.was_partial(costs):
             report.notes.append(f"the workload's profile was cut at {cap:.0f} s (profile_timeout): its hottest "
                                 "functions are those of the part that ran by then")
-        found = attribute.attribute(costs, run.base, run.compiles, run.root, seen_at=run.where.root)
+        found = attribute.attribute(costs, run.base, run.compiles + run.partitions, run.root, seen_at=run.where.root)
         ran_tests = _profile_tests(run, cap) if spec.command_mode else None
     finally:
         run.tick(False)
@@ -120,15 +120,16 @@ def _profile_tests(run: ProjectRun, cap: float) -> Attribution:
         # Sound: every function in the cut profile did run under the tests.
         report.notes.append(f"the test command's profile was cut at {cap:.0f} s (profile_timeout): only "
                             "functions its tests had run by then count as tested")
-    return attribute.attribute(tcosts, test_tree, run.compiles, run.root, seen_at=run.where.root)
+    return attribute.attribute(tcosts, test_tree, run.compiles + run.partitions, run.root, seen_at=run.where.root)
 
 
 def choose(run: ProjectRun, found: Attribution, ran_tests: Attribution | None,
            compiles: list[Compile] | None = None) -> list[Target]:
     """The sources to search, hottest first, covering ``coverage`` of the workload; their
-    compiles among ``compiles`` (the recorded build's by default; an LTO build's partitions)."""
+    compiles among ``compiles`` (by default the recorded build's compiles and its LTO links'
+    partitions; an adopted LTO variant's partitions)."""
     report = run.report
-    compiles = run.compiles if compiles is None else compiles
+    compiles = run.compiles + run.partitions if compiles is None else compiles
     total = max(1, found.project)
     report.project_share = found.project / max(1, found.total)
     items = []

@@ -110,7 +110,8 @@ class Builder:
         return r
 
     def record(self, workdir: Path) -> tuple[list[Compile], float]:
-        """Clean, then build with every compile recorded: (the compiles, seconds the build took)."""
+        """Clean, then build with every compile recorded (and every LTO link's partitions,
+        ``record/ltrans.jsonl``): (the compiles, seconds the build took)."""
         root = self.spec.root
         rec_dir = workdir / "record"
         rec_dir.mkdir()
@@ -121,11 +122,9 @@ class Builder:
         self.run(self.spec.build, root, self.env(SGCC_CACHE="0", SGCC_RECORD=str(rec)), "build")
         seconds = time.monotonic() - started
         if not rec.is_file() and (rec_dir / "ltrans.jsonl").is_file():
-            # Every compile was -flto (GIMPLE, handed to gcc); only the links made code.
-            raise SgccError("the build compiles with -flto: its code is made at the links, and project mode "
-                            "searches the partitions only of the LTO builds it makes itself",
-                            hint="run sgcc optimize --project on the build without -flto: its LTO candidates "
-                                 "are tried and, adopted, their link partitions searched (docs/project-mode.md)")
+            # Every compile was -flto (GIMPLE, handed to gcc); only the links made code: their
+            # partitions (sgcc.project.partitions) are what the project has to search.
+            return [], seconds
         if not rec.is_file():
             raise SgccError("the build compiled nothing through sgcc",
                             hint="the build command must use $CC (CC ?= gcc in the Makefile), or write "

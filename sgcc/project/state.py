@@ -69,6 +69,9 @@ class ProjectRun:
         self.sb: Sandbox | None = None
         # The recorded build (sgcc.project.record), copied; its read-only copy the workload runs in.
         self.compiles: list[Compile] = []
+        # The partitions of the recorded build's LTO links, each a compile of its own
+        # (sgcc.project.partitions): an LTO build's code, made at its links.
+        self.partitions: list[Compile] = []
         self.build_seconds = 0.0
         self.built_tree = self.workdir / "built"
         self.base = self.workdir / "base"
