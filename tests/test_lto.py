@@ -304,3 +304,32 @@ def test_a_resigned_partition_entry_never_reaches_an_lto_link(objects, tmp_path,
     assert _link(sgcc_exe, objects, tmp_path / "sgcc", flags, _env(tmp_path)) == gcc
     log = (tmp_path / "sgcc.log").read_text()
     assert "ignored" in log and "substituted" not in log, log
+
+
+def test_a_recorded_build_alone_adds_the_variant_flags_to_lto_compiles(tmp_path, sgcc_exe, real_gcc):
+    # Project mode's variants of an LTO build's partitions: each function keeps the flags of
+    # its compile, so the variant's flags go on the -flto compiles (SGCC_LTO_COMPILE_FLAGS),
+    # and only in a recorded project build; anywhere else the variable changes nothing.
+    (tmp_path / "x.c").write_text("int f(const int *a, int n) { int s = 0;\n"
+                                  "  for (int i = 0; i < n; i++) s += a[i] * 3; return s; }\n")
+    base = ["-O2", "-flto", "-frandom-seed=1", "-c", "x.c"]  # (a fixed seed: comparable objects)
+    _run([real_gcc, *base, "-o", "gcc.o"], tmp_path)
+    _run([real_gcc, *base, "-funroll-loops", "-o", "unrolled.o"], tmp_path)
+    assert (tmp_path / "gcc.o").read_bytes() != (tmp_path / "unrolled.o").read_bytes()
+    asked = _env(tmp_path, SGCC_LTO_COMPILE_FLAGS="-funroll-loops")
+    _run([sgcc_exe, *base, "-o", "plain.o"], tmp_path, asked)
+    assert (tmp_path / "plain.o").read_bytes() == (tmp_path / "gcc.o").read_bytes()
+    (tmp_path / "rec").mkdir()
+    recorded = {**asked, "SGCC_CACHE": "0", "SGCC_RECORD": str(tmp_path / "rec" / "compiles.jsonl")}
+    _run([sgcc_exe, *base, "-o", "variant.o"], tmp_path, recorded)
+    assert (tmp_path / "variant.o").read_bytes() == (tmp_path / "unrolled.o").read_bytes()
+    assert "lto compile, with -funroll-loops added for a variant" in (tmp_path / "sgcc.log").read_text()
+
+
+def test_the_variant_partition_is_the_one_holding_most_of_the_searched_functions():
+    from sgcc.candidates.ltovariants import best_partition
+
+    one, two = "\t.text\nmain:\n\tret\n", "\t.text\nf.lto_priv.0:\n\tret\ng:\n\tret\n"
+    assert best_partition([one, two], {"f.lto_priv.0", "g", "h"}) == (two, 2)
+    assert best_partition([one, two], {"main"}) == (one, 1)
+    assert best_partition([one, two], {"nowhere"}) == (None, 0)

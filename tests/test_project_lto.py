@@ -48,7 +48,7 @@ def optimized(tmp_path_factory, sgcc_exe):
     proc.run(["make", "clean"], cwd=tree, timeout=60)
     env = dict(os.environ, SGCC_CACHE_DIR=str(work / "cache"))
     env.pop("CC", None)
-    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--generators", "flags,layout", "--budget", "2m",
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--generators", "flags,layout,variants", "--budget", "2m",
                   "--timing-rounds", "8", "--report", str(work / "r.json")], env=env, timeout=900)
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     return tree, json.loads((work / "r.json").read_text()), r.stderr.decode(), env
@@ -70,13 +70,16 @@ def test_lto_is_built_through_the_drop_in_tested_raced_and_adopted(optimized):
     assert "-flto=auto -ffat-lto-objects everywhere adopted as the baseline" in stderr
     assert "(2 compiles) passed the tests" in stderr and "the functions its links make (LTO partitions)" in stderr
     # Its code is made at link time: the search goes to the link's partition (one here, holding
-    # main with weight() inlined), with the generator that works on assembly (layout), each
-    # candidate relinked and tested in a copy of the LTO tree.
+    # main with weight() inlined), with layout (it works on assembly) and gcc's variants (the
+    # variant's compiles made again with flags added, built and linked), each candidate
+    # relinked and tested in a copy of the LTO tree.
     (unit,) = report["units"]
     assert unit["partition"] and unit["source"].startswith("LTO partition ") and unit["ran_in"] == ["build/run"]
     assert "1 LTO partition(s) searched" in stderr and "searching the functions its links make" in stderr
     cands = unit["report"]["candidates"]
-    assert cands and {c["generator"] for c in cands} == {"layout"}, cands
+    assert {c["generator"] for c in cands} == {"layout", "variants"}, cands
+    assert any(c["generator"] == "variants" and c["stage"] in ("time", "prove", "accepted") for c in cands), \
+        [(c["origin"], c["stage"], c.get("reason")) for c in cands]
     passed = re.search(r"(\d+) passed the tests", unit["tally"])
     assert passed and int(passed.group(1)) >= 1, unit["tally"]  # relinked, and the project's tests passed there
     # The tree left behind is LTO's: weight() inlined into main, the project's tests pass.
@@ -151,7 +154,7 @@ def lto_build(tmp_path_factory, sgcc_exe):
     assert build in (tree / "sgcc.toml").read_text()
     env = dict(os.environ, SGCC_CACHE_DIR=str(work / "cache"))
     env.pop("CC", None)
-    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--generators", "flags,layout", "--budget", "2m",
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--generators", "flags,layout,variants", "--budget", "2m",
                   "--timing-rounds", "8", "--report", str(work / "r.json")], env=env, timeout=900)
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     return tree, json.loads((work / "r.json").read_text()), r.stderr.decode(), env
@@ -180,12 +183,25 @@ def test_a_project_built_with_lto_has_its_link_partitions_searched(lto_build, sg
     (asm,) = [p.read_text() for p in temps.glob("p.ltrans*.ltrans.s")]
     assert unit["key"] == keys.entry_key(keys.context(real_gcc, ltrans.context_flags(gccargs.parse(link)), "flags"),
                                          keys.tu_digest(asm))
-    # Nothing shipped (no winner): `make CC=sgcc` of the LTO build is gcc's program byte for byte.
-    if not unit["honest"].get("functions"):
-        flags = "CFLAGS=-O2 -Wall -flto=auto"
+    # gcc's variants come from the build made again with flags added to its -flto compiles
+    # (flags added at the link alone change no function: each keeps its compile's flags).
+    cands = unit["report"]["candidates"]
+    assert any(c["generator"] == "variants" and c["stage"] in ("time", "prove", "accepted") for c in cands), \
+        [(c["origin"], c["stage"], c.get("reason")) for c in cands]
+    # What the run left is reproduced by `make CC=sgcc` with its cache; with an empty cache the
+    # LTO build through sgcc is gcc's program byte for byte.
+    flags = "CFLAGS=-O2 -Wall -flto=auto"
+    shipped = (tree / "build" / "run").read_bytes()
+    for cache, expected in ((env["SGCC_CACHE_DIR"], shipped), (str(tmp_path / "empty-cache"), None)):
         assert proc.run(["make", "clean"], cwd=tree, timeout=60).ok
-        assert proc.run(["make", flags], cwd=tree, timeout=300).ok
-        gcc = (tree / "build" / "run").read_bytes()
-        assert proc.run(["make", "clean"], cwd=tree, timeout=60).ok
-        assert proc.run(["make", f"CC={sgcc_exe}", flags], cwd=tree, env=env, timeout=300).ok
-        assert (tree / "build" / "run").read_bytes() == gcc
+        assert proc.run(["make", f"CC={sgcc_exe}", flags], cwd=tree, env={**env, "SGCC_CACHE_DIR": cache},
+                        timeout=300).ok
+        if expected is None:
+            sgcc_build = (tree / "build" / "run").read_bytes()
+            assert proc.run(["make", "clean"], cwd=tree, timeout=60).ok
+            assert proc.run(["make", flags], cwd=tree, timeout=300).ok
+            expected, got = (tree / "build" / "run").read_bytes(), sgcc_build
+        else:
+            got = (tree / "build" / "run").read_bytes()
+        assert got == expected
+        assert proc.run(["make", "check"], cwd=tree, timeout=300).ok

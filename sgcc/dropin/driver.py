@@ -271,6 +271,9 @@ def main(argv: list[str]) -> int:
     inv = gccargs.parse(invoked.args)
     if not inv.eligible and inv.mode == "link":  # a link may run LTO (-flto, or objects made with it)
         _lto_link(invoked.compiler, inv, settings)
+    if not inv.eligible and inv.mode == "compile" and os.environ.get("SGCC_RECORD") and \
+            os.environ.get("SGCC_LTO_COMPILE_FLAGS") and "option-flto" in inv.reason:  # ltrans.COMPILE_FLAGS
+        _lto_compile(invoked.compiler, invoked.args)
     if not inv.eligible:
         log(f"pass-through ({inv.reason}): {invoked.mode} {invoked.compiler}")
         _stats(settings, {"passthrough": 1}, {inv.reason or "unknown": 1})
@@ -316,6 +319,19 @@ def main(argv: list[str]) -> int:
     _cleanup(tmpdir, keep)
     _stats(settings, {"eligible": 1, **lookup.counts, **_remote_counts(remote)})
     return status
+
+
+def _lto_compile(compiler: str, args: list[str]) -> NoReturn:
+    """A ``-flto`` compile of a recorded project build that asks for flags added
+    (:data:`sgcc.dropin.ltrans.COMPILE_FLAGS`: a variant of an LTO build's partitions, whose
+    functions keep the optimisation flags they were compiled with): gcc, with them last."""
+    import shlex
+
+    from sgcc.dropin import ltrans
+
+    extra = shlex.split(os.environ.get(ltrans.COMPILE_FLAGS, ""))
+    log(f"lto compile, with {' '.join(extra)} added for a variant: {compiler}")
+    exec_compiler(compiler, [*args, *extra])
 
 
 def _lto_link(compiler: str, inv: gccargs.Invocation, settings: dict) -> None:

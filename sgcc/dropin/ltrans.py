@@ -50,6 +50,10 @@ if TYPE_CHECKING:
 
 #: The environment entry that tells the front its link's context and the real assembler.
 ENV = "SGCC_LTRANS"
+#: Flags a recorded build adds to each ``-flto`` compile, which the drop-in otherwise hands to
+#: gcc as it is (project mode's variants of an LTO build's partitions,
+#: :mod:`sgcc.candidates.ltovariants`); read only while ``SGCC_RECORD`` is set.
+COMPILE_FLAGS = "SGCC_LTO_COMPILE_FLAGS"
 #: The record of the partitions a recorded build's links made, beside ``SGCC_RECORD``'s file.
 LTRANS_RECORD = "ltrans.jsonl"
 #: Why gcc's driver refuses a command for the drop-in, where an LTO link may still be routed:

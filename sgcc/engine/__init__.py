@@ -21,6 +21,7 @@ The public API, which the command line, :mod:`sgcc.project` and the research har
 - :data:`MAX_CONFIRMATIONS`, :class:`Budget`, :data:`BUDGET_REACHED`: how winners are
   confirmed and how the search is bounded;
 - :func:`target_for`: the instruction set candidates may use for given flags;
+- :func:`lto_variants`: the variants generator for an LTO partition, given how to rebuild;
 - the modules :mod:`sgcc.engine.profile` (``function_weights``: where the tests spend
   instructions; ``parse_costs``: callgrind costs per object and function, which project
   attribution uses) and :mod:`sgcc.engine.explain` (what a candidate changed in machine code).
@@ -41,11 +42,11 @@ from sgcc.engine.driver import Engine, optimize
 from sgcc.engine.figures import best_of, clip, problem_figures
 from sgcc.engine.pipeline import Pipeline
 from sgcc.engine.report import CandidateResult, Report, estimate_dict, finite_json
-from sgcc.engine.request import Program, Request, request_from_options
+from sgcc.engine.request import Program, Request, lto_variants, request_from_options
 from sgcc.engine.select import MAX_CONFIRMATIONS
 
 __all__ = [
     "BUDGET_REACHED", "MAX_CONFIRMATIONS", "Budget", "CandidateResult", "Engine", "Pipeline", "Program", "Report",
     "Request", "best_of", "build_baseline", "clip", "estimate_dict", "finite_json", "optimize", "problem_figures",
-    "request_from_options", "target_for",
+    "lto_variants", "request_from_options", "target_for",
 ]

@@ -125,6 +125,16 @@ class Program(ProgramView):
         return frozenset(u.name for u in self.asm.units)
 
 
+def lto_variants(rebuild, like=None):
+    """The variants generator for an LTO partition (:mod:`sgcc.candidates.ltovariants`):
+    ``rebuild(flags, directory)`` makes the build again with ``flags`` added to its LTO
+    compiles and returns its links' partitions' assembly; the flag sets are those of ``like``
+    (the run's variants generator, when it has its own) or the built-in ones."""
+    from sgcc.candidates.ltovariants import LtoVariantsGenerator
+
+    return LtoVariantsGenerator(rebuild, getattr(like, "sets", None))
+
+
 def request_from_options(options: dict, *, source: Path, flags: list[str], tests: Path, output: Path,
                          replay_dirs=(), refresh: bool = False, cwd: Path | None = None):
     """``(config, Request)`` from command-line values (None = not given) layered over

@@ -15,8 +15,12 @@ search goes there:
    the hottest functions are chosen as sources are (:func:`sgcc.project.plan.choose`).
 3. **Searched** (:func:`search_partition`): the engine on one partition's assembly, with the
    generators that work on assembly (:data:`ASSEMBLY_GENERATORS`: layout, the model,
-   replayed candidates). gcc's variants, clang and PGO compile a C source, which a partition
-   does not have: the whole-project candidates are their part here. A candidate becomes a
+   replayed candidates) and gcc's variants: the build made again in a copy with flags added
+   to its LTO compiles, then linked (:func:`rebuilder`, :mod:`sgcc.candidates.ltovariants`:
+   each function keeps its compile's flags, so flags added at the link alone change nothing),
+   each function of the variant's partition transplanted. clang and the flag search compile a C
+   source, which a partition does not have, and PGO's part is the whole-project candidate
+   PGO + LTO. A candidate becomes a
    program by relinking a copy of the adopted tree (the programs that ran the partition
    removed, so the build links them again; nothing is compiled) with the candidate's text
    in the overlay under the partition's key: the link's front assembles it in place of gcc's
@@ -46,8 +50,9 @@ if TYPE_CHECKING:
     from sgcc.project.record import Compile
     from sgcc.project.state import ProjectRun
 
-#: Generators whose candidates are made from assembly alone: the ones a partition can have.
-ASSEMBLY_GENERATORS = frozenset({"layout", "llm", "replay"})
+#: Generators a partition can have: those whose candidates are made from assembly alone, and
+#: gcc's variants (the build made again with flags added to its LTO compiles, :func:`rebuilder`).
+ASSEMBLY_GENERATORS = frozenset({"layout", "llm", "replay", "variants"})
 
 
 def record_env(env: dict, directory: Path) -> dict:
@@ -124,10 +129,11 @@ def search_partition(run: ProjectRun, target: Target, label: str, seconds: float
     ``seconds``, its candidates relinked on ``tree`` (the adopted LTO tree) and timed against
     ``base_binary``: the unit's report."""
     from sgcc.asm.units import AsmFile
-    from sgcc.engine import Program, optimize, target_for
+    from sgcc.engine import Program, lto_variants, optimize, target_for
 
     c, tmpl = target.searched, run.tmpl
-    gens = [g for g in tmpl.generators if g.name in ASSEMBLY_GENERATORS]
+    gens = [g if g.name != "variants" else lto_variants(rebuilder(run, tree), like=g)
+            for g in tmpl.generators if g.name in ASSEMBLY_GENERATORS]
     if not gens:
         return {"source": label, "key": c.key, "keys": [c.key], "partition": True, "functions": [],
                 "tally": "not searched: a partition has no C source, and no generator that works on assembly "
@@ -149,6 +155,47 @@ def search_partition(run: ProjectRun, target: Target, label: str, seconds: float
             "ran_in": sorted(target.binaries), "searched_flags": [],
             "tally": tally(unit_report["candidates"]), "functions": function_lines(unit_report, target.evidence),
             "evidence": target.evidence, "honest": unit_report["honest"], "report": unit_report}
+
+
+def rebuilder(run: ProjectRun, tree: Path):
+    """``rebuild(flags, directory)`` for the partitions' variants: a copy of ``tree`` in
+    ``directory``, cleaned and built again with ``flags`` added to its LTO compiles and its
+    links' partitions recorded: (their assembly texts, why the build failed or ""). An
+    adopted LTO variant's compiles are made again by gcc with the flags added (its texts
+    are the build's overlay); gcc's own LTO build gets them on its ``-flto`` compiles from
+    the drop-in (``SGCC_LTO_COMPILE_FLAGS``, read while the build is recorded)."""
+    from sgcc.project import whole
+
+    def rebuild(flags: list[str], directory: Path) -> tuple[list[str], str]:
+        import shlex
+
+        copy = directory / "tree"
+        shutil.copytree(tree, copy, symlinks=True)
+        try:
+            run.builder.run(run.spec.clean, copy, run.builder.env(), "clean", check=False)
+            adopted = run.adopted if run.adopted is not None and run.adopted.variant.lto else None
+            if adopted is not None:
+                v = whole.Variant((*adopted.variant.flags, *flags), profile=adopted.variant.profile)
+                texts, failed = whole.compile_all(run.tmpl.compiler, run.compiles, v, directory, run.root,
+                                                  run.profile, run.tmpl.jobs)
+                if not texts:
+                    return [], "no compile: " + "; ".join(failed[:2])
+                overlay = directory / "overlay.json"
+                overlay.write_text(json.dumps(texts), encoding="utf-8", errors="surrogateescape")
+                env = run.builder.overlay_env(overlay, copy)
+            else:
+                env = run.builder.env(SGCC_CACHE="0", SGCC_LTO_COMPILE_FLAGS=shlex.join(flags))
+            rec = directory / "record"
+            r = run.builder.run(run.spec.build, copy, record_env(env, rec), "build", check=False)
+            listing = rec / "ltrans.jsonl"
+            lines = listing.read_text(encoding="utf-8", errors="surrogateescape").splitlines() \
+                if listing.is_file() else []
+            return ([Path(json.loads(ln)["asm"]).read_text(encoding="utf-8", errors="surrogateescape")
+                     for ln in lines], "" if r.ok else r.describe())
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
+
+    return rebuild
 
 
 def linker(run: ProjectRun, tree: Path, part: Compile, binaries: set[str]) -> Linker:
