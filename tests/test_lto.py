@@ -249,6 +249,8 @@ def test_a_recorded_lto_build_lists_its_partitions_and_an_overlay_build_uses_the
     import json
 
     parts = [json.loads(line) for line in (record.parent / ltrans.LTRANS_RECORD).read_text().splitlines()]
+    # Each names the program its link made (its profile is the one it is charged to).
+    assert {p["output"] for p in parts} == {str(tmp_path / "recorded")}
     texts = sorted(_partitions(real_gcc, objects, flags, tmp_path / "temps"))
     assert sorted(Path(p["asm"]).read_text() for p in parts) == texts
     (helper,) = [p for p in parts if "\nhelper:\n" in Path(p["asm"]).read_text()]

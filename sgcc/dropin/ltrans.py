@@ -148,7 +148,10 @@ def route(compiler: str, inv, settings: dict, remote=None) -> int | None:
         env = compilermod.child_env(compiler)
         old = env.get("COMPILER_PATH", "")
         env["COMPILER_PATH"] = tmpdir + (os.pathsep + old if old else "")
-        env[ENV] = json.dumps({"compiler": compiler, "flags": flags, "as": real_as})
+        # The program the link makes: a recorded partition is charged only to that program's
+        # profile (two programs linked from one library make partitions alike).
+        output = os.path.abspath(inv.output or "a.out")
+        env[ENV] = json.dumps({"compiler": compiler, "flags": flags, "as": real_as, "output": output})
         log(f"lto link: routing the ltrans assembly through sgcc ({len(lookup.marks)} keys with winners)")
         try:
             status, out, err = driver._spawn([compiler, *inv.args], env, tmpdir)
@@ -268,7 +271,7 @@ def main(argv: list[str]) -> int:
         asm = driver._read(args[index])
         found = lookup.get(asm, partition)
         if recording:
-            _record(recording, found.key, lookup.ctx, asm, partition, found.how)
+            _record(recording, found.key, lookup.ctx, asm, partition, found.how, str(spec.get("output") or ""))
         counts = {"ltrans": 1, **lookup.counts, **driver._remote_counts(remote)}
         if found.text is None:
             driver._stats(settings, counts)
@@ -299,10 +302,11 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _record(path: str, key: str, ctx: dict, asm: str, partition: str, how: str) -> None:
+def _record(path: str, key: str, ctx: dict, asm: str, partition: str, how: str, output: str) -> None:
     """While a build is recorded (``SGCC_RECORD``, see :func:`sgcc.dropin.driver.rewrite`),
     each partition the front sees goes to ``ltrans.jsonl`` beside the compiles' record: its
-    key, context, gcc's assembly (``KEY.s``), the link's directory and how it was served."""
+    key, context, gcc's assembly (``KEY.s``), the link's directory, the program it makes
+    and how it was served."""
     import json
 
     from sgcc.fsutil import atomic_write
@@ -311,7 +315,7 @@ def _record(path: str, key: str, ctx: dict, asm: str, partition: str, how: str) 
     asm_path = os.path.join(directory, f"{key}.s")
     atomic_write(asm_path, asm, mode=None)
     line = json.dumps({"key": key, "context": ctx, "cwd": os.getcwd(), "partition": partition, "asm": asm_path,
-                       "served": how})
+                       "output": output, "served": how})
     fd = os.open(os.path.join(directory, LTRANS_RECORD), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, (line + "\n").encode("utf-8", "surrogateescape"))  # one write: whole lines under -j

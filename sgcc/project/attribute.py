@@ -5,7 +5,9 @@ The workload (the bench commands, or the test command) runs under ``valgrind
 writes a profile whose cost lines name the object file executing (``ob=``: a program or a
 shared library of the tree) and the function. A function is attributed to a recorded
 compile only when that compile's object file is *in* the executing binary: every function
-symbol the object defines appears in the binary's symbol table with the same size. So
+symbol the object defines appears in the binary's symbol table with the same size (and an LTO
+partition, only in the program its own link made: partitions of two programs linked from one
+library can be alike). So
 ``test/example.c``'s ``main`` is never charged for ``minigzip``'s, and a program the workload
 never runs gets nothing. A function two different sources could have provided (both linked
 in, same name and size) is ambiguous and not searched; code in stripped binaries cannot be
@@ -97,7 +99,8 @@ def attribute(costs: dict[tuple[str, str], int], tree: Path, compiles: list[Comp
             syms = text_symbols(tree / rel)
             binaries[rel] = None if syms is None else [
                 (c, osyms) for c, osyms in objects
-                if all(syms.get(name) == size for name, size in osyms.items())]
+                if (c.linked_into is None or c.linked_into == rel)
+                and all(syms.get(name) == size for name, size in osyms.items())]
         linked = binaries[rel]
         if not linked:
             continue

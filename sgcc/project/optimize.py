@@ -197,7 +197,7 @@ class Project:
                 "search them and none was chosen: not searched")
             r.say(r.report.notes[-1])
             return
-        parts = partitions.partitions(r, adopt.partitions_dir(r, r.adopted.variant))
+        parts = partitions.partitions(r, adopt.partitions_dir(r, r.adopted.variant), r.adopted.tree)
         if not parts:
             r.report.notes.append(f"{name} was adopted, but its links' partitions were not recorded (no link of the "
                                   "build ran LTO through sgcc): not searched")

@@ -34,6 +34,7 @@ them at the same link: the project's link, with or without ``-flto`` on its comm
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from dataclasses import replace
@@ -61,10 +62,11 @@ def record_env(env: dict, directory: Path) -> dict:
     return {**env, "SGCC_RECORD": str(directory / "compiles.jsonl")}
 
 
-def partitions(run: ProjectRun, directory: Path) -> list[Compile]:
-    """Each partition recorded in ``directory`` (once, however many links made it), as a
-    compile: its key and context, gcc's assembly as its source and text, and an object made
-    from that assembly (read only for its symbols)."""
+def partitions(run: ProjectRun, directory: Path, tree: Path | None = None) -> list[Compile]:
+    """Each partition recorded in ``directory`` (once per program its links made), as a
+    compile: its key and context, gcc's assembly as its source and text, an object made from
+    that assembly (read only for its symbols), and the program it went into, relative to the
+    tree the build ran in (``tree``, or the project's own path where the copies are placed)."""
     from sgcc.proc import run as run_command
     from sgcc.project.record import Compile
 
@@ -73,10 +75,13 @@ def partitions(run: ProjectRun, directory: Path) -> list[Compile]:
         return []
     objects = run.workdir / "partitions"
     objects.mkdir(exist_ok=True)
-    found: dict[str, Compile] = {}
+    found: dict[tuple[str, str | None], Compile] = {}
+    roots = [p for p in (tree, run.root) if p is not None]
     for line in listing.read_text(encoding="utf-8", errors="surrogateescape").splitlines():
         d = json.loads(line)
-        if d["key"] in found:
+        into = next((rel for rel in (os.path.relpath(d["output"], r) for r in roots) if not rel.startswith("..")),
+                    None) if d.get("output") else None
+        if (d["key"], into) in found:
             continue
         asm = Path(d["asm"])
         obj = objects / f"{d['key'][:24]}.o"
@@ -84,8 +89,8 @@ def partitions(run: ProjectRun, directory: Path) -> list[Compile]:
         # Its name as a source (reports, the cache entry's "source"): where the link ran, which
         # partition, whose key: two links in one directory make two partitions 0.
         name = Path(d["cwd"]) / f"{d.get('partition') or 'ltrans'}.{d['key'][:10]}.ltrans.s"
-        found[d["key"]] = Compile(d["key"], name, Path(d["cwd"]), ["-c", str(asm)], asm,
-                                  obj if r.ok else None, d.get("context"))
+        found[(d["key"], into)] = Compile(d["key"], name, Path(d["cwd"]), ["-c", str(asm)], asm,
+                                          obj if r.ok else None, d.get("context"), into)
     return list(found.values())
 
 

@@ -30,6 +30,9 @@ class Compile:
     asm_path: Path
     output: Path | None
     context: dict | None = None  # the cache context of the compile (sgcc.cache.keys.context)
+    #: An LTO partition's: the program its link made, relative to the tree (attribution charges
+    #: it to that program only); None for a compile, whose object may be linked anywhere.
+    linked_into: str | None = None
 
 
 def sgcc_executable() -> str:
