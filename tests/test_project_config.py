@@ -122,6 +122,35 @@ def test_a_function_is_charged_to_the_object_linked_into_the_program_that_ran_it
     assert attribute.attribute(costs, tmp_path, compiles, tmp_path).by_source == {}
 
 
+def test_two_statics_of_one_name_in_a_program_each_leave_their_object_attributable(tmp_path, real_gcc):
+    # wren: two sources (two LTO partitions) each keep a static `call`; the program holds both,
+    # with their own sizes, and each object is still found in it. And a compile marked as an LTO
+    # partition of one program is charged to that program only.
+    sources = {"p.c": "static int call(int x) { return x * 7 + 1; }\nint pf(int x) { return call(x) + call(x + 1); }\n",
+               "q.c": "static int call(int x) { return x > 3 ? x * x - 9 : x + 100; }\n"
+                      "int qf(int x) { return call(x) - call(x * 2); }\n",
+               "m.c": "int pf(int); int qf(int);\nint main(int c, char **v) { (void)v; return pf(c) + qf(c); }\n"}
+    compiles = []
+    for name, text in sources.items():
+        (tmp_path / name).write_text(text)
+        obj = tmp_path / name.replace(".c", ".o")
+        # -O0 and noinline semantics: both `call`s stay out of line, with different sizes.
+        assert proc.run([real_gcc, "-O0", "-c", name, "-o", obj.name], cwd=tmp_path, timeout=60).ok
+        compiles.append(Compile(key=name, source=tmp_path / name, cwd=tmp_path, args=[], asm_path=tmp_path / "x.s",
+                                output=obj))
+    assert proc.run([real_gcc, "m.o", "p.o", "q.o", "-o", "prog"], cwd=tmp_path, timeout=60).ok
+    assert len(attribute.text_symbols(tmp_path / "prog")["call"]) == 2
+    costs = {(str(tmp_path / "prog"), "pf"): 10, (str(tmp_path / "prog"), "qf"): 20}
+    found = attribute.attribute(costs, tmp_path, compiles, tmp_path)
+    assert found.by_source == {str(tmp_path / "p.c"): {"pf": 10}, str(tmp_path / "q.c"): {"qf": 20}}
+    compiles[1].linked_into = "another-program"
+    found = attribute.attribute(costs, tmp_path, compiles, tmp_path)
+    assert found.by_source == {str(tmp_path / "p.c"): {"pf": 10}}
+    compiles[1].linked_into = "prog"
+    assert attribute.attribute(costs, tmp_path, compiles, tmp_path).by_source == \
+        {str(tmp_path / "p.c"): {"pf": 10}, str(tmp_path / "q.c"): {"qf": 20}}
+
+
 def test_callgrind_costs_are_read_per_object_file():
     text = ("events: Ir\nob=/t/prog\nfl=???\nfn=main\n1 10\ncob=/lib/libc.so.6\ncfn=printf\ncalls=1 0\n1 400\n"
             "2 5\nob=/lib/libc.so.6\nfn=printf\n1 400\nob=/t/libz.so.1\nfn=deflate\n3 70\n")

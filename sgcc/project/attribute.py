@@ -53,17 +53,18 @@ class Attribution:
 _NM_LINE = re.compile(r"^[0-9a-fA-F]+ ([0-9a-fA-F]+) ([tTwW]) (\S+)$")
 
 
-def text_symbols(path: str | os.PathLike) -> dict[str, int] | None:
-    """Function symbols defined in an object, program or library: name -> size. None when
-    it cannot be read or has no symbol table (stripped)."""
+def text_symbols(path: str | os.PathLike) -> dict[str, set[int]] | None:
+    """Function symbols defined in an object, program or library: name -> their sizes (a
+    program holds one local ``call`` per source that has one: wren's LTO partitions each
+    keep their own). None when it cannot be read or has no symbol table (stripped)."""
     r = proc.run(["nm", "--defined-only", "-S", str(path)], timeout=120, capture_limit=64 << 20)
     if not r.ok:
         return None
-    symbols: dict[str, int] = {}
+    symbols: dict[str, set[int]] = {}
     for line in r.stdout.decode(errors="replace").splitlines():
         m = _NM_LINE.match(line.strip())
         if m:
-            symbols[m.group(3)] = int(m.group(1), 16)
+            symbols.setdefault(m.group(3), set()).add(int(m.group(1), 16))
     return symbols or None
 
 
@@ -78,14 +79,14 @@ def attribute(costs: dict[tuple[str, str], int], tree: Path, compiles: list[Comp
     out = Attribution(total=sum(costs.values()))
     tree = tree.resolve()
     seen_root = Path(seen_at) if seen_at is not None else tree
-    objects: list[tuple[Compile, dict[str, int]]] = []
+    objects: list[tuple[Compile, dict[str, set[int]]]] = []
     for c in compiles:
         if c.output is None or not c.output.is_file():
             continue
         syms = text_symbols(c.output)
         if syms:
             objects.append((c, syms))
-    binaries: dict[str, list[tuple[Compile, dict[str, int]]] | None] = {}
+    binaries: dict[str, list[tuple[Compile, dict[str, set[int]]]] | None] = {}
     for (ob, fn), ir in costs.items():
         if not ob:
             continue
@@ -100,7 +101,7 @@ def attribute(costs: dict[tuple[str, str], int], tree: Path, compiles: list[Comp
             binaries[rel] = None if syms is None else [
                 (c, osyms) for c, osyms in objects
                 if (c.linked_into is None or c.linked_into == rel)
-                and all(syms.get(name) == size for name, size in osyms.items())]
+                and all(sizes <= syms.get(name, set()) for name, sizes in osyms.items())]
         linked = binaries[rel]
         if not linked:
             continue
