@@ -33,6 +33,7 @@ them at the same link: the project's link, with or without ``-flto`` on its comm
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -169,7 +170,14 @@ def rebuilder(run: ProjectRun, tree: Path):
     adopted LTO variant's compiles are made again by gcc with the flags added (its texts
     are the build's overlay); gcc's own LTO build gets them on its ``-flto`` compiles from
     the drop-in (``SGCC_LTO_COMPILE_FLAGS``, read while the build is recorded)."""
+    import threading
+
     from sgcc.project import whole
+
+    # A profiled compile runs in the profile's tree and writes its output where gcc's build
+    # did (gcc finds the profile by that name): two variants compiled at once (the engine's -j)
+    # wrote one file, and lto1 then read a corrupted stream ("Data corruption detected").
+    profiled = threading.Lock()
 
     def rebuild(flags: list[str], directory: Path) -> tuple[list[str], str]:
         import shlex
@@ -181,8 +189,9 @@ def rebuilder(run: ProjectRun, tree: Path):
             adopted = run.adopted if run.adopted is not None and run.adopted.variant.lto else None
             if adopted is not None:
                 v = whole.Variant((*adopted.variant.flags, *flags), profile=adopted.variant.profile)
-                texts, failed = whole.compile_all(run.tmpl.compiler, run.compiles, v, directory, run.root,
-                                                  run.profile, run.tmpl.jobs)
+                with profiled if v.profile else contextlib.nullcontext():
+                    texts, failed = whole.compile_all(run.tmpl.compiler, run.compiles, v, directory, run.root,
+                                                      run.profile, run.tmpl.jobs)
                 if not texts:
                     return [], "no compile: " + "; ".join(failed[:2])
                 overlay = directory / "overlay.json"
@@ -195,8 +204,13 @@ def rebuilder(run: ProjectRun, tree: Path):
             listing = rec / "ltrans.jsonl"
             lines = listing.read_text(encoding="utf-8", errors="surrogateescape").splitlines() \
                 if listing.is_file() else []
+            why = ""
+            if not r.ok:
+                errors = [ln for ln in (r.stdout + r.stderr).decode(errors="replace").splitlines()
+                          if "error" in ln.lower()]
+                why = "; ".join([r.describe(), *errors[:2]])[:300]
             return ([Path(json.loads(ln)["asm"]).read_text(encoding="utf-8", errors="surrogateescape")
-                     for ln in lines], "" if r.ok else r.describe())
+                     for ln in lines], why)
         finally:
             shutil.rmtree(copy, ignore_errors=True)
 
