@@ -152,7 +152,10 @@ def route(compiler: str, inv, settings: dict, remote=None) -> int | None:
         # profile (two programs linked from one library make partitions alike).
         output = os.path.abspath(inv.output or "a.out")
         env[ENV] = json.dumps({"compiler": compiler, "flags": flags, "as": real_as, "output": output})
-        log(f"lto link: routing the ltrans assembly through sgcc ({len(lookup.marks)} keys with winners)")
+        # (A project build's plain link is routed too, in case its objects hold LTO's
+        # language: said as such, not as an LTO link.)
+        kind = "lto link" if lto_active(inv.args) or lookup.marks else "link (LTO partitions recorded, if any)"
+        log(f"{kind}: routing the ltrans assembly through sgcc ({len(lookup.marks)} keys with winners)")
         try:
             status, out, err = driver._spawn([compiler, *inv.args], env, tmpdir)
         except KeyboardInterrupt:  # make's ^C reached gcc too (one process group): stop as gcc would
@@ -160,7 +163,7 @@ def route(compiler: str, inv, settings: dict, remote=None) -> int | None:
         if status != 0:
             # Whatever failed (the front itself, say), the link is then gcc's own: run again by
             # the caller as it is, so a failing link fails with gcc's diagnostics, once.
-            log(f"lto link through sgcc failed (exit status {status}); linking with plain gcc")
+            log(f"{kind} through sgcc failed (exit status {status}); linking with plain gcc")
             driver._stats(settings, {"lto_links": 1, "fallbacks": 1})
             return None
         driver._emit([out], sys.stdout)
