@@ -38,6 +38,16 @@ def _calls_weight(program: Path) -> bool:
     return "<weight>" in main
 
 
+def _optimize(sgcc_exe: str, work: Path, tree: Path, generators: str, budget: str):
+    """``sgcc optimize --project tree`` with its own cache in ``work``: (tree, report, stderr, env)."""
+    env = dict(os.environ, SGCC_CACHE_DIR=str(work / "cache"))
+    env.pop("CC", None)
+    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--generators", generators, "--budget", budget,
+                  "--timing-rounds", "8", "--report", str(work / "r.json")], env=env, timeout=900)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    return tree, json.loads((work / "r.json").read_text()), r.stderr.decode(), env
+
+
 @pytest.fixture(scope="module")
 def optimized(tmp_path_factory, sgcc_exe):
     work = tmp_path_factory.mktemp("ltowin")
@@ -46,12 +56,7 @@ def optimized(tmp_path_factory, sgcc_exe):
     assert proc.run(["make"], cwd=tree, timeout=300).ok
     assert _calls_weight(tree / "build" / "run")  # gcc's build: one call per element
     proc.run(["make", "clean"], cwd=tree, timeout=60)
-    env = dict(os.environ, SGCC_CACHE_DIR=str(work / "cache"))
-    env.pop("CC", None)
-    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--generators", "pgo,flags,layout,variants",
-                   "--budget", "3m", "--timing-rounds", "8", "--report", str(work / "r.json")], env=env, timeout=900)
-    assert r.returncode == 0, r.stderr.decode()[-3000:]
-    return tree, json.loads((work / "r.json").read_text()), r.stderr.decode(), env
+    return _optimize(sgcc_exe, work, tree, "pgo,flags,layout,variants", "3m")
 
 
 def test_lto_is_built_through_the_drop_in_tested_raced_and_adopted(optimized):
@@ -156,12 +161,7 @@ def lto_build(tmp_path_factory, sgcc_exe):
     build = "make CC={sgcc} CFLAGS='-O2 -Wall -flto=auto'"
     (tree / "sgcc.toml").write_text((tree / "sgcc.toml").read_text().replace('build = "make"', f'build = "{build}"'))
     assert build in (tree / "sgcc.toml").read_text()
-    env = dict(os.environ, SGCC_CACHE_DIR=str(work / "cache"))
-    env.pop("CC", None)
-    r = proc.run([sgcc_exe, "optimize", "--project", str(tree), "--generators", "flags,layout,variants", "--budget", "2m",
-                  "--timing-rounds", "8", "--report", str(work / "r.json")], env=env, timeout=900)
-    assert r.returncode == 0, r.stderr.decode()[-3000:]
-    return tree, json.loads((work / "r.json").read_text()), r.stderr.decode(), env
+    return _optimize(sgcc_exe, work, tree, "flags,layout,variants", "2m")
 
 
 def test_a_project_built_with_lto_has_its_link_partitions_searched(lto_build, sgcc_exe, real_gcc, tmp_path):

@@ -42,7 +42,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sgcc.project import attribute, record, workload
+from sgcc.project import attribute, record, search, workload
 from sgcc.project.report import function_lines, tally
 
 if TYPE_CHECKING:
@@ -204,11 +204,7 @@ def rebuilder(run: ProjectRun, tree: Path):
             listing = rec / "ltrans.jsonl"
             lines = listing.read_text(encoding="utf-8", errors="surrogateescape").splitlines() \
                 if listing.is_file() else []
-            why = ""
-            if not r.ok:
-                errors = [ln for ln in (r.stdout + r.stderr).decode(errors="replace").splitlines()
-                          if "error" in ln.lower()]
-                why = "; ".join([r.describe(), *errors[:2]])[:300]
+            why = "" if r.ok else "; ".join([r.describe(), *search.build_errors(r, 2)])[:300]
             return ([Path(json.loads(ln)["asm"]).read_text(encoding="utf-8", errors="surrogateescape")
                      for ln in lines], why)
         finally:
@@ -234,24 +230,14 @@ def linker(run: ProjectRun, tree: Path, part: Compile, binaries: set[str]) -> Li
             (cand / b).unlink(missing_ok=True)
         r = run.builder.run(spec.build, cand, run.builder.overlay_env(overlay_path, cand), "build", check=False)
         if not r.ok:
-            lines = [ln for ln in (r.stdout + r.stderr).decode(errors="replace").splitlines()
-                     if "error" in ln.lower()]
-            return None, "\n".join(lines[:5]) or r.describe()
+            return None, "\n".join(search.build_errors(r)) or r.describe()
         if record.unused(overlay_path, [part.key]):
             # Timing such a tree would time the adopted build under the candidate's name.
             return None, "the relink did not use the candidate's partition (its key differs from the recorded link's)"
         stale = [b for b in sorted(binaries) if not (cand / b).is_file()]
         if stale:
             return None, f"not linked again: {', '.join(stale)}"
-        run.line.count(replacements, "built")
-        if spec.command_mode:
-            test_tree = workload.copy_tree(cand, cand.with_name(cand.name + "-test"))
-            ok, why = run.run_tests(test_tree)
-            if not ok:
-                return None, why
-            run.line.count(replacements, "passed")
-            return run.launcher(cand, "bench", spec.workload), ""
-        return cand / spec.binary, ""
+        return search.tested_program(run, cand, replacements)
 
     return link
 

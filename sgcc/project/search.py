@@ -113,9 +113,7 @@ def linker(run: ProjectRun, built_tree: Path, group: list[Compile], searched: Co
         # Back to its own time: the test command's make must find the tree up to date.
         os.utime(tree / rel_source, ns=(source_times.st_atime_ns, source_times.st_mtime_ns))
         if not r.ok:
-            lines = [ln for ln in (r.stdout + r.stderr).decode(errors="replace").splitlines()
-                     if "error" in ln.lower()]
-            return None, "\n".join(lines[:5]) or r.describe()
+            return None, "\n".join(build_errors(r)) or r.describe()
         if record.unused(overlay_path, [searched.key]):
             # Timing such a tree would time gcc's build under the candidate's name.
             return None, (f"the build did not use the candidate's assembly for {rel_source} (its compile "
@@ -124,16 +122,29 @@ def linker(run: ProjectRun, built_tree: Path, group: list[Compile], searched: Co
                  if not (tree / b).is_file() or (tree / b).read_bytes() == (built_tree / b).read_bytes()]
         if stale:
             return None, f"not rebuilt with the candidate: {', '.join(stale)} (the build did not relink it)"
-        run.line.count(changed, "built")
-        if spec.command_mode:
-            # The tests run in their own copy: what they write (or a hostile candidate
-            # rewrites) is not what the workload is then timed on.
-            test_tree = workload.copy_tree(tree, tree.with_name(tree.name + "-test"))
-            ok, why = run.run_tests(test_tree)
-            if not ok:
-                return None, why
-            run.line.count(changed, "passed")
-            return run.launcher(tree, "bench", spec.workload), ""
-        return tree / spec.binary, ""
+        return tested_program(run, tree, changed)
 
     return link
+
+
+def build_errors(r, most: int = 5) -> list[str]:
+    """The lines of a failed build's output that say "error" (at most ``most``)."""
+    return [ln for ln in (r.stdout + r.stderr).decode(errors="replace").splitlines() if "error" in ln.lower()][:most]
+
+
+def tested_program(run: ProjectRun, tree: Path, changed) -> tuple[Path | None, str]:
+    """A candidate's tree built with ``changed`` (functions) counted, and, with a test
+    command, the project's tests passed in a copy of it: the program to time (the workload's
+    launcher, or the binary) or None and why."""
+    spec = run.spec
+    run.line.count(changed, "built")
+    if spec.command_mode:
+        # The tests run in their own copy: what they write (or a hostile candidate
+        # rewrites) is not what the workload is then timed on.
+        test_tree = workload.copy_tree(tree, tree.with_name(tree.name + "-test"))
+        ok, why = run.run_tests(test_tree)
+        if not ok:
+            return None, why
+        run.line.count(changed, "passed")
+        return run.launcher(tree, "bench", spec.workload), ""
+    return tree / spec.binary, ""
